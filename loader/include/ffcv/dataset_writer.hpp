@@ -1,0 +1,70 @@
+// DatasetWriter: writes a .beton file from a SampleSource, encoding on a thread pool.
+//
+// Workers load and encode samples in parallel; one committer places each sample's payloads into
+// pages strictly in sample order. The page layout therefore depends only on the input, the
+// fields and the seed, never on the number of threads or their timing: the same input gives
+// the same bytes with 1 or 64 workers.
+//
+// Pages follow FFCV's rules: no allocation crosses a page boundary and all allocations of one
+// sample share a page. When one sample needs more than the page size, the writer moves to the
+// next power of two that holds it, starting a page at a multiple of the new size (earlier pages
+// stay valid since every boundary of the new size is one of the old), instead of failing.
+//
+// The file is written under a temporary name beside the destination and renamed only when
+// complete; on any error the temporary file is removed and an existing destination is untouched.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "ffcv/field.hpp"
+
+namespace ffcv {
+
+// Random-access samples for the writer. load() is called concurrently from worker threads.
+class SampleSource {
+ public:
+  virtual ~SampleSource() = default;
+  virtual std::uint64_t size() const = 0;
+  // The sample's values, one per field in the writer's field order.
+  virtual std::vector<FieldValue> load(std::uint64_t index) const = 0;
+  // Where sample `index` comes from, for error messages (e.g. a source file path).
+  virtual std::string describe(std::uint64_t index) const;
+};
+
+struct WriterOptions {
+  std::uint64_t page_size = kDefaultPageSize;  // a power of two in [2 MiB, 2 GiB]
+  int num_workers = 0;                         // 0: one per available core
+  std::uint64_t seed = 0;                      // keys random write decisions
+  // Called on the calling thread about 10 times a second and once at the end.
+  std::function<void(std::uint64_t done, std::uint64_t total)> on_progress;
+};
+
+struct WriteSummary {
+  std::uint64_t num_samples = 0;
+  std::uint64_t page_size = 0;  // final page size (larger than asked if a sample needed it)
+  std::uint64_t num_pages = 0;
+  std::uint64_t heap_bytes = 0;  // payload bytes, excluding page padding
+  std::uint64_t file_size = 0;
+  double seconds = 0;
+};
+
+class DatasetWriter {
+ public:
+  // Throws ConfigError for bad options, field names (empty, non-ASCII, longer than 16 bytes,
+  // duplicated) or an empty field list.
+  DatasetWriter(std::string path, std::vector<NamedField> fields, WriterOptions options = {});
+
+  // Writes every sample of `source`. Throws EncodeError naming the sample (and its source) that
+  // could not be encoded, IoError when the output cannot be written.
+  WriteSummary write(const SampleSource& source);
+
+ private:
+  std::string path_;
+  std::vector<NamedField> fields_;
+  WriterOptions options_;
+};
+
+}  // namespace ffcv

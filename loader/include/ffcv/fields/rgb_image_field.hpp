@@ -1,0 +1,73 @@
+// RGBImageField (type id 2): an 8-bit RGB image per sample, stored as JPEG or raw pixels.
+//
+// Metadata column (13 bytes, packed): mode u8 (0 = jpg, 1 = raw), width u16, height u16,
+// data_ptr u64. Raw payloads are exactly height*width*3 bytes. As in FFCV, the writer options
+// are not stored in the file: the argument blob is all zeros.
+//
+// Write modes (FFCV's semantics):
+//   raw         always raw pixels
+//   jpg         always JPEG (4:2:0 chroma, baseline, `jpeg_quality`)
+//   smart       JPEG when the raw size (H*W*3 bytes) exceeds `smart_threshold`, raw otherwise
+//               (raw always when no threshold is set); unlike FFCV it only encodes JPEG when used
+//   proportion  JPEG with probability `compress_probability`, drawn from (seed, sample index)
+// Images whose longer side exceeds `max_resolution` are downscaled (INTER_AREA) so that side
+// equals it, the other side truncated as FFCV does; images are never upscaled.
+#pragma once
+
+#include <optional>
+
+#include "ffcv/field.hpp"
+
+namespace ffcv {
+
+enum class ImageWriteMode { kRaw, kJpg, kSmart, kProportion };
+
+// Parses "raw", "jpg", "smart", "proportion". Throws ConfigError otherwise.
+ImageWriteMode parse_image_write_mode(const std::string& text);
+const char* image_write_mode_name(ImageWriteMode mode);
+
+struct RgbImageOptions {
+  ImageWriteMode write_mode = ImageWriteMode::kRaw;
+  std::optional<int> max_resolution;
+  int jpeg_quality = 90;
+  double compress_probability = 0.5;
+  std::optional<std::uint64_t> smart_threshold;  // bytes (H*W*3), as FFCV's code compares
+};
+
+// How one sample is stored, read from its metadata column.
+enum class StoredImageMode : std::uint8_t { kJpg = 0, kRaw = 1 };
+
+struct ImageMetadata {
+  StoredImageMode mode = StoredImageMode::kRaw;
+  std::uint16_t width = 0;
+  std::uint16_t height = 0;
+  std::uint64_t data_ptr = 0;
+
+  static ImageMetadata load(const std::uint8_t* column);
+  void store(std::uint8_t* column) const;
+};
+
+class RgbImageField final : public Field {
+ public:
+  static constexpr std::uint8_t kTypeId = 2;
+  static constexpr int kMaxSide = 65535;  // width and height are u16
+
+  explicit RgbImageField(RgbImageOptions options = {});  // throws ConfigError on bad options
+  const RgbImageOptions& options() const { return options_; }
+
+  std::uint8_t type_id() const override { return kTypeId; }
+  std::string type_name() const override { return "RGBImage"; }
+  ColumnType column_type() const override { return {13, 1}; }
+  void encode(const FieldValue& value, std::uint8_t* column, std::vector<EncodedAllocation>& heap,
+              const EncodeContext& context) const override;
+  std::string check_column(const std::uint8_t* column) const override;
+  std::vector<HeapRef> heap_refs(const std::uint8_t* column) const override;
+  FieldValue decode(const std::uint8_t* column, const HeapView& heap) const override;
+  std::string describe(const std::uint8_t* column) const override;
+
+ private:
+  bool choose_jpeg(const RgbImage& image, const EncodeContext& context) const;
+  RgbImageOptions options_;
+};
+
+}  // namespace ffcv

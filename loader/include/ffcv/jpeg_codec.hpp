@@ -1,0 +1,30 @@
+// JPEG encoding and whole-image decoding with libjpeg-turbo (TurboJPEG API).
+//
+// Encoding matches what FFCV's writer produces through OpenCV: baseline, 4:2:0 chroma, standard
+// Huffman tables, the given quality. Decoding uses the fast integer IDCT as FFCV's decoder does,
+// so pixels match Python FFCV's. One TurboJPEG handle per thread is reused across calls.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "ffcv/value.hpp"
+
+namespace ffcv {
+
+struct JpegInfo {
+  int width = 0;
+  int height = 0;
+};
+
+// Encodes packed RGB pixels. Throws EncodeError on failure.
+std::vector<std::uint8_t> encode_jpeg(const RgbImage& image, int quality);
+
+// Reads the frame size without decoding. Throws EncodeError when the data is not a JPEG.
+JpegInfo read_jpeg_info(std::span<const std::uint8_t> jpeg);
+
+// Decodes a whole JPEG into packed RGB. Throws EncodeError when it cannot be decoded.
+RgbImage decode_jpeg(std::span<const std::uint8_t> jpeg);
+
+}  // namespace ffcv

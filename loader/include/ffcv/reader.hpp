@@ -1,0 +1,76 @@
+// Reader: opens a .beton file, validates all of its tables, and gives access to samples.
+//
+// Opening checks everything before anything is used: the header (size, version, page size), the
+// field descriptors (known type ids, unique names), that the metadata table and allocation table
+// lie inside the file, every allocation (owner sample in range, inside the data region, not
+// crossing a page, not overlapping another), and every sample's metadata (its own consistency
+// and every heap pointer: present in the allocation table, owned by that sample, of the size the
+// field requires). Each problem is one FormatError naming the file and the byte offset.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ffcv/field.hpp"
+#include "ffcv/field_registry.hpp"
+#include "ffcv/mapped_file.hpp"
+
+namespace ffcv {
+
+struct ReaderOptions {
+  // Factories for fields by name, tried before the registry (FFCV's `custom_fields`).
+  std::map<std::string, FieldFactory> custom_fields;
+};
+
+class Reader final : public HeapView {
+ public:
+  // Throws FormatError (bad content) or IoError (cannot open).
+  explicit Reader(const std::string& path, ReaderOptions options = {});
+
+  const std::string& path() const { return file_.path(); }
+  std::uint64_t file_size() const { return file_.size(); }
+  const Header& header() const { return header_; }
+  std::uint64_t num_samples() const { return header_.num_samples; }
+  std::uint64_t page_size() const { return header_.page_size; }
+
+  const std::vector<NamedField>& fields() const { return fields_; }
+  const std::vector<FieldDescriptor>& descriptors() const { return descriptors_; }
+  // Index of the field called `name`; throws ConfigError listing the fields when absent.
+  std::size_t field_index(std::string_view name) const;
+
+  const MetadataLayout& layout() const { return layout_; }
+  std::uint64_t metadata_offset() const { return metadata_start(fields_.size()); }
+  // First byte after the metadata table; the data region starts at the next page boundary.
+  std::uint64_t metadata_end() const;
+  // Metadata column of `field` for `sample` (layout().column_offsets[field] into the record).
+  const std::uint8_t* column(std::uint64_t sample, std::size_t field) const;
+
+  // All allocations, sorted by pointer.
+  std::span<const AllocEntry> allocations() const { return allocations_; }
+  std::span<const std::uint8_t> payload(std::uint64_t ptr) const override;
+
+  // The whole value of one field of one sample.
+  FieldValue decode(std::uint64_t sample, std::size_t field) const;
+
+ private:
+  void parse_header();
+  void parse_fields(const ReaderOptions& options);
+  void parse_allocations();
+  void validate_samples() const;
+  const AllocEntry* find_allocation(std::uint64_t ptr) const;
+  [[noreturn]] void fail(const std::string& problem, std::uint64_t offset) const;
+
+  MappedFile file_;
+  Header header_;
+  std::vector<FieldDescriptor> descriptors_;
+  std::vector<NamedField> fields_;
+  MetadataLayout layout_;
+  std::vector<AllocEntry> allocations_;
+};
+
+}  // namespace ffcv

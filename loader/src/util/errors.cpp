@@ -1,0 +1,24 @@
+#include "ffcv/errors.hpp"
+
+#include <cstring>
+
+namespace ffcv {
+namespace {
+
+std::string format_message(const std::string& path, const std::string& problem,
+                           std::optional<std::uint64_t> offset) {
+  std::string message = path + ": " + problem;
+  if (offset) message += " (at byte offset " + std::to_string(*offset) + ")";
+  return message;
+}
+
+}  // namespace
+
+FormatError::FormatError(const std::string& path, const std::string& problem,
+                         std::optional<std::uint64_t> offset)
+    : Error(format_message(path, problem, offset)), path_(path), offset_(offset) {}
+
+IoError::IoError(const std::string& path, const std::string& action, int errno_value)
+    : Error(path + ": cannot " + action + ": " + std::strerror(errno_value)) {}
+
+}  // namespace ffcv

@@ -1,0 +1,225 @@
+#include "ffcv/dataset_writer.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <thread>
+
+#include "ffcv/errors.hpp"
+#include "ffcv/little_endian.hpp"
+#include "output_file.hpp"
+#include "page_allocator.hpp"
+
+namespace ffcv {
+namespace {
+
+// One sample after encoding: its metadata record and payloads, or why it failed.
+struct EncodedSample {
+  std::vector<std::uint8_t> record;
+  std::vector<EncodedAllocation> payloads;  // pointer_offset is relative to the record
+  std::string error;
+  bool ready = false;
+};
+
+void check_fields(const std::vector<NamedField>& fields) {
+  if (fields.empty()) throw ConfigError("a dataset needs at least one field");
+  if (fields.size() > 65535) throw ConfigError("a dataset holds at most 65535 fields");
+  std::set<std::string> names;
+  for (const NamedField& named : fields) {
+    if (!named.field) throw ConfigError("field '" + named.name + "' is null");
+    if (named.name.empty() || named.name.size() > kFieldNameSize) {
+      throw ConfigError("field name '" + named.name + "' must be 1 to 16 bytes long");
+    }
+    for (const char c : named.name) {
+      if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x80) {
+        throw ConfigError("field name '" + named.name + "' must be printable ASCII");
+      }
+    }
+    if (!names.insert(named.name).second) {
+      throw ConfigError("two fields are named '" + named.name + "'");
+    }
+  }
+}
+
+int resolve_workers(int requested) {
+  if (requested > 0) return requested;
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+}  // namespace
+
+std::string SampleSource::describe(std::uint64_t index) const {
+  return "sample " + std::to_string(index);
+}
+
+DatasetWriter::DatasetWriter(std::string path, std::vector<NamedField> fields,
+                             WriterOptions options)
+    : path_(std::move(path)), fields_(std::move(fields)), options_(std::move(options)) {
+  check_fields(fields_);
+  check_page_size(options_.page_size);
+  if (options_.num_workers < 0) throw ConfigError("number of workers must be 0 (all) or more");
+}
+
+WriteSummary DatasetWriter::write(const SampleSource& source) {
+  const auto started = std::chrono::steady_clock::now();
+  const std::uint64_t num_samples = source.size();
+  std::vector<ColumnType> columns;
+  for (const NamedField& named : fields_) columns.push_back(named.field->column_type());
+  const MetadataLayout layout = MetadataLayout::compute(columns);
+  const std::uint64_t metadata_offset = metadata_start(fields_.size());
+  const std::uint64_t metadata_end = metadata_offset + num_samples * layout.record_size;
+
+  TemporaryOutputFile file(path_);
+  PageAllocator pages(file, metadata_end, options_.page_size);
+  std::vector<std::uint8_t> metadata(num_samples * layout.record_size, 0);
+
+  // Encoding runs ahead of placement by at most `window` samples, bounding memory.
+  const int num_workers = resolve_workers(options_.num_workers);
+  const std::uint64_t window = std::max<std::uint64_t>(16, 4 * std::uint64_t(num_workers));
+  std::vector<EncodedSample> slots(window);
+  std::mutex mutex;
+  std::condition_variable sample_ready, slot_free;
+  std::uint64_t next_to_encode = 0, next_to_place = 0;
+  bool stop = false;
+
+  auto encode_one = [&](std::uint64_t index, EncodedSample& out) {
+    out.record.assign(layout.record_size, 0);
+    std::vector<FieldValue> values = source.load(index);
+    if (values.size() != fields_.size()) {
+      throw EncodeError("the source gave " + std::to_string(values.size()) + " values for " +
+                        std::to_string(fields_.size()) + " fields");
+    }
+    const EncodeContext context{index, options_.seed};
+    for (std::size_t f = 0; f < fields_.size(); ++f) {
+      const std::size_t first = out.payloads.size();
+      try {
+        fields_[f].field->encode(values[f], out.record.data() + layout.column_offsets[f],
+                                 out.payloads, context);
+      } catch (const std::exception& error) {
+        throw EncodeError("field '" + fields_[f].name + "': " + error.what());
+      }
+      for (std::size_t p = first; p < out.payloads.size(); ++p) {
+        out.payloads[p].pointer_offset += layout.column_offsets[f];
+      }
+    }
+  };
+
+  auto worker = [&] {
+    for (;;) {
+      std::uint64_t index;
+      {
+        std::unique_lock lock(mutex);
+        slot_free.wait(lock, [&] {
+          return stop || next_to_encode >= num_samples || next_to_encode < next_to_place + window;
+        });
+        if (stop || next_to_encode >= num_samples) return;
+        index = next_to_encode++;
+      }
+      EncodedSample result;
+      try {
+        encode_one(index, result);
+      } catch (const std::exception& error) {
+        result = EncodedSample{};
+        result.error = error.what();
+      }
+      result.ready = true;
+      {
+        std::lock_guard lock(mutex);
+        slots[index % window] = std::move(result);
+      }
+      sample_ready.notify_all();
+    }
+  };
+
+  std::vector<std::thread> threads;
+  auto stop_workers = [&] {
+    {
+      std::lock_guard lock(mutex);
+      stop = true;
+    }
+    slot_free.notify_all();
+    for (std::thread& thread : threads) thread.join();
+    threads.clear();
+  };
+  try {
+    for (int i = 0; i < num_workers; ++i) threads.emplace_back(worker);
+    auto last_report = std::chrono::steady_clock::now();
+    for (std::uint64_t index = 0; index < num_samples; ++index) {
+      EncodedSample sample;
+      {
+        std::unique_lock lock(mutex);
+        sample_ready.wait(lock, [&] { return slots[index % window].ready; });
+        sample = std::move(slots[index % window]);
+        slots[index % window] = EncodedSample{};
+        ++next_to_place;
+      }
+      slot_free.notify_all();
+      if (!sample.error.empty()) {
+        throw EncodeError("sample " + std::to_string(index) + " (" + source.describe(index) +
+                          "): " + sample.error);
+      }
+      std::vector<std::uint64_t> pointers;
+      try {
+        pointers = pages.place(index, sample.payloads);
+      } catch (const EncodeError& error) {
+        throw EncodeError("sample " + std::to_string(index) + " (" + source.describe(index) +
+                          ") " + error.what());
+      }
+      for (std::size_t p = 0; p < pointers.size(); ++p) {
+        store_le(sample.record.data() + sample.payloads[p].pointer_offset, pointers[p]);
+      }
+      std::copy(sample.record.begin(), sample.record.end(),
+                metadata.begin() + index * layout.record_size);
+      const auto now = std::chrono::steady_clock::now();
+      if (options_.on_progress && now - last_report > std::chrono::milliseconds(100)) {
+        options_.on_progress(index + 1, num_samples);
+        last_report = now;
+      }
+    }
+    stop_workers();
+  } catch (...) {
+    stop_workers();
+    throw;
+  }
+
+  const std::uint64_t table_ptr = pages.finish();
+  file.write_at(metadata_offset, metadata.data(), metadata.size());
+  std::vector<std::uint8_t> table(pages.entries().size() * kAllocEntrySize);
+  for (std::size_t i = 0; i < pages.entries().size(); ++i) {
+    pages.entries()[i].encode_to(table.data() + i * kAllocEntrySize);
+  }
+  file.write_at(table_ptr, table.data(), table.size());
+
+  Header header;
+  header.num_fields = static_cast<std::uint16_t>(fields_.size());
+  header.page_size = static_cast<std::uint32_t>(pages.page_size());
+  header.num_samples = num_samples;
+  header.alloc_table_ptr = table_ptr;
+  std::vector<std::uint8_t> head(metadata_offset);
+  const auto header_bytes = header.encode();
+  std::copy(header_bytes.begin(), header_bytes.end(), head.begin());
+  for (std::size_t f = 0; f < fields_.size(); ++f) {
+    const FieldDescriptor descriptor{fields_[f].field->type_id(), fields_[f].name,
+                                     fields_[f].field->args()};
+    const auto bytes = descriptor.encode();
+    std::copy(bytes.begin(), bytes.end(), head.begin() + kHeaderSize + f * kFieldDescriptorSize);
+  }
+  file.write_at(0, head.data(), head.size());
+  file.commit();
+  if (options_.on_progress) options_.on_progress(num_samples, num_samples);
+
+  WriteSummary summary;
+  summary.num_samples = num_samples;
+  summary.page_size = pages.page_size();
+  summary.num_pages = pages.pages_written();
+  summary.heap_bytes = pages.heap_bytes();
+  summary.file_size = table_ptr + table.size();
+  summary.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  return summary;
+}
+
+}  // namespace ffcv

@@ -1,0 +1,51 @@
+// Internal: places each sample's heap payloads into pages, in sample order, and writes pages.
+//
+// Pages are P bytes at absolute offsets k*P, the first at or after the end of the metadata
+// table. A sample's payloads are packed back to back in one page; when they do not fit in the
+// rest of the current page, that page is written out (zero-padded to P bytes) and a new one
+// begins. A sample larger than P switches to the smallest power of two that holds it; the next
+// page then starts at a multiple of the new size.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "ffcv/field.hpp"
+#include "ffcv/format.hpp"
+#include "output_file.hpp"
+
+namespace ffcv {
+
+class PageAllocator {
+ public:
+  PageAllocator(TemporaryOutputFile& file, std::uint64_t data_floor, std::uint64_t page_size);
+
+  // Places the payloads of `sample`; returns their absolute pointers, in order, and records
+  // their allocation-table entries. Throws EncodeError when a sample exceeds the largest page.
+  std::vector<std::uint64_t> place(std::uint64_t sample,
+                                   const std::vector<EncodedAllocation>& payloads);
+  // Writes the last page; returns the end of the data region (where the alloc table goes).
+  std::uint64_t finish();
+
+  std::uint64_t page_size() const { return page_size_; }
+  std::uint64_t pages_written() const { return pages_written_; }
+  std::uint64_t heap_bytes() const { return heap_bytes_; }
+  const std::vector<AllocEntry>& entries() const { return entries_; }
+
+ private:
+  void flush_page();
+  void start_page();
+
+  TemporaryOutputFile& file_;
+  std::uint64_t data_end_;  // end of the last written page (or of the metadata table)
+  std::uint64_t page_size_;
+  std::vector<std::uint8_t> page_;
+  std::uint64_t page_start_ = 0;
+  std::uint64_t page_used_ = 0;
+  bool page_open_ = false;
+  std::uint64_t pages_written_ = 0;
+  std::uint64_t heap_bytes_ = 0;
+  std::vector<AllocEntry> entries_;
+};
+
+}  // namespace ffcv
