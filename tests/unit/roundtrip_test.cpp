@@ -1,0 +1,205 @@
+// Every field type and image write mode, written by DatasetWriter and read back by Reader.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "ffcv/errors.hpp"
+#include "ffcv/fields/bytes_fields.hpp"
+#include "ffcv/fields/ndarray_field.hpp"
+#include "ffcv/fields/rgb_image_field.hpp"
+#include "ffcv/fields/scalar_fields.hpp"
+#include "ffcv/jpeg_codec.hpp"
+#include "ffcv/reader.hpp"
+#include "test_support.hpp"
+
+using namespace ffcv;
+using test::FunctionSource;
+using test::TempDir;
+
+namespace {
+
+NdArray make_array(const DType& dtype, std::vector<std::uint64_t> shape, std::uint64_t seed) {
+  NdArray array{dtype, std::move(shape), {}};
+  std::uint64_t count = dtype.itemsize;
+  for (auto d : array.shape) count *= d;
+  for (std::uint64_t i = 0; i < count; ++i) array.bytes.push_back((i * 31 + seed * 7) % 251);
+  return array;
+}
+
+std::string json_of(std::uint64_t i) {
+  return "{\"index\": " + std::to_string(i) + ", \"name\": \"s\\u00e9" + std::to_string(i) + "\"}";
+}
+
+}  // namespace
+
+TEST_CASE("scalars, arrays, bytes and JSON round-trip exactly", "[roundtrip]") {
+  TempDir dir;
+  const DType f4 = DType::parse("<f4"), i8 = DType::parse("<i8"), b1 = DType::parse("|b1");
+  std::vector<NamedField> fields = {
+      {"int", std::make_shared<IntField>()},
+      {"float", std::make_shared<FloatField>()},
+      {"matrix", std::make_shared<NdArrayField>(f4, std::vector<std::uint64_t>{3, 5})},
+      {"longs", std::make_shared<NdArrayField>(i8, std::vector<std::uint64_t>{7})},
+      {"mask", std::make_shared<NdArrayField>(b1, std::vector<std::uint64_t>{2, 2, 2})},
+      {"blob", std::make_shared<BytesField>()},
+      {"json", std::make_shared<JsonField>()},
+  };
+  constexpr std::uint64_t kCount = 257;
+  auto make = [&](std::uint64_t i) -> std::vector<FieldValue> {
+    Bytes blob(1 + (i * 37) % 300);
+    for (std::size_t k = 0; k < blob.size(); ++k) blob[k] = static_cast<std::uint8_t>(k ^ i);
+    return {static_cast<std::int64_t>(i) * 7 - 3 - (i == 5 ? (std::int64_t{1} << 62) : 0),
+            std::sin(static_cast<double>(i)),
+            make_array(f4, {3, 5}, i),
+            make_array(i8, {7}, i),
+            make_array(b1, {2, 2, 2}, i),
+            blob,
+            JsonText{json_of(i)}};
+  };
+  const FunctionSource source(kCount, make);
+  DatasetWriter(dir.file("all.beton"), fields, {.num_workers = 3}).write(source);
+
+  const Reader reader(dir.file("all.beton"));
+  REQUIRE(reader.num_samples() == kCount);
+  REQUIRE(reader.fields().size() == fields.size());
+  CHECK(reader.fields()[2].field->type_name() == "NDArray");
+  for (std::uint64_t i = 0; i < kCount; ++i) {
+    const auto expected = make(i);
+    CHECK(std::get<std::int64_t>(reader.decode(i, 0)) == std::get<std::int64_t>(expected[0]));
+    CHECK(std::get<double>(reader.decode(i, 1)) == std::get<double>(expected[1]));
+    for (std::size_t f = 2; f <= 4; ++f) {
+      const auto array = std::get<NdArray>(reader.decode(i, f));
+      CHECK(array.bytes == std::get<NdArray>(expected[f]).bytes);
+      CHECK(array.dtype == std::get<NdArray>(expected[f]).dtype);
+    }
+    CHECK(std::get<Bytes>(reader.decode(i, 5)) == std::get<Bytes>(expected[5]));
+    CHECK(std::get<JsonText>(reader.decode(i, 6)).text == json_of(i));
+  }
+}
+
+TEST_CASE("raw images round-trip bit-exactly at many sizes", "[roundtrip][image]") {
+  TempDir dir;
+  auto make = [](std::uint64_t i) -> std::vector<FieldValue> {
+    return {test::gradient_image(1 + static_cast<int>(i * 13 % 97), 1 + static_cast<int>(i * 7 % 61), i),
+            static_cast<std::int64_t>(i)};
+  };
+  const FunctionSource source(64, make);
+  DatasetWriter(dir.file("raw.beton"),
+                {{"image", std::make_shared<RgbImageField>()}, {"label", std::make_shared<IntField>()}})
+      .write(source);
+  const Reader reader(dir.file("raw.beton"));
+  for (std::uint64_t i = 0; i < 64; ++i) {
+    const RgbImage expected = std::get<RgbImage>(make(i)[0]);
+    const RgbImage got = std::get<RgbImage>(reader.decode(i, 0));
+    CHECK(got.width == expected.width);
+    CHECK(got.height == expected.height);
+    CHECK(got.pixels == expected.pixels);
+  }
+}
+
+TEST_CASE("JPEG images decode close to the original", "[roundtrip][image]") {
+  // Smooth gradients at quality 90 lose little: 35 dB is a loose floor for them (typical
+  // values are above 40 dB) that still catches a channel swap, a shifted row or a wrong size.
+  TempDir dir;
+  auto make = [](std::uint64_t i) -> std::vector<FieldValue> {
+    return {test::gradient_image(64 + static_cast<int>(i % 5) * 40, 48 + static_cast<int>(i % 3) * 50, i)};
+  };
+  const FunctionSource source(20, make);
+  RgbImageOptions options;
+  options.write_mode = ImageWriteMode::kJpg;
+  DatasetWriter(dir.file("jpg.beton"), {{"image", std::make_shared<RgbImageField>(options)}})
+      .write(source);
+  const Reader reader(dir.file("jpg.beton"));
+  for (std::uint64_t i = 0; i < 20; ++i) {
+    const RgbImage expected = std::get<RgbImage>(make(i)[0]);
+    const RgbImage got = std::get<RgbImage>(reader.decode(i, 0));
+    REQUIRE(got.width == expected.width);
+    REQUIRE(got.height == expected.height);
+    CHECK(test::psnr(got, expected) > 35.0);
+    CHECK(ImageMetadata::load(reader.column(i, 0)).mode == StoredImageMode::kJpg);
+  }
+}
+
+TEST_CASE("max_resolution downscales like FFCV: longer side fixed, other side truncated",
+          "[roundtrip][image]") {
+  TempDir dir;
+  RgbImageOptions options;
+  options.max_resolution = 100;
+  const std::vector<std::pair<int, int>> sizes = {{300, 201}, {99, 400}, {80, 60}, {1000, 1}};
+  auto make = [&](std::uint64_t i) -> std::vector<FieldValue> {
+    return {test::gradient_image(sizes[i].first, sizes[i].second, i)};
+  };
+  DatasetWriter(dir.file("resized.beton"), {{"image", std::make_shared<RgbImageField>(options)}})
+      .write(FunctionSource(sizes.size(), make));
+  const Reader reader(dir.file("resized.beton"));
+  const std::vector<std::pair<int, int>> expected = {{100, 67}, {24, 100}, {80, 60}, {100, 1}};
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    const ImageMetadata metadata = ImageMetadata::load(reader.column(i, 0));
+    CHECK(metadata.width == expected[i].first);
+    CHECK(metadata.height == expected[i].second);
+  }
+}
+
+TEST_CASE("smart mode stores JPEG only above the byte threshold", "[roundtrip][image]") {
+  TempDir dir;
+  RgbImageOptions options;
+  options.write_mode = ImageWriteMode::kSmart;
+  options.smart_threshold = 32 * 32 * 3;
+  auto make = [](std::uint64_t i) -> std::vector<FieldValue> {
+    return {test::gradient_image(i % 2 ? 64 : 16, i % 2 ? 64 : 16, i)};
+  };
+  DatasetWriter(dir.file("smart.beton"), {{"image", std::make_shared<RgbImageField>(options)}})
+      .write(FunctionSource(10, make));
+  const Reader reader(dir.file("smart.beton"));
+  for (std::uint64_t i = 0; i < 10; ++i) {
+    CHECK(ImageMetadata::load(reader.column(i, 0)).mode ==
+          (i % 2 ? StoredImageMode::kJpg : StoredImageMode::kRaw));
+  }
+  // Without a threshold, smart stores raw (FFCV's behaviour).
+  options.smart_threshold.reset();
+  DatasetWriter(dir.file("smart-raw.beton"), {{"image", std::make_shared<RgbImageField>(options)}})
+      .write(FunctionSource(4, make));
+  const Reader raw_reader(dir.file("smart-raw.beton"));
+  for (std::uint64_t i = 0; i < 4; ++i) {
+    CHECK(ImageMetadata::load(raw_reader.column(i, 0)).mode == StoredImageMode::kRaw);
+  }
+}
+
+TEST_CASE("proportion mode compresses the requested share, decided by seed and index",
+          "[roundtrip][image]") {
+  TempDir dir;
+  RgbImageOptions options;
+  options.write_mode = ImageWriteMode::kProportion;
+  options.compress_probability = 0.3;
+  auto make = [](std::uint64_t i) -> std::vector<FieldValue> {
+    return {test::gradient_image(8, 8, i)};
+  };
+  constexpr std::uint64_t kCount = 2000;
+  auto jpeg_flags = [&](std::uint64_t seed, int workers) {
+    const std::string path = dir.file("p" + std::to_string(seed) + "-" + std::to_string(workers));
+    DatasetWriter(path, {{"image", std::make_shared<RgbImageField>(options)}},
+                  {.num_workers = workers, .seed = seed})
+        .write(FunctionSource(kCount, make));
+    const Reader reader(path);
+    std::vector<bool> flags;
+    for (std::uint64_t i = 0; i < kCount; ++i) {
+      flags.push_back(ImageMetadata::load(reader.column(i, 0)).mode == StoredImageMode::kJpg);
+    }
+    return flags;
+  };
+  const auto flags = jpeg_flags(1, 1);
+  const double share = std::count(flags.begin(), flags.end(), true) / double(kCount);
+  CHECK(share == Approx(0.3).margin(0.04));  // binomial sd ~0.01
+  CHECK(jpeg_flags(1, 4) == flags);
+  CHECK(jpeg_flags(2, 1) != flags);
+}
+
+TEST_CASE("JPEG codec round-trips and rejects garbage", "[roundtrip][image]") {
+  const RgbImage image = test::gradient_image(33, 17, 3);
+  const auto jpeg = encode_jpeg(image, 95);
+  CHECK(read_jpeg_info(jpeg).width == 33);
+  CHECK(read_jpeg_info(jpeg).height == 17);
+  CHECK(test::psnr(decode_jpeg(jpeg), image) > 35.0);
+  const std::vector<std::uint8_t> garbage(100, 0x42);
+  CHECK_THROWS_AS(decode_jpeg(garbage), EncodeError);
+}

@@ -1,0 +1,136 @@
+// Dataset sources (.npy, IDX, image folders) and the `ffcv` CLI end to end.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+
+#include <opencv2/imgcodecs.hpp>
+
+#include "ffcv/errors.hpp"
+#include "ffcv/fields/rgb_image_field.hpp"
+#include "ffcv/little_endian.hpp"
+#include "ffcv/reader.hpp"
+#include "sources/idx_source.hpp"
+#include "sources/image_folder_source.hpp"
+#include "sources/npy_array.hpp"
+#include "sources/npy_source.hpp"
+#include "test_support.hpp"
+
+using namespace ffcv;
+using namespace ffcv::tools;
+using test::TempDir;
+
+namespace {
+
+NpyArray float_matrix(std::uint64_t rows, std::uint64_t cols) {
+  NpyArray array{DType::parse("<f4"), {rows, cols}, std::vector<std::uint8_t>(rows * cols * 4)};
+  for (std::uint64_t i = 0; i < rows * cols; ++i) {
+    store_le(&array.data[i * 4], static_cast<float>(i) * 0.5f - 3.0f);
+  }
+  return array;
+}
+
+void write_png(const std::string& path, int width, int height, int value) {
+  cv::imwrite(path, cv::Mat(height, width, CV_8UC3, cv::Scalar(value, value / 2, 255 - value)));
+}
+
+}  // namespace
+
+TEST_CASE(".npy files round-trip and become features/target columns", "[sources]") {
+  TempDir dir;
+  write_npy(dir.file("x.npy"), float_matrix(10, 3));
+  NpyArray targets{DType::parse("<i8"), {10}, std::vector<std::uint8_t>(80)};
+  for (int i = 0; i < 10; ++i) store_le<std::int64_t>(&targets.data[i * 8], i * i);
+  write_npy(dir.file("y.npy"), targets);
+  const NpyArray back = read_npy(dir.file("x.npy"));
+  CHECK(back.shape == std::vector<std::uint64_t>{10, 3});
+  CHECK(back.data == float_matrix(10, 3).data);
+
+  const NpySource source(dir.file("x.npy"), dir.file("y.npy"));
+  const auto fields = source.fields();
+  CHECK(fields[0].field->type_name() == "NDArray");
+  CHECK(fields[1].field->type_name() == "Int");
+  DatasetWriter(dir.file("reg.beton"), fields).write(source);
+  const Reader reader(dir.file("reg.beton"));
+  CHECK(std::get<std::int64_t>(reader.decode(7, 1)) == 49);
+  const NdArray row = std::get<NdArray>(reader.decode(2, 0));
+  CHECK(load_le<float>(&row.bytes[4]) == Approx(7 * 0.5f - 3.0f));
+
+  write_npy(dir.file("short.npy"), float_matrix(9, 3));
+  CHECK_THROWS_WITH(NpySource(dir.file("short.npy"), dir.file("y.npy")), Catch::Contains("9 rows"));
+  test::write_file(dir.file("bad.npy"), {1, 2, 3});
+  CHECK_THROWS_WITH(read_npy(dir.file("bad.npy")), Catch::Contains("not a .npy file"));
+}
+
+TEST_CASE("Fashion-MNIST from Debian's package reads as 28x28 RGB with 10 labels", "[sources]") {
+  if (!std::filesystem::exists(std::string(kFashionMnistDir) + "/t10k-labels-idx1-ubyte.gz")) {
+    WARN("dataset-fashion-mnist is not installed; skipped");
+    return;
+  }
+  const IdxSource test_split = IdxSource::fashion_mnist(kFashionMnistDir, "test");
+  CHECK(test_split.size() == 10000);
+  std::vector<int> per_label(10);
+  for (std::uint64_t i = 0; i < test_split.size(); i += 1) {
+    ++per_label.at(static_cast<std::size_t>(std::get<std::int64_t>(test_split.load(i)[1])));
+  }
+  for (const int count : per_label) CHECK(count == 1000);  // the test split is balanced
+  const RgbImage image = std::get<RgbImage>(test_split.load(0)[0]);
+  CHECK(image.width == 28);
+  CHECK(image.pixels[0] == image.pixels[1]);
+  CHECK_THROWS_AS(IdxSource::fashion_mnist(kFashionMnistDir, "validation"), ConfigError);
+}
+
+TEST_CASE("image folders: sorted classes, sorted files, images read as RGB", "[sources]") {
+  TempDir dir;
+  std::filesystem::create_directories(dir.file("b_cats"));
+  std::filesystem::create_directories(dir.file("a_dogs"));
+  write_png(dir.file("b_cats/2.png"), 10, 8, 200);
+  write_png(dir.file("b_cats/1.png"), 12, 9, 100);
+  write_png(dir.file("a_dogs/x.png"), 7, 5, 50);
+  test::write_file(dir.file("a_dogs/notes.txt"), {'h', 'i'});
+  const ImageFolderSource source(dir.path());
+  CHECK(source.class_names() == std::vector<std::string>{"a_dogs", "b_cats"});
+  REQUIRE(source.size() == 3);
+  CHECK(source.files()[1] == dir.file("b_cats/1.png"));
+  CHECK(source.label(1) == 1);
+  const RgbImage image = std::get<RgbImage>(source.load(1)[0]);
+  CHECK(image.width == 12);
+  // OpenCV's BGR (100, 50, 155) arrives as RGB (155, 50, 100).
+  CHECK(image.pixels[0] == 155);
+  CHECK(image.pixels[2] == 100);
+  CHECK_THROWS_AS(ImageFolderSource(dir.file("a_dogs/x.png")), ConfigError);
+}
+
+TEST_CASE("ffcv write and inspect work end to end and fail clearly", "[cli]") {
+  TempDir dir;
+  std::filesystem::create_directories(dir.file("images/cls"));
+  for (int i = 0; i < 5; ++i) write_png(dir.file("images/cls/" + std::to_string(i) + ".png"), 30 + i, 20, i * 40);
+  std::string out;
+  REQUIRE(test::run_cli("write folder " + dir.file("images") + " --output " + dir.file("a.beton") +
+                            " --write-mode jpg --quiet",
+                        out) == 0);
+  CHECK(test::run_cli("inspect " + dir.file("a.beton"), out) == 0);
+  CHECK_THAT(out, Catch::Contains("5 samples") && Catch::Contains("jpg 5"));
+  CHECK(test::run_cli("inspect " + dir.file("a.beton") + " --json", out) == 0);
+  CHECK_THAT(out, Catch::StartsWith("{\"path\"") && Catch::Contains("\"num_samples\": 5"));
+  CHECK(test::run_cli("inspect " + dir.file("a.beton") + " --sample 4 --json", out) == 0);
+  CHECK_THAT(out, Catch::Contains("\"width\": 34"));
+  CHECK(test::run_cli("inspect " + dir.file("a.beton") + " --export 2 " + dir.file("two.png"), out) == 0);
+  CHECK(cv::imread(dir.file("two.png")).cols == 32);
+
+  // An undecodable image names the file; nothing is written.
+  test::write_file(dir.file("images/cls/9.jpg"), {0xff, 0xd8, 0xff, 0x00, 0x12});
+  CHECK(test::run_cli("write folder " + dir.file("images") + " --output " + dir.file("b.beton"), out) == 1);
+  CHECK_THAT(out, Catch::Contains("cls/9.jpg") && Catch::Contains("cannot decode"));
+  CHECK_FALSE(std::filesystem::exists(dir.file("b.beton")));
+  // Unwritable output, corrupt input, mistyped options.
+  CHECK(test::run_cli("write folder " + dir.file("images") + " --output /nonexistent/x.beton", out) == 1);
+  CHECK_THAT(out, Catch::Contains("/nonexistent/x.beton"));
+  test::write_file(dir.file("junk.beton"), std::vector<std::uint8_t>(100, 7));
+  CHECK(test::run_cli("inspect " + dir.file("junk.beton"), out) == 1);
+  CHECK_THAT(out, Catch::Contains("junk.beton") && Catch::Contains("format version"));
+  CHECK(test::run_cli("write folder x --outptu y", out) == 2);
+  CHECK_THAT(out, Catch::Contains("did you mean --output"));
+  CHECK(test::run_cli("inspect " + dir.file("a.beton") + " --sample 5", out) == 2);
+  CHECK(test::run_cli("write --help", out) == 0);
+  CHECK_THAT(out, Catch::Contains("--max-resolution"));
+}

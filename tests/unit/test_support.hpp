@@ -1,0 +1,100 @@
+// Helpers shared by the unit tests: temporary directories, in-memory sample sources, files.
+#pragma once
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "ffcv/dataset_writer.hpp"
+
+namespace ffcv::test {
+
+// A fresh directory under $TMPDIR, removed with everything in it at scope exit.
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern =
+        (std::filesystem::temp_directory_path() / "ffcv-test-XXXXXX").string();
+    path_ = ::mkdtemp(pattern.data());
+  }
+  ~TempDir() {
+    std::error_code ignored;
+    std::filesystem::permissions(path_, std::filesystem::perms::owner_all,
+                                 std::filesystem::perm_options::add, ignored);
+    std::filesystem::remove_all(path_, ignored);
+  }
+  std::string file(const std::string& name) const { return path_ + "/" + name; }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// A SampleSource computed by a function of the index.
+class FunctionSource final : public SampleSource {
+ public:
+  FunctionSource(std::uint64_t size, std::function<std::vector<FieldValue>(std::uint64_t)> make)
+      : size_(size), make_(std::move(make)) {}
+  std::uint64_t size() const override { return size_; }
+  std::vector<FieldValue> load(std::uint64_t index) const override { return make_(index); }
+
+ private:
+  std::uint64_t size_;
+  std::function<std::vector<FieldValue>(std::uint64_t)> make_;
+};
+
+inline std::vector<std::uint8_t> read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+inline void write_file(const std::string& path, const std::vector<std::uint8_t>& bytes) {
+  std::ofstream out(path, std::ios::binary);
+  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+}
+
+// A smooth, index-dependent RGB test image (JPEG-friendly: gentle gradients, no edges).
+inline RgbImage gradient_image(int width, int height, std::uint64_t seed) {
+  RgbImage image{width, height, std::vector<std::uint8_t>(static_cast<std::size_t>(width) * height * 3)};
+  const int offset = static_cast<int>(seed % 50);
+  for (int y = 0; y < height; ++y) {
+    for (int x = 0; x < width; ++x) {
+      std::uint8_t* p = &image.pixels[(static_cast<std::size_t>(y) * width + x) * 3];
+      p[0] = static_cast<std::uint8_t>(offset + x * 200 / std::max(1, width - 1));
+      p[1] = static_cast<std::uint8_t>(offset + y * 200 / std::max(1, height - 1));
+      p[2] = static_cast<std::uint8_t>(offset + (x + y) * 100 / std::max(1, width + height - 2));
+    }
+  }
+  return image;
+}
+
+// Peak signal-to-noise ratio between two images of the same size, in dB.
+inline double psnr(const RgbImage& a, const RgbImage& b) {
+  double squared = 0;
+  for (std::size_t i = 0; i < a.pixels.size(); ++i) {
+    const double d = double(a.pixels[i]) - double(b.pixels[i]);
+    squared += d * d;
+  }
+  const double mse = squared / static_cast<double>(a.pixels.size());
+  return mse == 0 ? 99.0 : 10.0 * std::log10(255.0 * 255.0 / mse);
+}
+
+// Runs the ffcv CLI; returns its exit status and puts stdout+stderr in `output`.
+inline int run_cli(const std::string& arguments, std::string& output) {
+  const std::string command = std::string(FFCV_CLI_PATH) + " " + arguments + " 2>&1";
+  output.clear();
+  FILE* pipe = ::popen(command.c_str(), "r");
+  char buffer[4096];
+  std::size_t got;
+  while ((got = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) output.append(buffer, got);
+  const int status = ::pclose(pipe);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+}  // namespace ffcv::test

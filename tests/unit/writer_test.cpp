@@ -1,0 +1,203 @@
+// DatasetWriter: determinism, page rules, page growth, atomic output and its errors.
+#include <catch2/catch.hpp>
+
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include "ffcv/errors.hpp"
+#include "ffcv/fields/bytes_fields.hpp"
+#include "ffcv/fields/rgb_image_field.hpp"
+#include "ffcv/fields/scalar_fields.hpp"
+#include "ffcv/reader.hpp"
+#include "test_support.hpp"
+
+using namespace ffcv;
+using test::FunctionSource;
+using test::TempDir;
+
+namespace {
+
+std::vector<NamedField> image_label_bytes(ImageWriteMode mode) {
+  RgbImageOptions options;
+  options.write_mode = mode;
+  options.compress_probability = 0.5;
+  return {{"image", std::make_shared<RgbImageField>(options)},
+          {"label", std::make_shared<IntField>()},
+          {"extra", std::make_shared<BytesField>()}};
+}
+
+std::vector<FieldValue> varied_sample(std::uint64_t i) {
+  // Sizes vary so that pages fill unevenly: raw payloads up to ~190 KB.
+  const int width = 40 + static_cast<int>((i * 97) % 260);
+  const int height = 30 + static_cast<int>((i * 53) % 220);
+  return {test::gradient_image(width, height, i), static_cast<std::int64_t>(i % 10),
+          Bytes(1 + i % 1000, static_cast<std::uint8_t>(i))};
+}
+
+std::size_t files_in(const std::string& dir) {
+  return static_cast<std::size_t>(std::distance(std::filesystem::directory_iterator(dir),
+                                                std::filesystem::directory_iterator()));
+}
+
+}  // namespace
+
+TEST_CASE("same input and seed give the same bytes with 1, 2 and 7 workers", "[writer]") {
+  TempDir dir;
+  const FunctionSource source(300, varied_sample);
+  std::vector<std::vector<std::uint8_t>> outputs;
+  for (int workers : {1, 2, 7}) {
+    const std::string path = dir.file("w" + std::to_string(workers) + ".beton");
+    DatasetWriter(path, image_label_bytes(ImageWriteMode::kProportion),
+                  {.page_size = 1u << 21, .num_workers = workers, .seed = 11})
+        .write(source);
+    outputs.push_back(test::read_file(path));
+  }
+  CHECK(outputs[0].size() > (4u << 20));  // several pages
+  CHECK(outputs[0] == outputs[1]);
+  CHECK(outputs[0] == outputs[2]);
+}
+
+TEST_CASE("every sample's allocations share one page and none crosses a page", "[writer]") {
+  TempDir dir;
+  const std::string path = dir.file("pages.beton");
+  const WriteSummary summary =
+      DatasetWriter(path, image_label_bytes(ImageWriteMode::kRaw), {.page_size = 1u << 21})
+          .write(FunctionSource(300, varied_sample));
+  const Reader reader(path);
+  CHECK(summary.num_pages > 3);
+  CHECK(reader.file_size() == summary.file_size);
+  std::map<std::uint64_t, std::set<std::uint64_t>> pages_of_sample;
+  for (const AllocEntry& entry : reader.allocations()) {
+    const std::uint64_t page = entry.ptr / reader.page_size();
+    CHECK((entry.ptr + entry.size - 1) / reader.page_size() == page);
+    pages_of_sample[entry.sample_id].insert(page);
+  }
+  CHECK(pages_of_sample.size() == 300);
+  for (const auto& [sample, pages] : pages_of_sample) CHECK(pages.size() == 1);
+  // The data region starts at the first page boundary after the metadata table.
+  CHECK(reader.allocations().front().ptr == align_up(reader.metadata_end(), reader.page_size()));
+  // The allocation table directly follows the last full page.
+  CHECK(reader.header().alloc_table_ptr % reader.page_size() == 0);
+}
+
+TEST_CASE("a sample larger than the page grows the page size instead of failing", "[writer]") {
+  TempDir dir;
+  const std::string path = dir.file("grow.beton");
+  // Sample 3 is a 1100x1000 raw image: 3.3 MB > 2 MiB, so pages become 4 MiB from there on.
+  auto make = [](std::uint64_t i) -> std::vector<FieldValue> {
+    return {i == 3 ? test::gradient_image(1100, 1000, i) : test::gradient_image(300, 300, i)};
+  };
+  const WriteSummary summary =
+      DatasetWriter(path, {{"image", std::make_shared<RgbImageField>()}}, {.page_size = 1u << 21})
+          .write(FunctionSource(12, make));
+  CHECK(summary.page_size == (4u << 20));
+  const Reader reader(path);
+  CHECK(reader.page_size() == (4u << 20));
+  for (std::uint64_t i = 0; i < 12; ++i) {
+    CHECK(std::get<RgbImage>(reader.decode(i, 0)).pixels == std::get<RgbImage>(make(i)[0]).pixels);
+  }
+}
+
+TEST_CASE("datasets without heap data have no pages and an empty allocation table", "[writer]") {
+  TempDir dir;
+  const std::string path = dir.file("scalars.beton");
+  auto make = [](std::uint64_t i) -> std::vector<FieldValue> {
+    return {static_cast<double>(i) / 3, static_cast<std::int64_t>(i)};
+  };
+  DatasetWriter(path, {{"value", std::make_shared<FloatField>()}, {"index", std::make_shared<IntField>()}})
+      .write(FunctionSource(600, make));
+  const Reader reader(path);
+  CHECK(reader.allocations().empty());
+  CHECK(reader.header().alloc_table_ptr == reader.metadata_end());
+  CHECK(reader.file_size() == 24 + 2 * 1041 + 600 * 16);
+}
+
+TEST_CASE("a failing sample names itself, leaves no temporary file and keeps the old output",
+          "[writer][errors]") {
+  TempDir dir;
+  const std::string path = dir.file("out.beton");
+  test::write_file(path, {1, 2, 3});
+  auto make = [](std::uint64_t i) -> std::vector<FieldValue> {
+    if (i == 41) return {FieldValue(JsonText{"x"})};
+    return {static_cast<std::int64_t>(i)};
+  };
+  try {
+    DatasetWriter(path, {{"label", std::make_shared<IntField>()}}, {.num_workers = 4})
+        .write(FunctionSource(100, make));
+    FAIL("expected an EncodeError");
+  } catch (const EncodeError& error) {
+    const std::string message = error.what();
+    CHECK_THAT(message, Catch::Contains("sample 41"));
+    CHECK_THAT(message, Catch::Contains("'label'"));
+    CHECK_THAT(message, Catch::Contains("expects an int, got json"));
+  }
+  CHECK(test::read_file(path) == std::vector<std::uint8_t>{1, 2, 3});
+  CHECK(files_in(dir.path()) == 1);
+}
+
+TEST_CASE("an exception thrown by the source stops the writer cleanly", "[writer][errors]") {
+  TempDir dir;
+  auto make = [](std::uint64_t i) -> std::vector<FieldValue> {
+    if (i >= 500) throw std::runtime_error("source broke");
+    return {static_cast<std::int64_t>(i)};
+  };
+  CHECK_THROWS_WITH(DatasetWriter(dir.file("x.beton"), {{"label", std::make_shared<IntField>()}},
+                                  {.num_workers = 3})
+                        .write(FunctionSource(100000, make)),
+                    Catch::Contains("sample 500") && Catch::Contains("source broke"));
+  CHECK(files_in(dir.path()) == 0);
+}
+
+TEST_CASE("unwritable outputs are clear IoErrors", "[writer][errors]") {
+  TempDir dir;
+  const std::vector<NamedField> fields = {{"label", std::make_shared<IntField>()}};
+  const FunctionSource source(3, [](std::uint64_t i) {
+    return std::vector<FieldValue>{static_cast<std::int64_t>(i)};
+  });
+  CHECK_THROWS_WITH(DatasetWriter(dir.file("missing/dir/x.beton"), fields).write(source),
+                    Catch::Contains("missing/dir/x.beton") && Catch::Contains("cannot create"));
+  CHECK_THROWS_AS(DatasetWriter(dir.path(), fields).write(source), IoError);
+  if (::geteuid() != 0) {  // root ignores directory permissions
+    ::chmod(dir.path().c_str(), 0500);
+    CHECK_THROWS_AS(DatasetWriter(dir.file("x.beton"), fields).write(source), IoError);
+  }
+}
+
+TEST_CASE("bad writer configurations are refused up front", "[writer][errors]") {
+  const FieldPtr integer = std::make_shared<IntField>();
+  CHECK_THROWS_AS(DatasetWriter("x", {}), ConfigError);
+  CHECK_THROWS_AS(DatasetWriter("x", {{"a_name_of_17_char", integer}}), ConfigError);
+  CHECK_THROWS_AS(DatasetWriter("x", {{"", integer}}), ConfigError);
+  CHECK_THROWS_AS(DatasetWriter("x", {{"a", integer}, {"a", integer}}), ConfigError);
+  CHECK_THROWS_AS(DatasetWriter("x", {{"a", integer}}, {.page_size = 3u << 20}), ConfigError);
+  CHECK_THROWS_AS(DatasetWriter("x", {{"a", integer}}, {.page_size = 1u << 20}), ConfigError);
+  RgbImageOptions bad_quality;
+  bad_quality.jpeg_quality = 0;
+  CHECK_THROWS_AS(RgbImageField(bad_quality), ConfigError);
+  CHECK_THROWS_AS(parse_image_write_mode("png"), ConfigError);
+}
+
+TEST_CASE("values FFCV could not read back are refused with the sample named", "[writer][errors]") {
+  TempDir dir;
+  auto empty_bytes = [](std::uint64_t i) -> std::vector<FieldValue> {
+    return {i == 2 ? Bytes{} : Bytes{1, 2}};
+  };
+  CHECK_THROWS_WITH(DatasetWriter(dir.file("b.beton"), {{"blob", std::make_shared<BytesField>()}})
+                        .write(FunctionSource(5, empty_bytes)),
+                    Catch::Contains("sample 2") && Catch::Contains("empty"));
+  auto wrong_count = [](std::uint64_t) -> std::vector<FieldValue> {
+    return {std::int64_t{1}, std::int64_t{2}};
+  };
+  CHECK_THROWS_WITH(DatasetWriter(dir.file("c.beton"), {{"label", std::make_shared<IntField>()}})
+                        .write(FunctionSource(5, wrong_count)),
+                    Catch::Contains("2 values for 1 fields"));
+  auto huge = [](std::uint64_t) -> std::vector<FieldValue> {
+    return {RgbImage{70000, 1, std::vector<std::uint8_t>(70000 * 3)}};
+  };
+  CHECK_THROWS_WITH(DatasetWriter(dir.file("d.beton"), {{"image", std::make_shared<RgbImageField>()}})
+                        .write(FunctionSource(1, huge)),
+                    Catch::Contains("65535"));
+}

@@ -1,0 +1,15 @@
+// The `ffcv` subcommands. Each takes its arguments (after the subcommand name) and returns the
+// process exit status; errors propagate as exceptions that main() prints as one line.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace ffcv::tools {
+
+using CommandArgs = std::vector<std::string>;
+
+int write_command(const CommandArgs& args);
+int inspect_command(const CommandArgs& args);
+
+}  // namespace ffcv::tools

@@ -1,0 +1,151 @@
+// `ffcv write KIND [PATH] -o OUT.beton`: converts a source dataset to a .beton file.
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+
+#include "arguments.hpp"
+#include "commands.hpp"
+#include "ffcv/dataset_writer.hpp"
+#include "ffcv/errors.hpp"
+#include "ffcv/fields/rgb_image_field.hpp"
+#include "ffcv/fields/scalar_fields.hpp"
+#include "ffcv/progress_bar.hpp"
+#include "sources/idx_source.hpp"
+#include "sources/image_folder_source.hpp"
+#include "sources/imagenet_like.hpp"
+#include "sources/npy_source.hpp"
+
+namespace ffcv::tools {
+namespace {
+
+Arguments write_arguments() {
+  Arguments args("write",
+                 "Write a .beton dataset. KIND is one of:\n"
+                 "  folder DIR      an image-folder tree, one subfolder per class (image, label)\n"
+                 "  fashion-mnist   Fashion-MNIST IDX files (image, label), by default from\n"
+                 "                  Debian's dataset-fashion-mnist\n"
+                 "  npy             --features X.npy --targets Y.npy (features, target)\n"
+                 "  imagenet-like   first generates an ImageNet-like JPEG tree from photographs\n"
+                 "                  that Debian wallpaper packages ship, then writes it");
+  args.positional("KIND", "folder | fashion-mnist | npy | imagenet-like")
+      .positional("PATH", "the image folder (KIND folder) or IDX directory (fashion-mnist)",
+                  false)
+      .option("output", "OUT.beton", "the file to write (replaced only when complete)")
+      .option("split", "train|test", "Fashion-MNIST split", "train")
+      .option("features", "X.npy", "features array, one row per sample (KIND npy)")
+      .option("targets", "Y.npy", "targets array, one row per sample (KIND npy)")
+      .option("images-dir", "DIR", "where imagenet-like puts its JPEG tree [default: OUT-jpegs]")
+      .option("count", "N", "number of imagenet-like images", "5000")
+      .option("classes", "N", "number of imagenet-like classes", "100")
+      .option("write-mode", "MODE", "image storage: raw | jpg | smart | proportion", "raw")
+      .option("max-resolution", "PX", "downscale images whose longer side exceeds PX")
+      .option("jpeg-quality", "Q", "JPEG quality 1..100", "90")
+      .option("compress-probability", "P", "share stored as JPEG in proportion mode", "0.5")
+      .option("smart-threshold", "BYTES", "smart mode stores JPEG above H*W*3 > BYTES")
+      .option("page-size", "SIZE", "page size, a power of two >= 2M (e.g. 8M)", "8M")
+      .option("workers", "N", "encoder threads (0: all cores)", "0")
+      .option("seed", "N", "seed of random write decisions and of imagenet-like", "0")
+      .flag("quiet", "print nothing but errors");
+  return args;
+}
+
+RgbImageOptions image_options(const Arguments& args) {
+  RgbImageOptions options;
+  options.write_mode = parse_image_write_mode(args.get("write-mode"));
+  if (args.has("max-resolution")) {
+    options.max_resolution = static_cast<int>(args.get_int("max-resolution"));
+  }
+  options.jpeg_quality = static_cast<int>(args.get_int("jpeg-quality"));
+  options.compress_probability = args.get_double("compress-probability");
+  if (args.has("smart-threshold")) options.smart_threshold = args.get_size("smart-threshold");
+  return options;
+}
+
+std::vector<NamedField> image_label_fields(const Arguments& args) {
+  return {{"image", std::make_shared<RgbImageField>(image_options(args))},
+          {"label", std::make_shared<IntField>()}};
+}
+
+std::string output_path(const Arguments& args) {
+  if (!args.has("output")) throw UsageError("missing --output OUT.beton");
+  return args.get("output");
+}
+
+// Runs the writer with a progress bar and prints the summary line.
+int write_dataset(const Arguments& args, const SampleSource& source,
+                  std::vector<NamedField> fields) {
+  const std::string output = output_path(args);
+  const bool quiet = args.get_flag("quiet");
+  WriterOptions options;
+  options.page_size = args.get_size("page-size");
+  options.num_workers = static_cast<int>(args.get_int("workers"));
+  options.seed = static_cast<std::uint64_t>(args.get_int("seed"));
+  ProgressBar progress("writing", source.size(), "samples");
+  if (!quiet) options.on_progress = [&](std::uint64_t done, std::uint64_t) { progress.update(done); };
+  DatasetWriter writer(output, std::move(fields), options);
+  const WriteSummary summary = writer.write(source);
+  if (!quiet) {
+    progress.finish();
+    std::printf("wrote %s: %llu samples, %llu pages of %llu KiB, %.1f MiB, %.1f s (%s samples/s)\n",
+                output.c_str(), static_cast<unsigned long long>(summary.num_samples),
+                static_cast<unsigned long long>(summary.num_pages),
+                static_cast<unsigned long long>(summary.page_size >> 10),
+                summary.file_size / 1048576.0, summary.seconds,
+                ProgressBar::format_rate(summary.num_samples / std::max(summary.seconds, 1e-9))
+                    .c_str());
+  }
+  return 0;
+}
+
+int write_imagenet_like(const Arguments& args) {
+  const std::string output = output_path(args);
+  ImagenetLikeOptions options;
+  options.output_dir = args.get_optional("images-dir").value_or(
+      std::filesystem::path(output).replace_extension("").string() + "-jpegs");
+  options.count = static_cast<std::uint64_t>(args.get_int("count"));
+  options.num_classes = static_cast<int>(args.get_int("classes"));
+  options.seed = static_cast<std::uint64_t>(args.get_int("seed"));
+  options.num_workers = static_cast<int>(args.get_int("workers"));
+  const bool quiet = args.get_flag("quiet");
+  ProgressBar progress("generating", options.count, "images");
+  if (!quiet) options.on_progress = [&](std::uint64_t done, std::uint64_t) { progress.update(done); };
+  const ImagenetLikeSummary summary = generate_imagenet_like(options);
+  if (!quiet) {
+    progress.finish();
+    std::printf("generated %llu JPEGs in %s from %d photographs: mean %.0fx%.0f px, %.0f KB each\n",
+                static_cast<unsigned long long>(summary.count), options.output_dir.c_str(),
+                summary.photos_used, summary.mean_width, summary.mean_height,
+                summary.total_bytes / 1000.0 / std::max<std::uint64_t>(summary.count, 1));
+  }
+  const ImageFolderSource source(options.output_dir);
+  return write_dataset(args, source, image_label_fields(args));
+}
+
+}  // namespace
+
+int write_command(const CommandArgs& argv) {
+  Arguments args = write_arguments();
+  if (!args.parse(argv)) return 0;
+  const std::string kind = args.get("KIND");
+  if (kind == "folder") {
+    if (!args.has("PATH")) throw UsageError("KIND folder needs the image folder PATH");
+    const ImageFolderSource source(args.get("PATH"));
+    return write_dataset(args, source, image_label_fields(args));
+  }
+  if (kind == "fashion-mnist") {
+    const IdxSource source = IdxSource::fashion_mnist(
+        args.get_optional("PATH").value_or(kFashionMnistDir), args.get("split"));
+    return write_dataset(args, source, image_label_fields(args));
+  }
+  if (kind == "npy") {
+    if (!args.has("features") || !args.has("targets")) {
+      throw UsageError("KIND npy needs --features X.npy and --targets Y.npy");
+    }
+    const NpySource source(args.get("features"), args.get("targets"));
+    return write_dataset(args, source, source.fields());
+  }
+  if (kind == "imagenet-like") return write_imagenet_like(args);
+  throw UsageError("unknown KIND '" + kind + "' (folder, fashion-mnist, npy, imagenet-like)");
+}
+
+}  // namespace ffcv::tools

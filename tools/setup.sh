@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Installs everything the project needs on Debian 12, then configures and builds it.
+#   tools/setup.sh            install what is missing, build into build/
+# Idempotent: a second run only checks and rebuilds what changed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+DEBIAN_PACKAGES=(
+  build-essential cmake ninja-build pkg-config git python3 python3-venv python3-dev
+  libturbojpeg0-dev libjpeg62-turbo-dev libopencv-dev zlib1g-dev
+  libtomlplusplus-dev catch2 libbenchmark-dev
+  dataset-fashion-mnist
+  plasma-workspace-wallpapers lomiri-wallpapers-16.04 mate-backgrounds
+)
+FFCV_PYPI_VERSION=1.0.2
+
+log() { printf '[setup] %s\n' "$*"; }
+
+missing=()
+for package in "${DEBIAN_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" ||
+    missing+=("$package")
+done
+if ((${#missing[@]})); then
+  log "installing Debian packages: ${missing[*]}"
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO=sudo
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
+    "${missing[@]}" >/dev/null
+fi
+
+# The project's Python environment: LibTorch (torch wheel), Python FFCV and its dependencies.
+stamp=".venv/.installed-$(cat tools/requirements.txt tools/setup.sh | sha1sum | cut -c1-12)"
+if [ ! -f "$stamp" ]; then
+  [ -x .venv/bin/python ] || { log "creating .venv"; /usr/bin/python3 -m venv .venv; }
+  log "installing Python packages into .venv (torch is large; first run takes a few minutes)"
+  .venv/bin/pip install -q --disable-pip-version-check -r tools/requirements.txt
+  log "building Python FFCV $FFCV_PYPI_VERSION against Debian's OpenCV and libturbojpeg"
+  .venv/bin/pip install -q --disable-pip-version-check --no-deps --no-build-isolation \
+    "ffcv==$FFCV_PYPI_VERSION"
+  .venv/bin/python -c 'import torch, ffcv' ||
+    { echo "[setup] the .venv cannot import torch and ffcv" >&2; exit 1; }
+  rm -f .venv/.installed-*
+  touch "$stamp"
+fi
+
+jobs=$(nproc)
+if [ ! -f build/build.ninja ]; then
+  log "configuring build/"
+  cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DFFCV_PYTHON="$PWD/.venv/bin/python" >/dev/null
+fi
+log "building with $jobs jobs"
+cmake --build build -j "$jobs" | grep -vE '^\[[0-9]+/[0-9]+\] ' || true
+test -x build/bin/ffcv || { echo "[setup] build failed" >&2; exit 1; }
+log "ready: build/bin/ffcv"

@@ -1,0 +1,60 @@
+#include "image_folder_source.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <set>
+
+#include "ffcv/errors.hpp"
+#include "image_file.hpp"
+
+namespace ffcv::tools {
+namespace {
+
+bool has_image_extension(const std::filesystem::path& path) {
+  static const std::set<std::string> kExtensions = {".jpg", ".jpeg", ".png", ".bmp", ".ppm",
+                                                    ".pgm", ".tif", ".tiff", ".webp"};
+  std::string extension = path.extension().string();
+  std::transform(extension.begin(), extension.end(), extension.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
+  return kExtensions.count(extension) != 0;
+}
+
+}  // namespace
+
+ImageFolderSource::ImageFolderSource(const std::string& root) {
+  namespace fs = std::filesystem;
+  std::error_code error;
+  if (!fs::is_directory(root, error)) {
+    throw ConfigError("image folder '" + root + "' is not a directory");
+  }
+  for (const auto& entry : fs::directory_iterator(root)) {
+    const std::string name = entry.path().filename().string();
+    if (entry.is_directory() && !name.starts_with(".")) classes_.push_back(name);
+  }
+  std::sort(classes_.begin(), classes_.end());
+  if (classes_.empty()) {
+    throw ConfigError("image folder '" + root + "' has no class subfolders (expected " + root +
+                      "/<class>/<image>)");
+  }
+  for (std::size_t label = 0; label < classes_.size(); ++label) {
+    std::vector<std::string> class_files;
+    for (const auto& entry : fs::recursive_directory_iterator(fs::path(root) / classes_[label])) {
+      const std::string name = entry.path().filename().string();
+      if (entry.is_regular_file() && !name.starts_with(".") && has_image_extension(entry.path())) {
+        class_files.push_back(entry.path().string());
+      }
+    }
+    std::sort(class_files.begin(), class_files.end());
+    for (std::string& file : class_files) {
+      files_.push_back(std::move(file));
+      labels_.push_back(static_cast<std::int64_t>(label));
+    }
+  }
+  if (files_.empty()) throw ConfigError("image folder '" + root + "' holds no image files");
+}
+
+std::vector<FieldValue> ImageFolderSource::load(std::uint64_t index) const {
+  return {read_image_file(files_[index]), labels_[index]};
+}
+
+}  // namespace ffcv::tools
