@@ -35,6 +35,7 @@ stamp=".venv/.installed-$(cat tools/requirements.txt tools/setup.sh | sha1sum | 
 if [ ! -f "$stamp" ]; then
   [ -x .venv/bin/python ] || { log "creating .venv"; /usr/bin/python3 -m venv .venv; }
   log "installing Python packages into .venv (torch is large; first run takes a few minutes)"
+  .venv/bin/pip install -q --disable-pip-version-check wheel
   .venv/bin/pip install -q --disable-pip-version-check -r tools/requirements.txt
   log "building Python FFCV $FFCV_PYPI_VERSION against Debian's OpenCV and libturbojpeg"
   .venv/bin/pip install -q --disable-pip-version-check --no-deps --no-build-isolation \

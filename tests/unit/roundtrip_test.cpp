@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "ffcv/errors.hpp"
+#include "ffcv/field_registry.hpp"
 #include "ffcv/fields/bytes_fields.hpp"
 #include "ffcv/fields/ndarray_field.hpp"
 #include "ffcv/fields/rgb_image_field.hpp"
@@ -202,4 +203,60 @@ TEST_CASE("JPEG codec round-trips and rejects garbage", "[roundtrip][image]") {
   CHECK(test::psnr(decode_jpeg(jpeg), image) > 35.0);
   const std::vector<std::uint8_t> garbage(100, 0x42);
   CHECK_THROWS_AS(decode_jpeg(garbage), EncodeError);
+}
+
+namespace {
+
+// A user-defined field (FFCV's "custom field", type id 255): a 3-byte RGB colour stored in the
+// metadata column itself, with a tag in its argument blob.
+class ColorField final : public Field {
+ public:
+  explicit ColorField(std::uint8_t tag) : tag_(tag) {}
+  std::uint8_t type_id() const override { return kCustomFieldTypeId; }
+  std::string type_name() const override { return "Color"; }
+  ColumnType column_type() const override { return {3, 1}; }
+  FieldArgs args() const override {
+    FieldArgs args{};
+    args[0] = tag_;
+    return args;
+  }
+  void encode(const FieldValue& value, std::uint8_t* column, std::vector<EncodedAllocation>&,
+              const EncodeContext&) const override {
+    const auto rgb = std::get<std::int64_t>(value);
+    column[0] = rgb & 0xff;
+    column[1] = (rgb >> 8) & 0xff;
+    column[2] = (rgb >> 16) & 0xff;
+  }
+  FieldValue decode(const std::uint8_t* column, const HeapView&) const override {
+    return std::int64_t{column[0]} | std::int64_t{column[1]} << 8 | std::int64_t{column[2]} << 16;
+  }
+  std::string describe(const std::uint8_t*) const override { return "{}"; }
+  std::uint8_t tag() const { return tag_; }
+
+ private:
+  std::uint8_t tag_;
+};
+
+}  // namespace
+
+TEST_CASE("custom fields plug in by name and keep their argument blob", "[roundtrip]") {
+  TempDir dir;
+  auto make = [](std::uint64_t i) -> std::vector<FieldValue> {
+    return {static_cast<std::int64_t>(i * 0x010203), static_cast<std::int64_t>(i)};
+  };
+  DatasetWriter(dir.file("custom.beton"),
+                {{"color", std::make_shared<ColorField>(42)}, {"label", std::make_shared<IntField>()}})
+      .write(FunctionSource(50, make));
+  CHECK_THROWS_WITH(Reader(dir.file("custom.beton")), Catch::Contains("custom field"));
+  ReaderOptions options;
+  options.custom_fields["color"] = [](const FieldArgs& args) {
+    return std::make_shared<ColorField>(args[0]);
+  };
+  const Reader reader(dir.file("custom.beton"), options);
+  CHECK(dynamic_cast<const ColorField&>(*reader.fields()[0].field).tag() == 42);
+  CHECK(reader.layout().column_offsets[1] == 8);  // 3 bytes, then the int64 aligned to 8
+  for (std::uint64_t i = 0; i < 50; ++i) {
+    CHECK(std::get<std::int64_t>(reader.decode(i, 0)) == static_cast<std::int64_t>(i * 0x010203));
+    CHECK(std::get<std::int64_t>(reader.decode(i, 1)) == static_cast<std::int64_t>(i));
+  }
 }
