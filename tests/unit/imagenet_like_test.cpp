@@ -1,11 +1,9 @@
 // Tests of the ImageNet-like JPEG generator (tools/sources/imagenet_like.hpp): the photo search
 // rules, the error without photos, and, where Debian's wallpaper packages are installed, that
 // the output is the same for 1 and 2 workers, decodes, and has ImageNet-like sizes.
-#include <unistd.h>
+#include <catch2/catch.hpp>
 
 #include <algorithm>
-#include <atomic>
-#include <catch2/catch.hpp>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
@@ -17,43 +15,18 @@
 
 #include "ffcv/errors.hpp"
 #include "ffcv/jpeg_codec.hpp"
-#include "imagenet_like.hpp"
+#include "sources/imagenet_like.hpp"
+#include "test_support.hpp"
+
+using ffcv::test::TempDir;
 
 namespace {
 
 namespace fs = std::filesystem;
 
-// A fresh folder under the system's temporary folder, removed with everything in it at the end.
-class TempDir {
- public:
-  TempDir() {
-    static std::atomic<int> counter{0};
-    path_ = fs::temp_directory_path() / ("ffcv_imagenet_like_test_" + std::to_string(::getpid()) +
-                                         "_" + std::to_string(counter++));
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code error;
-    fs::remove_all(path_, error);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
-
 void touch(const fs::path& path) {
   fs::create_directories(path.parent_path());
   std::ofstream(path) << "x";
-}
-
-std::vector<std::uint8_t> read_bytes(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
 // Every regular file under `root`, by path relative to it.
@@ -61,7 +34,8 @@ std::map<std::string, std::vector<std::uint8_t>> read_tree(const fs::path& root)
   std::map<std::string, std::vector<std::uint8_t>> files;
   for (const auto& entry : fs::recursive_directory_iterator(root)) {
     if (entry.is_regular_file()) {
-      files[fs::relative(entry.path(), root).string()] = read_bytes(entry.path());
+      files[fs::relative(entry.path(), root).string()] =
+          ffcv::test::read_file(entry.path().string());
     }
   }
   return files;
@@ -119,10 +93,11 @@ TEST_CASE("find_source_photos applies the wallpaper rules", "[imagenet_like]") {
 TEST_CASE("generate_imagenet_like without photos names the folders and packages",
           "[imagenet_like]") {
   const TempDir temp;
+  const fs::path root = temp.path();
   ffcv::tools::ImagenetLikeOptions options;
-  options.output_dir = (temp.path() / "out").string();
+  options.output_dir = (root / "out").string();
   options.count = 3;
-  options.photo_dirs = {(temp.path() / "no_photos_here").string()};
+  options.photo_dirs = {(root / "no_photos_here").string()};
   try {
     ffcv::tools::generate_imagenet_like(options);
     FAIL("expected a ConfigError");
@@ -134,6 +109,22 @@ TEST_CASE("generate_imagenet_like without photos names the folders and packages"
   }
 }
 
+TEST_CASE("generate_imagenet_like reports a photo it cannot decode", "[imagenet_like]") {
+  const TempDir temp;
+  const fs::path root = temp.path();
+  touch(root / "photos" / "broken.jpg");
+  ffcv::tools::ImagenetLikeOptions options;
+  options.output_dir = (root / "out").string();
+  options.count = 4;
+  options.num_workers = 2;
+  options.photo_dirs = {(root / "photos").string()};
+  CHECK_THROWS_AS(ffcv::tools::generate_imagenet_like(options), ffcv::EncodeError);
+  CHECK_THROWS_WITH(ffcv::tools::generate_imagenet_like(options),
+                    Catch::Matchers::Contains("broken.jpg"));
+  options.output_dir.clear();
+  CHECK_THROWS_AS(ffcv::tools::generate_imagenet_like(options), ffcv::ConfigError);
+}
+
 TEST_CASE("generate_imagenet_like is deterministic and ImageNet-like", "[imagenet_like]") {
   if (ffcv::tools::find_source_photos(ffcv::tools::default_photo_dirs()).empty()) {
     WARN("no source photos installed (" << ffcv::tools::photo_packages_hint()
@@ -141,6 +132,7 @@ TEST_CASE("generate_imagenet_like is deterministic and ImageNet-like", "[imagene
     return;
   }
   const TempDir temp;
+  const fs::path root = temp.path();
   constexpr std::uint64_t kCount = 60;
   constexpr int kClasses = 10;
   ffcv::tools::ImagenetLikeOptions options;
@@ -149,14 +141,14 @@ TEST_CASE("generate_imagenet_like is deterministic and ImageNet-like", "[imagene
   options.seed = 0;  // its first 60 images include every encoding (checked below)
 
   std::vector<std::pair<std::uint64_t, std::uint64_t>> progress;
-  options.output_dir = (temp.path() / "one").string();
+  options.output_dir = (root / "one").string();
   options.num_workers = 1;
   options.on_progress = [&](std::uint64_t done, std::uint64_t total) {
     progress.emplace_back(done, total);
   };
   const ffcv::tools::ImagenetLikeSummary one = ffcv::tools::generate_imagenet_like(options);
 
-  options.output_dir = (temp.path() / "two").string();
+  options.output_dir = (root / "two").string();
   options.num_workers = 2;
   options.on_progress = nullptr;
   const ffcv::tools::ImagenetLikeSummary two = ffcv::tools::generate_imagenet_like(options);
@@ -170,8 +162,8 @@ TEST_CASE("generate_imagenet_like is deterministic and ImageNet-like", "[imagene
   }
 
   // Same bytes whatever the number of workers.
-  const auto files_one = read_tree(temp.path() / "one");
-  const auto files_two = read_tree(temp.path() / "two");
+  const auto files_one = read_tree(root / "one");
+  const auto files_two = read_tree(root / "two");
   REQUIRE(files_one.size() == kCount);
   CHECK(files_one == files_two);
   CHECK(one.total_bytes == two.total_bytes);
@@ -180,7 +172,7 @@ TEST_CASE("generate_imagenet_like is deterministic and ImageNet-like", "[imagene
   for (int c = 0; c < kClasses; ++c) {
     char name[8];
     std::snprintf(name, sizeof name, "c%03d", c);
-    CHECK(fs::is_directory(temp.path() / "one" / name));
+    CHECK(fs::is_directory(root / "one" / name));
   }
 
   // Every file decodes, with ImageNet-like sizes; the summary matches the files.
