@@ -3,6 +3,8 @@
 
 #include <cmath>
 
+#include <opencv2/imgproc.hpp>
+
 #include "ffcv/errors.hpp"
 #include "ffcv/field_registry.hpp"
 #include "ffcv/fields/bytes_fields.hpp"
@@ -259,4 +261,32 @@ TEST_CASE("custom fields plug in by name and keep their argument blob", "[roundt
     CHECK(std::get<std::int64_t>(reader.decode(i, 0)) == static_cast<std::int64_t>(i * 0x010203));
     CHECK(std::get<std::int64_t>(reader.decode(i, 1)) == static_cast<std::int64_t>(i));
   }
+}
+
+TEST_CASE("JPEG sources decoded at a reduced DCT scale match a full decode and area resize",
+          "[roundtrip][image]") {
+  // The writer decodes a source JPEG at the smallest n/8 scale that still covers the stored
+  // size. Reference: full-size accurate decode, then OpenCV INTER_AREA (FFCV's writer path).
+  // DCT-domain scaling and area averaging differ by rounding and filter shape only; 35 dB on
+  // smooth content leaves room for that and fails on any geometric error.
+  TempDir dir;
+  const RgbImage original = test::gradient_image(1000, 750, 9);
+  const JpegFile file{encode_jpeg(original, 95)};
+  RgbImageOptions options;
+  options.max_resolution = 200;
+  DatasetWriter(dir.file("scaled.beton"), {{"image", std::make_shared<RgbImageField>(options)}})
+      .write(FunctionSource(1, [&](std::uint64_t) { return std::vector<FieldValue>{file}; }));
+  const RgbImage stored = std::get<RgbImage>(Reader(dir.file("scaled.beton")).decode(0, 0));
+  REQUIRE(stored.width == 200);
+  REQUIRE(stored.height == 150);
+  const RgbImage full = decode_jpeg(file.bytes, {.fast_dct = false});
+  RgbImage reference{200, 150, std::vector<std::uint8_t>(200 * 150 * 3)};
+  cv::resize(cv::Mat(750, 1000, CV_8UC3, const_cast<std::uint8_t*>(full.pixels.data())),
+             cv::Mat(150, 200, CV_8UC3, reference.pixels.data()), cv::Size(200, 150), 0, 0,
+             cv::INTER_AREA);
+  CHECK(test::psnr(stored, reference) > 35.0);
+  // Scaled decoding picks the smallest scale still covering the request.
+  const RgbImage quarter = decode_jpeg(file.bytes, {.min_width = 200, .min_height = 150});
+  CHECK(quarter.width == 250);
+  CHECK(quarter.height == 188);
 }

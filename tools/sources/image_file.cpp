@@ -14,11 +14,16 @@
 
 namespace ffcv::tools {
 
-RgbImage read_image_file(const std::string& path) {
+FieldValue read_image_value(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw EncodeError("cannot open image file '" + path + "'");
-  const std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)),
-                                        std::istreambuf_iterator<char>());
+  std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)),
+                                  std::istreambuf_iterator<char>());
+  try {
+    if (read_jpeg_info(bytes).rgb_convertible) return JpegFile{std::move(bytes)};
+  } catch (const EncodeError&) {
+    // Not a JPEG (or a damaged one): let OpenCV try, and report its verdict.
+  }
 #ifdef FFCV_HAVE_IMGCODECS
   cv::Mat decoded;
   try {
@@ -38,12 +43,8 @@ RgbImage read_image_file(const std::string& path) {
   cv::cvtColor(decoded, rgb, cv::COLOR_BGR2RGB);
   return image;
 #else
-  try {
-    return decode_jpeg(bytes);
-  } catch (const EncodeError& error) {
-    throw EncodeError("cannot decode image file '" + path + "': " + error.what() +
-                      " (this build reads JPEG sources only)");
-  }
+  throw EncodeError("cannot decode image file '" + path +
+                    "' (this build reads RGB or grayscale JPEG sources only)");
 #endif
 }
 

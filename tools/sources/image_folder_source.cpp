@@ -54,7 +54,7 @@ ImageFolderSource::ImageFolderSource(const std::string& root) {
 }
 
 std::vector<FieldValue> ImageFolderSource::load(std::uint64_t index) const {
-  return {read_image_file(files_[index]), labels_[index]};
+  return {read_image_value(files_[index]), labels_[index]};
 }
 
 }  // namespace ffcv::tools

@@ -16,6 +16,18 @@ namespace ffcv {
 struct JpegInfo {
   int width = 0;
   int height = 0;
+  // False for CMYK/YCCK files, which TurboJPEG cannot convert to RGB.
+  bool rgb_convertible = true;
+};
+
+struct JpegDecodeOptions {
+  // The fast integer IDCT, as FFCV's loader uses; false for libjpeg's accurate one (as PIL and
+  // OpenCV decode source images).
+  bool fast_dct = true;
+  // Decode at the smallest DCT scale (n/8 of the full size) whose output is still at least this
+  // large; 0 decodes at full size. The returned image has the scaled size.
+  int min_width = 0;
+  int min_height = 0;
 };
 
 // Encodes packed RGB pixels. Throws EncodeError on failure.
@@ -25,6 +37,6 @@ std::vector<std::uint8_t> encode_jpeg(const RgbImage& image, int quality);
 JpegInfo read_jpeg_info(std::span<const std::uint8_t> jpeg);
 
 // Decodes a whole JPEG into packed RGB. Throws EncodeError when it cannot be decoded.
-RgbImage decode_jpeg(std::span<const std::uint8_t> jpeg);
+RgbImage decode_jpeg(std::span<const std::uint8_t> jpeg, const JpegDecodeOptions& options = {});
 
 }  // namespace ffcv

@@ -27,6 +27,13 @@ struct NdArray {
   std::vector<std::uint8_t> bytes;
 };
 
+// An image still in its JPEG file encoding. A source hands this over instead of decoded pixels
+// so that the image field decodes it itself: when the field will downscale anyway (max
+// resolution), it decodes at a reduced DCT scale and resizes less, which is much cheaper.
+struct JpegFile {
+  std::vector<std::uint8_t> bytes;
+};
+
 // A JSON document as text (without FFCV's trailing NUL).
 struct JsonText {
   std::string text;
@@ -36,7 +43,7 @@ using Bytes = std::vector<std::uint8_t>;
 
 // One field's value for one sample. monostate means "no value" and is refused by the writer.
 using FieldValue = std::variant<std::monostate, std::int64_t, double, RgbImage, NdArray, Bytes,
-                                JsonText>;
+                                JsonText, JpegFile>;
 
 // Human-readable name of the alternative a value holds ("int", "image", ...), for errors.
 const char* value_kind_name(const FieldValue& value);

@@ -15,19 +15,43 @@ namespace {
 
 constexpr std::uint32_t kProportionStream = 0x70726f70;  // "prop"
 
+struct Size {
+  int width, height;
+};
+
 // FFCV's resizer: scale so the longer side is `max_side`, truncating, never upscaling.
-RgbImage limit_resolution(const RgbImage& image, int max_side) {
-  const double ratio = static_cast<double>(max_side) / std::max(image.width, image.height);
-  if (ratio >= 1.0) return image;
+Size stored_size(int width, int height, std::optional<int> max_side) {
+  if (!max_side) return {width, height};
+  const double ratio = static_cast<double>(*max_side) / std::max(width, height);
+  if (ratio >= 1.0) return {width, height};
+  return {std::max(1, static_cast<int>(ratio * width)), std::max(1, static_cast<int>(ratio * height))};
+}
+
+RgbImage resize_area(const RgbImage& image, Size size) {
   RgbImage resized;
-  resized.width = std::max(1, static_cast<int>(ratio * image.width));
-  resized.height = std::max(1, static_cast<int>(ratio * image.height));
+  resized.width = size.width;
+  resized.height = size.height;
   resized.pixels.resize(resized.byte_size());
   const cv::Mat source(image.height, image.width, CV_8UC3,
                        const_cast<std::uint8_t*>(image.pixels.data()));
   cv::Mat target(resized.height, resized.width, CV_8UC3, resized.pixels.data());
   cv::resize(source, target, target.size(), 0, 0, cv::INTER_AREA);
   return resized;
+}
+
+// Decodes a source JPEG at the smallest DCT scale that still covers twice the stored size
+// (accurate IDCT, as source images are decoded elsewhere), then area-resizes the rest of the
+// way. Keeping at least a 2x area reduction makes the result follow FFCV's full decode + area
+// resize closely (DCT scaling alone filters differently); it still skips most of the decoding
+// work for large sources.
+RgbImage decode_source_jpeg(const JpegFile& file, std::optional<int> max_side) {
+  const JpegInfo info = read_jpeg_info(file.bytes);
+  const Size size = stored_size(info.width, info.height, max_side);
+  RgbImage image = decode_jpeg(file.bytes, {.fast_dct = false,
+                                            .min_width = 2 * size.width,
+                                            .min_height = 2 * size.height});
+  if (image.width == size.width && image.height == size.height) return image;
+  return resize_area(image, size);
 }
 
 }  // namespace
@@ -98,29 +122,38 @@ bool RgbImageField::choose_jpeg(const RgbImage& image, const EncodeContext& cont
 void RgbImageField::encode(const FieldValue& value, std::uint8_t* column,
                            std::vector<EncodedAllocation>& heap,
                            const EncodeContext& context) const {
-  const RgbImage& input = expect_value<RgbImage>(value, "RGBImage", "an RGB image");
-  if (input.width <= 0 || input.height <= 0 || input.pixels.size() != input.byte_size()) {
-    throw EncodeError("RGBImage value of " + std::to_string(input.width) + "x" +
-                      std::to_string(input.height) + " holds " +
-                      std::to_string(input.pixels.size()) + " bytes, expected width*height*3");
+  RgbImage converted;  // holds the pixels when they are not the input's own
+  const RgbImage* image = &converted;
+  if (const auto* file = std::get_if<JpegFile>(&value)) {
+    converted = decode_source_jpeg(*file, options_.max_resolution);
+  } else {
+    const RgbImage& input = expect_value<RgbImage>(value, "RGBImage", "an RGB image");
+    if (input.width <= 0 || input.height <= 0 || input.pixels.size() != input.byte_size()) {
+      throw EncodeError("RGBImage value of " + std::to_string(input.width) + "x" +
+                        std::to_string(input.height) + " holds " +
+                        std::to_string(input.pixels.size()) + " bytes, expected width*height*3");
+    }
+    const Size size = stored_size(input.width, input.height, options_.max_resolution);
+    if (size.width == input.width && size.height == input.height) {
+      image = &input;
+    } else {
+      converted = resize_area(input, size);
+    }
   }
-  const RgbImage image = options_.max_resolution
-                             ? limit_resolution(input, *options_.max_resolution)
-                             : input;
-  if (image.width > kMaxSide || image.height > kMaxSide) {
-    throw EncodeError("image of " + std::to_string(image.width) + "x" +
-                      std::to_string(image.height) +
+  if (image->width > kMaxSide || image->height > kMaxSide) {
+    throw EncodeError("image of " + std::to_string(image->width) + "x" +
+                      std::to_string(image->height) +
                       " exceeds the format's 65535-pixel side limit (set a max resolution)");
   }
   ImageMetadata metadata;
-  metadata.width = static_cast<std::uint16_t>(image.width);
-  metadata.height = static_cast<std::uint16_t>(image.height);
-  if (choose_jpeg(image, context)) {
+  metadata.width = static_cast<std::uint16_t>(image->width);
+  metadata.height = static_cast<std::uint16_t>(image->height);
+  if (choose_jpeg(*image, context)) {
     metadata.mode = StoredImageMode::kJpg;
-    heap.push_back({encode_jpeg(image, options_.jpeg_quality), 5});
+    heap.push_back({encode_jpeg(*image, options_.jpeg_quality), 5});
   } else {
     metadata.mode = StoredImageMode::kRaw;
-    heap.push_back({image.pixels, 5});
+    heap.push_back({image == &converted ? std::move(converted.pixels) : image->pixels, 5});
   }
   metadata.store(column);
 }

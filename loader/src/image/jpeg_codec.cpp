@@ -60,18 +60,31 @@ JpegInfo read_jpeg_info(std::span<const std::uint8_t> jpeg) {
                           &colorspace) != 0) {
     throw EncodeError(std::string("not a readable JPEG: ") + tjGetErrorStr2(handle));
   }
-  return {width, height};
+  return {width, height, colorspace != TJCS_CMYK && colorspace != TJCS_YCCK};
 }
 
-RgbImage decode_jpeg(std::span<const std::uint8_t> jpeg) {
+RgbImage decode_jpeg(std::span<const std::uint8_t> jpeg, const JpegDecodeOptions& options) {
   const JpegInfo info = read_jpeg_info(jpeg);
+  if (!info.rgb_convertible) throw EncodeError("CMYK JPEGs cannot be decoded to RGB here");
+  tjscalingfactor scale{1, 1};
+  if (options.min_width > 0 || options.min_height > 0) {
+    int count = 0;
+    const tjscalingfactor* factors = tjGetScalingFactors(&count);
+    for (int k = 0; k < count; ++k) {
+      const tjscalingfactor f = factors[k];
+      const bool large_enough = TJSCALED(info.width, f) >= options.min_width &&
+                                TJSCALED(info.height, f) >= options.min_height;
+      if (f.num <= f.denom && large_enough && f.num * scale.denom < scale.num * f.denom) scale = f;
+    }
+  }
   tjhandle handle = decompressor();
   RgbImage image;
-  image.width = info.width;
-  image.height = info.height;
+  image.width = TJSCALED(info.width, scale);
+  image.height = TJSCALED(info.height, scale);
   image.pixels.resize(image.byte_size());
-  const int status = tjDecompress2(handle, jpeg.data(), jpeg.size(), image.pixels.data(),
-                                   info.width, 0, info.height, TJPF_RGB, TJFLAG_FASTDCT);
+  const int status =
+      tjDecompress2(handle, jpeg.data(), jpeg.size(), image.pixels.data(), image.width, 0,
+                    image.height, TJPF_RGB, options.fast_dct ? TJFLAG_FASTDCT : TJFLAG_ACCURATEDCT);
   if (failed(handle, status)) {
     throw EncodeError(std::string("JPEG decoding failed: ") + tjGetErrorStr2(handle));
   }

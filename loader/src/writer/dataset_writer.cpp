@@ -78,7 +78,7 @@ WriteSummary DatasetWriter::write(const SampleSource& source) {
 
   // Encoding runs ahead of placement by at most `window` samples, bounding memory.
   const int num_workers = resolve_workers(options_.num_workers);
-  const std::uint64_t window = std::max<std::uint64_t>(16, 4 * std::uint64_t(num_workers));
+  const std::uint64_t window = std::max<std::uint64_t>(32, 8 * std::uint64_t(num_workers));
   std::vector<EncodedSample> slots(window);
   std::mutex mutex;
   std::condition_variable sample_ready, slot_free;
