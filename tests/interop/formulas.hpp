@@ -4,10 +4,11 @@
 // writer in one language and a checker in the other agree without exchanging the data itself:
 //   pix(i, y, x, c)            = (i*31 + y*3 + x*5 + c*7) % 256            raw images, exact
 //   smooth(i, y, x, c, W, H)   = 10 + (i*7)%40 + c*25 + (x*90)/max(W-1,1) + (y*60)/max(H-1,1)
-//                                                                       JPEG images, compared by MAE
+//                                                                       JPEG images, compared by
+//                                                                       MAE
 //   nd_code(i, k)              = (i*131 + k*7) % 251, mapped per dtype by nd_element()
-//   runs(i, k)                 = (i*7 + k/4096) % 256                      long runs (compress well)
-//   bytes_code(i, k)           = (i*17 + k*3 + 1) % 256
+//   runs(i, k)                 = (i*7 + k/4096) % 256                      long runs (compress
+//   well) bytes_code(i, k)           = (i*17 + k*3 + 1) % 256
 #pragma once
 
 #include <algorithm>
@@ -51,7 +52,8 @@ inline ffcv::RgbImage make_image(const std::string& formula, std::uint64_t i, in
   for (int y = 0; y < height; ++y) {
     for (int x = 0; x < width; ++x) {
       for (int c = 0; c < 3; ++c) {
-        image.pixels[n++] = static_cast<std::uint8_t>(image_pixel(formula, i, y, x, c, width, height));
+        image.pixels[n++] =
+            static_cast<std::uint8_t>(image_pixel(formula, i, y, x, c, width, height));
       }
     }
   }
@@ -62,7 +64,9 @@ inline int nd_code(std::uint64_t i, std::uint64_t k) {
   return static_cast<int>((i * 131 + k * 7) % 251);
 }
 
-inline int runs(std::uint64_t i, std::uint64_t k) { return static_cast<int>((i * 7 + k / 4096) % 256); }
+inline int runs(std::uint64_t i, std::uint64_t k) {
+  return static_cast<int>((i * 7 + k / 4096) % 256);
+}
 
 inline int bytes_code(std::uint64_t i, std::uint64_t k) {
   return static_cast<int>((i * 17 + k * 3 + 1) % 256);
@@ -99,7 +103,8 @@ inline void store_element(const ffcv::DType& dtype, int code, std::uint8_t* out)
     case 'i': {
       const std::int64_t value = dtype.kind == 'u' ? code * multiplier : (code - 125) * multiplier;
       const auto bits = static_cast<std::uint64_t>(value);
-      for (std::size_t b = 0; b < dtype.itemsize; ++b) out[b] = static_cast<std::uint8_t>(bits >> (8 * b));
+      for (std::size_t b = 0; b < dtype.itemsize; ++b)
+        out[b] = static_cast<std::uint8_t>(bits >> (8 * b));
       return;
     }
     case 'f': {

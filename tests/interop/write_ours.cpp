@@ -104,13 +104,13 @@ FieldSpec array_field(const std::string& name, const std::string& typestr,
   for (std::uint64_t d : shape) count *= d;
   return {name, std::make_shared<ffcv::NdArrayField>(dtype, shape),
           [=](std::uint64_t i) {
-            return FieldValue{ffcv::NdArray{dtype, shape,
-                                            interop::make_array_bytes(formula, dtype, i, count)}};
+            return FieldValue{
+                ffcv::NdArray{dtype, shape, interop::make_array_bytes(formula, dtype, i, count)}};
           },
           [=](std::uint64_t) {
-            return head(name, "NDArray") + ", \"dtype\": \"" + dtype.typestr() +
-                   "\", \"shape\": " +
-                   json_list(shape.size(), [&](std::uint64_t d) { return std::to_string(shape[d]); }) +
+            return head(name, "NDArray") + ", \"dtype\": \"" + dtype.typestr() + "\", \"shape\": " +
+                   json_list(shape.size(),
+                             [&](std::uint64_t d) { return std::to_string(shape[d]); }) +
                    ", \"formula\": \"" + formula + "\"}";
           }};
 }
@@ -186,7 +186,10 @@ std::vector<FileSpec> file_specs() {
   std::vector<FileSpec> files;
 
   // Scalars only: no heap at all, so no pages and an empty allocation table.
-  files.push_back({"scalars.beton", 37, ffcv::kDefaultPageSize, 5,
+  files.push_back({"scalars.beton",
+                   37,
+                   ffcv::kDefaultPageSize,
+                   5,
                    {int_field("label",
                               [](std::uint64_t i) -> std::int64_t {
                                 if (i == 1) return std::numeric_limits<std::int64_t>::max();
@@ -236,8 +239,9 @@ std::vector<FileSpec> file_specs() {
                    ffcv::kDefaultPageSize,
                    5,
                    {int_field("label", label),
-                    image_field("image", mode(ImageWriteMode::kJpg), "smooth",
-                                [](std::uint64_t) { return Size{64, 48}; })}});
+                    image_field("image", mode(ImageWriteMode::kJpg), "smooth", [](std::uint64_t) {
+                      return Size{64, 48};
+                    })}});
 
   files.push_back({"images_proportion.beton",
                    40,
@@ -257,12 +261,16 @@ std::vector<FileSpec> file_specs() {
        ffcv::kDefaultPageSize,
        10,
        {image_field("image", mode(ImageWriteMode::kRaw), "pix",
-                    [](std::uint64_t) { return Size{20, 12}; }),
+                    [](std::uint64_t) {
+                      return Size{20, 12};
+                    }),
         int_field("label", label), bytes_field("blob", [](std::uint64_t i) { return 1 + i * 3; }),
         float_field("x", [](std::uint64_t i) { return i * 0.5 - 4.25; }),
         array_field("arr", "<f4", {3}), json_field("meta", sample_json),
         image_field("photo", mode(ImageWriteMode::kJpg), "smooth",
-                    [](std::uint64_t) { return Size{32, 32}; }),
+                    [](std::uint64_t) {
+                      return Size{32, 32};
+                    }),
         int_field("field_name_16chr", [](std::uint64_t i) { return std::int64_t(i) * -11; })}});
 
   // A 2 MiB page size with enough data (about 137 KB a sample) to fill several pages.
@@ -271,7 +279,9 @@ std::vector<FileSpec> file_specs() {
                    std::uint64_t{2} << 20,
                    7,
                    {image_field("image", mode(ImageWriteMode::kRaw), "pix",
-                                [](std::uint64_t) { return Size{160, 120}; }),
+                                [](std::uint64_t) {
+                                  return Size{160, 120};
+                                }),
                     array_field("vec", "<f4", {20000}), int_field("label", label)}});
   return files;
 }

@@ -166,3 +166,20 @@ TEST_CASE("files that are not .beton files are refused", "[reader][errors]") {
   CHECK_THROWS_AS(Reader(dir.file("absent.beton")), IoError);
   CHECK_THROWS_AS(Reader(dir.path()), IoError);
 }
+
+TEST_CASE("an empty allocation sharing its pointer is refused with that explanation",
+          "[reader][errors]") {
+  // Python FFCV writes an empty Bytes value as a zero-size allocation at the same pointer as
+  // the next allocation; no reader can tell the two apart by pointer.
+  TempDir dir;
+  auto make = [](std::uint64_t i) -> std::vector<FieldValue> { return {Bytes(5 + i, 1)}; };
+  DatasetWriter(dir.file("b.beton"), {{"blob", std::make_shared<BytesField>()}})
+      .write(test::FunctionSource(2, make));
+  std::vector<std::uint8_t> bytes = test::read_file(dir.file("b.beton"));
+  const std::uint64_t table = Reader(dir.file("b.beton")).header().alloc_table_ptr;
+  std::copy_n(bytes.begin() + table + 24 + 8, 8, bytes.begin() + table + 8);  // ptr of sample 1
+  std::fill_n(bytes.begin() + table + 16, 8, 0);                              // size 0
+  test::write_file(dir.file("empty.beton"), bytes);
+  CHECK_THAT(open_and_decode(dir.file("empty.beton")),
+             Catch::Contains("allocation 0 of sample 0 is empty"));
+}

@@ -120,7 +120,7 @@ TEST_CASE("ffcv write and inspect work end to end and fail clearly", "[cli]") {
   // An undecodable image names the file; nothing is written.
   test::write_file(dir.file("images/cls/9.jpg"), {0xff, 0xd8, 0xff, 0x00, 0x12});
   CHECK(test::run_cli("write folder " + dir.file("images") + " --output " + dir.file("b.beton"), out) == 1);
-  CHECK_THAT(out, Catch::Contains("cls/9.jpg") && Catch::Contains("cannot decode"));
+  CHECK_THAT(out, Catch::Contains("cls/9.jpg") && Catch::Contains("decod"));
   CHECK_FALSE(std::filesystem::exists(dir.file("b.beton")));
   // Unwritable output, corrupt input, mistyped options.
   CHECK(test::run_cli("write folder " + dir.file("images") + " --output /nonexistent/x.beton", out) == 1);

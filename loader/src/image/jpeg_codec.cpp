@@ -60,6 +60,7 @@ JpegInfo read_jpeg_info(std::span<const std::uint8_t> jpeg) {
                           &colorspace) != 0) {
     throw EncodeError(std::string("not a readable JPEG: ") + tjGetErrorStr2(handle));
   }
+  if (width <= 0 || height <= 0) throw EncodeError("not a readable JPEG: empty frame size");
   return {width, height, colorspace != TJCS_CMYK && colorspace != TJCS_YCCK};
 }
 

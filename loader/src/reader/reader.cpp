@@ -148,6 +148,15 @@ void Reader::parse_allocations() {
     const AllocEntry& previous = entries[i - 1].entry;
     const AllocEntry& current = entries[i].entry;
     if (current.ptr < previous.ptr + std::max<std::uint64_t>(previous.size, 1)) {
+      if (previous.size == 0 || current.size == 0) {
+        const IndexedEntry& empty = previous.size == 0 ? entries[i - 1] : entries[i];
+        fail("allocation " + std::to_string(empty.table_index) + " of sample " +
+                 std::to_string(empty.entry.sample_id) +
+                 " is empty (zero bytes, as FFCV writes an empty Bytes value) and shares "
+                 "pointer " + std::to_string(empty.entry.ptr) +
+                 " with another allocation, so neither can be located",
+             table + empty.table_index * kAllocEntrySize);
+      }
       fail("allocations " + std::to_string(entries[i - 1].table_index) + " and " +
                std::to_string(entries[i].table_index) + " overlap at " +
                std::to_string(current.ptr),
