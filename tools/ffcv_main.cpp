@@ -18,7 +18,8 @@ struct Command {
 const std::map<std::string, Command>& commands() {
   static const std::map<std::string, Command> kCommands = {
       {"write", {ffcv::tools::write_command, "write a .beton dataset from images, IDX or .npy"}},
-      {"inspect", {ffcv::tools::inspect_command, "describe a .beton file, a sample, or export one"}},
+      {"inspect",
+       {ffcv::tools::inspect_command, "describe a .beton file, a sample, or export one"}},
   };
   return kCommands;
 }

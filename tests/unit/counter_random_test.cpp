@@ -16,7 +16,8 @@ TEST_CASE("philox4x32-10 matches the Random123 known answers", "[random]") {
         Out{0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1});
 }
 
-TEST_CASE("uniform01 is a pure function of its key and counter, spread evenly below 1", "[random]") {
+TEST_CASE("uniform01 is a pure function of its key and counter, spread evenly below 1",
+          "[random]") {
   CHECK(uniform01(7, 1, 123, 0) == uniform01(7, 1, 123, 0));
   CHECK(uniform01(7, 1, 123, 0) != uniform01(8, 1, 123, 0));
   CHECK(uniform01(7, 1, 123, 0) != uniform01(7, 2, 123, 0));

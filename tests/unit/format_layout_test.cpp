@@ -39,9 +39,12 @@ TEST_CASE("metadata records follow numpy align=True layouts", "[format]") {
     std::size_t size;
   };
   const std::vector<Case> cases = {
-      {{rgb, integer}, {0, 16}, 24},         {{integer, rgb}, {0, 8}, 24},
-      {{rgb}, {0}, 13},                      {{real, integer}, {0, 8}, 16},
-      {{rgb, rgb, integer}, {0, 13, 32}, 40}, {{bytes, array, integer}, {0, 16, 24}, 32},
+      {{rgb, integer}, {0, 16}, 24},
+      {{integer, rgb}, {0, 8}, 24},
+      {{rgb}, {0}, 13},
+      {{real, integer}, {0, 8}, 16},
+      {{rgb, rgb, integer}, {0, 13, 32}, 40},
+      {{bytes, array, integer}, {0, 16, 24}, 32},
       {{rgb, bytes}, {0, 13}, 29},
   };
   for (const Case& c : cases) {

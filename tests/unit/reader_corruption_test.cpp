@@ -23,10 +23,12 @@ std::vector<std::uint8_t> make_reference_file(const std::string& path) {
   const std::vector<NamedField> fields = {
       {"image", std::make_shared<RgbImageField>(options)},
       {"label", std::make_shared<IntField>()},
-      {"vector", std::make_shared<NdArrayField>(DType::parse("<f4"), std::vector<std::uint64_t>{6})},
+      {"vector",
+       std::make_shared<NdArrayField>(DType::parse("<f4"), std::vector<std::uint64_t>{6})},
       {"meta", std::make_shared<JsonField>()}};
   auto make = [](std::uint64_t i) -> std::vector<FieldValue> {
-    NdArray vector{DType::parse("<f4"), {6}, std::vector<std::uint8_t>(24, static_cast<std::uint8_t>(i))};
+    NdArray vector{
+        DType::parse("<f4"), {6}, std::vector<std::uint8_t>(24, static_cast<std::uint8_t>(i))};
     return {test::gradient_image(20 + static_cast<int>(i), 10 + static_cast<int>(i % 7), i),
             static_cast<std::int64_t>(i), vector, JsonText{"{\"i\": " + std::to_string(i) + "}"}};
   };
@@ -61,8 +63,10 @@ TEST_CASE("truncation anywhere is a clear FormatError", "[reader][errors]") {
   const std::vector<std::uint8_t> bytes = make_reference_file(dir.file("ok.beton"));
   const Reader reader(dir.file("ok.beton"));
   std::vector<std::size_t> cuts = {0, 1, 23, 24, 25, 24 + 1041, 24 + 4 * 1041 - 1};
-  for (std::size_t c = reader.metadata_offset(); c < reader.metadata_end(); c += 37) cuts.push_back(c);
-  for (std::size_t c = reader.metadata_end(); c < bytes.size(); c += bytes.size() / 97) cuts.push_back(c);
+  for (std::size_t c = reader.metadata_offset(); c < reader.metadata_end(); c += 37)
+    cuts.push_back(c);
+  for (std::size_t c = reader.metadata_end(); c < bytes.size(); c += bytes.size() / 97)
+    cuts.push_back(c);
   for (std::size_t k = 1; k <= 30; ++k) cuts.push_back(bytes.size() - k);
   const std::string path = dir.file("cut.beton");
   for (const std::size_t cut : cuts) {
@@ -90,10 +94,10 @@ TEST_CASE("header corruption is named precisely", "[reader][errors]") {
     const char* message;
   };
   const std::vector<Case> cases = {
-      {0, 3, "format version 3"},        {2, 0, "no fields"},
-      {4, 1, "not a power of two"},      {8, 0xff, "sample 24 field 'image'"},
-      {15, 0x10, "does not fit"},        {16, 0x01, "24-byte entries"},
-      {23, 0x01, "outside"},             {24, 9, "unknown type id 9"},
+      {0, 3, "format version 3"},   {2, 0, "no fields"},
+      {4, 1, "not a power of two"}, {8, 0xff, "sample 24 field 'image'"},
+      {15, 0x10, "does not fit"},   {16, 0x01, "24-byte entries"},
+      {23, 0x01, "outside"},        {24, 9, "unknown type id 9"},
       {24, 255, "custom field"},
   };
   const std::string path = dir.file("bad.beton");
@@ -143,7 +147,8 @@ TEST_CASE("a pointer to the wrong sample's data or a wrong size is refused", "[r
   const std::vector<std::uint8_t> bytes = make_reference_file(dir.file("ok.beton"));
   const Reader reader(dir.file("ok.beton"));
   // Point sample 0's vector at sample 1's vector.
-  const std::uint64_t column0 = reader.column(0, 2) - reader.column(0, 0) + reader.metadata_offset();
+  const std::uint64_t column0 =
+      reader.column(0, 2) - reader.column(0, 0) + reader.metadata_offset();
   const std::uint64_t column1 = column0 + reader.layout().record_size;
   std::vector<std::uint8_t> corrupt = bytes;
   std::copy_n(bytes.begin() + column1, 8, corrupt.begin() + column0);

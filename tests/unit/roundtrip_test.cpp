@@ -83,12 +83,13 @@ TEST_CASE("scalars, arrays, bytes and JSON round-trip exactly", "[roundtrip]") {
 TEST_CASE("raw images round-trip bit-exactly at many sizes", "[roundtrip][image]") {
   TempDir dir;
   auto make = [](std::uint64_t i) -> std::vector<FieldValue> {
-    return {test::gradient_image(1 + static_cast<int>(i * 13 % 97), 1 + static_cast<int>(i * 7 % 61), i),
+    return {test::gradient_image(1 + static_cast<int>(i * 13 % 97),
+                                 1 + static_cast<int>(i * 7 % 61), i),
             static_cast<std::int64_t>(i)};
   };
   const FunctionSource source(64, make);
-  DatasetWriter(dir.file("raw.beton"),
-                {{"image", std::make_shared<RgbImageField>()}, {"label", std::make_shared<IntField>()}})
+  DatasetWriter(dir.file("raw.beton"), {{"image", std::make_shared<RgbImageField>()},
+                                        {"label", std::make_shared<IntField>()}})
       .write(source);
   const Reader reader(dir.file("raw.beton"));
   for (std::uint64_t i = 0; i < 64; ++i) {
@@ -105,7 +106,8 @@ TEST_CASE("JPEG images decode close to the original", "[roundtrip][image]") {
   // values are above 40 dB) that still catches a channel swap, a shifted row or a wrong size.
   TempDir dir;
   auto make = [](std::uint64_t i) -> std::vector<FieldValue> {
-    return {test::gradient_image(64 + static_cast<int>(i % 5) * 40, 48 + static_cast<int>(i % 3) * 50, i)};
+    return {test::gradient_image(64 + static_cast<int>(i % 5) * 40,
+                                 48 + static_cast<int>(i % 3) * 50, i)};
   };
   const FunctionSource source(20, make);
   RgbImageOptions options;
@@ -246,8 +248,8 @@ TEST_CASE("custom fields plug in by name and keep their argument blob", "[roundt
   auto make = [](std::uint64_t i) -> std::vector<FieldValue> {
     return {static_cast<std::int64_t>(i * 0x010203), static_cast<std::int64_t>(i)};
   };
-  DatasetWriter(dir.file("custom.beton"),
-                {{"color", std::make_shared<ColorField>(42)}, {"label", std::make_shared<IntField>()}})
+  DatasetWriter(dir.file("custom.beton"), {{"color", std::make_shared<ColorField>(42)},
+                                           {"label", std::make_shared<IntField>()}})
       .write(FunctionSource(50, make));
   CHECK_THROWS_WITH(Reader(dir.file("custom.beton")), Catch::Contains("custom field"));
   ReaderOptions options;

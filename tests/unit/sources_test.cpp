@@ -103,7 +103,8 @@ TEST_CASE("image folders: sorted classes, sorted files, images read as RGB", "[s
 TEST_CASE("ffcv write and inspect work end to end and fail clearly", "[cli]") {
   TempDir dir;
   std::filesystem::create_directories(dir.file("images/cls"));
-  for (int i = 0; i < 5; ++i) write_png(dir.file("images/cls/" + std::to_string(i) + ".png"), 30 + i, 20, i * 40);
+  for (int i = 0; i < 5; ++i)
+    write_png(dir.file("images/cls/" + std::to_string(i) + ".png"), 30 + i, 20, i * 40);
   std::string out;
   REQUIRE(test::run_cli("write folder " + dir.file("images") + " --output " + dir.file("a.beton") +
                             " --write-mode jpg --quiet",
@@ -114,16 +115,19 @@ TEST_CASE("ffcv write and inspect work end to end and fail clearly", "[cli]") {
   CHECK_THAT(out, Catch::StartsWith("{\"path\"") && Catch::Contains("\"num_samples\": 5"));
   CHECK(test::run_cli("inspect " + dir.file("a.beton") + " --sample 4 --json", out) == 0);
   CHECK_THAT(out, Catch::Contains("\"width\": 34"));
-  CHECK(test::run_cli("inspect " + dir.file("a.beton") + " --export 2 " + dir.file("two.png"), out) == 0);
+  CHECK(test::run_cli("inspect " + dir.file("a.beton") + " --export 2 " + dir.file("two.png"),
+                      out) == 0);
   CHECK(cv::imread(dir.file("two.png")).cols == 32);
 
   // An undecodable image names the file; nothing is written.
   test::write_file(dir.file("images/cls/9.jpg"), {0xff, 0xd8, 0xff, 0x00, 0x12});
-  CHECK(test::run_cli("write folder " + dir.file("images") + " --output " + dir.file("b.beton"), out) == 1);
+  CHECK(test::run_cli("write folder " + dir.file("images") + " --output " + dir.file("b.beton"),
+                      out) == 1);
   CHECK_THAT(out, Catch::Contains("cls/9.jpg") && Catch::Contains("decod"));
   CHECK_FALSE(std::filesystem::exists(dir.file("b.beton")));
   // Unwritable output, corrupt input, mistyped options.
-  CHECK(test::run_cli("write folder " + dir.file("images") + " --output /nonexistent/x.beton", out) == 1);
+  CHECK(test::run_cli("write folder " + dir.file("images") + " --output /nonexistent/x.beton",
+                      out) == 1);
   CHECK_THAT(out, Catch::Contains("/nonexistent/x.beton"));
   test::write_file(dir.file("junk.beton"), std::vector<std::uint8_t>(100, 7));
   CHECK(test::run_cli("inspect " + dir.file("junk.beton"), out) == 1);

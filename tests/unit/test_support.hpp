@@ -19,8 +19,7 @@ namespace ffcv::test {
 class TempDir {
  public:
   TempDir() {
-    std::string pattern =
-        (std::filesystem::temp_directory_path() / "ffcv-test-XXXXXX").string();
+    std::string pattern = (std::filesystem::temp_directory_path() / "ffcv-test-XXXXXX").string();
     path_ = ::mkdtemp(pattern.data());
   }
   ~TempDir() {
@@ -56,12 +55,14 @@ inline std::vector<std::uint8_t> read_file(const std::string& path) {
 
 inline void write_file(const std::string& path, const std::vector<std::uint8_t>& bytes) {
   std::ofstream out(path, std::ios::binary);
-  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  out.write(reinterpret_cast<const char*>(bytes.data()),
+            static_cast<std::streamsize>(bytes.size()));
 }
 
 // A smooth, index-dependent RGB test image (JPEG-friendly: gentle gradients, no edges).
 inline RgbImage gradient_image(int width, int height, std::uint64_t seed) {
-  RgbImage image{width, height, std::vector<std::uint8_t>(static_cast<std::size_t>(width) * height * 3)};
+  RgbImage image{width, height,
+                 std::vector<std::uint8_t>(static_cast<std::size_t>(width) * height * 3)};
   const int offset = static_cast<int>(seed % 50);
   for (int y = 0; y < height; ++y) {
     for (int x = 0; x < width; ++x) {

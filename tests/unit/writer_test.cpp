@@ -107,7 +107,8 @@ TEST_CASE("datasets without heap data have no pages and an empty allocation tabl
   auto make = [](std::uint64_t i) -> std::vector<FieldValue> {
     return {static_cast<double>(i) / 3, static_cast<std::int64_t>(i)};
   };
-  DatasetWriter(path, {{"value", std::make_shared<FloatField>()}, {"index", std::make_shared<IntField>()}})
+  DatasetWriter(
+      path, {{"value", std::make_shared<FloatField>()}, {"index", std::make_shared<IntField>()}})
       .write(FunctionSource(600, make));
   const Reader reader(path);
   CHECK(reader.allocations().empty());
@@ -154,9 +155,8 @@ TEST_CASE("an exception thrown by the source stops the writer cleanly", "[writer
 TEST_CASE("unwritable outputs are clear IoErrors", "[writer][errors]") {
   TempDir dir;
   const std::vector<NamedField> fields = {{"label", std::make_shared<IntField>()}};
-  const FunctionSource source(3, [](std::uint64_t i) {
-    return std::vector<FieldValue>{static_cast<std::int64_t>(i)};
-  });
+  const FunctionSource source(
+      3, [](std::uint64_t i) { return std::vector<FieldValue>{static_cast<std::int64_t>(i)}; });
   CHECK_THROWS_WITH(DatasetWriter(dir.file("missing/dir/x.beton"), fields).write(source),
                     Catch::Contains("missing/dir/x.beton") && Catch::Contains("cannot create"));
   CHECK_THROWS_AS(DatasetWriter(dir.path(), fields).write(source), IoError);
@@ -197,7 +197,8 @@ TEST_CASE("values FFCV could not read back are refused with the sample named", "
   auto huge = [](std::uint64_t) -> std::vector<FieldValue> {
     return {RgbImage{70000, 1, std::vector<std::uint8_t>(70000 * 3)}};
   };
-  CHECK_THROWS_WITH(DatasetWriter(dir.file("d.beton"), {{"image", std::make_shared<RgbImageField>()}})
-                        .write(FunctionSource(1, huge)),
-                    Catch::Contains("65535"));
+  CHECK_THROWS_WITH(
+      DatasetWriter(dir.file("d.beton"), {{"image", std::make_shared<RgbImageField>()}})
+          .write(FunctionSource(1, huge)),
+      Catch::Contains("65535"));
 }

@@ -8,8 +8,8 @@
 #include <map>
 #include <optional>
 #include <stdexcept>
-#include <utility>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ffcv::tools {

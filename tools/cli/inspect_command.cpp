@@ -17,8 +17,7 @@
 namespace ffcv::tools {
 namespace {
 
-std::uint64_t sample_index(const std::string& text, const std::string& name,
-                           const Reader& reader) {
+std::uint64_t sample_index(const std::string& text, const std::string& name, const Reader& reader) {
   long long index = -1;
   try {
     std::size_t used = 0;
@@ -59,9 +58,11 @@ void export_image(const Reader& reader, std::uint64_t sample, const std::string&
   }
   const FieldValue value = reader.decode(sample, field);
   const auto* image = std::get_if<RgbImage>(&value);
-  if (image == nullptr) throw UsageError("field '" + reader.fields()[field].name + "' is not an image");
+  if (image == nullptr)
+    throw UsageError("field '" + reader.fields()[field].name + "' is not an image");
 #ifdef FFCV_HAVE_IMGCODECS
-  cv::Mat rgb(image->height, image->width, CV_8UC3, const_cast<std::uint8_t*>(image->pixels.data()));
+  cv::Mat rgb(image->height, image->width, CV_8UC3,
+              const_cast<std::uint8_t*>(image->pixels.data()));
   cv::Mat bgr;
   cv::cvtColor(rgb, bgr, cv::COLOR_RGB2BGR);
   bool written = false;
@@ -83,8 +84,9 @@ void export_image(const Reader& reader, std::uint64_t sample, const std::string&
 }  // namespace
 
 int inspect_command(const CommandArgs& argv) {
-  Arguments args("inspect", "Describe a .beton file: fields, samples, pages, bytes per field and "
-                            "image statistics. The file is fully validated first.");
+  Arguments args("inspect",
+                 "Describe a .beton file: fields, samples, pages, bytes per field and "
+                 "image statistics. The file is fully validated first.");
   args.positional("FILE", "the .beton file")
       .flag("json", "print one JSON object instead of text")
       .option("sample", "I", "show sample I's metadata instead")
@@ -104,7 +106,8 @@ int inspect_command(const CommandArgs& argv) {
     if (args.get_flag("json")) {
       std::printf("%s\n", json.c_str());
     } else {
-      std::printf("%s: sample %llu\n", reader.path().c_str(), static_cast<unsigned long long>(sample));
+      std::printf("%s: sample %llu\n", reader.path().c_str(),
+                  static_cast<unsigned long long>(sample));
       for (std::size_t f = 0; f < reader.fields().size(); ++f) {
         std::printf("  %-16s %s\n", reader.fields()[f].name.c_str(),
                     reader.fields()[f].field->describe(reader.column(sample, f)).c_str());

@@ -28,8 +28,7 @@ Arguments write_arguments() {
                  "  imagenet-like   first generates an ImageNet-like JPEG tree from photographs\n"
                  "                  that Debian wallpaper packages ship, then writes it");
   args.positional("KIND", "folder | fashion-mnist | npy | imagenet-like")
-      .positional("PATH", "the image folder (KIND folder) or IDX directory (fashion-mnist)",
-                  false)
+      .positional("PATH", "the image folder (KIND folder) or IDX directory (fashion-mnist)", false)
       .option("output", "OUT.beton", "the file to write (replaced only when complete)")
       .option("split", "train|test", "Fashion-MNIST split", "train")
       .option("features", "X.npy", "features array, one row per sample (KIND npy)")
@@ -81,18 +80,19 @@ int write_dataset(const Arguments& args, const SampleSource& source,
   options.num_workers = static_cast<int>(args.get_int("workers"));
   options.seed = static_cast<std::uint64_t>(args.get_int("seed"));
   ProgressBar progress("writing", source.size(), "samples");
-  if (!quiet) options.on_progress = [&](std::uint64_t done, std::uint64_t) { progress.update(done); };
+  if (!quiet)
+    options.on_progress = [&](std::uint64_t done, std::uint64_t) { progress.update(done); };
   DatasetWriter writer(output, std::move(fields), options);
   const WriteSummary summary = writer.write(source);
   if (!quiet) {
     progress.finish();
-    std::printf("wrote %s: %llu samples, %llu pages of %llu KiB, %.1f MiB, %.1f s (%s samples/s)\n",
-                output.c_str(), static_cast<unsigned long long>(summary.num_samples),
-                static_cast<unsigned long long>(summary.num_pages),
-                static_cast<unsigned long long>(summary.page_size >> 10),
-                summary.file_size / 1048576.0, summary.seconds,
-                ProgressBar::format_rate(summary.num_samples / std::max(summary.seconds, 1e-9))
-                    .c_str());
+    std::printf(
+        "wrote %s: %llu samples, %llu pages of %llu KiB, %.1f MiB, %.1f s (%s samples/s)\n",
+        output.c_str(), static_cast<unsigned long long>(summary.num_samples),
+        static_cast<unsigned long long>(summary.num_pages),
+        static_cast<unsigned long long>(summary.page_size >> 10), summary.file_size / 1048576.0,
+        summary.seconds,
+        ProgressBar::format_rate(summary.num_samples / std::max(summary.seconds, 1e-9)).c_str());
   }
   return 0;
 }
@@ -100,15 +100,17 @@ int write_dataset(const Arguments& args, const SampleSource& source,
 int write_imagenet_like(const Arguments& args) {
   const std::string output = output_path(args);
   ImagenetLikeOptions options;
-  options.output_dir = args.get_optional("images-dir").value_or(
-      std::filesystem::path(output).replace_extension("").string() + "-jpegs");
+  options.output_dir =
+      args.get_optional("images-dir")
+          .value_or(std::filesystem::path(output).replace_extension("").string() + "-jpegs");
   options.count = static_cast<std::uint64_t>(args.get_int("count"));
   options.num_classes = static_cast<int>(args.get_int("classes"));
   options.seed = static_cast<std::uint64_t>(args.get_int("seed"));
   options.num_workers = static_cast<int>(args.get_int("workers"));
   const bool quiet = args.get_flag("quiet");
   ProgressBar progress("generating", options.count, "images");
-  if (!quiet) options.on_progress = [&](std::uint64_t done, std::uint64_t) { progress.update(done); };
+  if (!quiet)
+    options.on_progress = [&](std::uint64_t done, std::uint64_t) { progress.update(done); };
   const ImagenetLikeSummary summary = generate_imagenet_like(options);
   if (!quiet) {
     progress.finish();

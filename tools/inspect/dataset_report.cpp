@@ -135,7 +135,8 @@ std::string DatasetReport::to_text() const {
                   static_cast<unsigned long long>(field.min_height),
                   static_cast<unsigned long long>(field.max_height), field.mean_height);
     out += line;
-    out += "      width histogram (px, count):\n" + histogram_text(field.width_histogram, num_samples);
+    out +=
+        "      width histogram (px, count):\n" + histogram_text(field.width_histogram, num_samples);
     out += "      height histogram (px, count):\n" +
            histogram_text(field.height_histogram, num_samples);
   }

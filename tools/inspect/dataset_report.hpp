@@ -15,9 +15,9 @@ struct FieldReport {
   std::string type;
   std::uint64_t heap_bytes = 0;  // payload bytes of this field over all samples
   // RGBImage fields only:
-  std::map<std::string, std::uint64_t> image_modes;          // "jpg"/"raw" -> count
-  std::map<std::uint64_t, std::uint64_t> width_histogram;    // bucket start -> count
-  std::map<std::uint64_t, std::uint64_t> height_histogram;   // bucket start -> count
+  std::map<std::string, std::uint64_t> image_modes;         // "jpg"/"raw" -> count
+  std::map<std::uint64_t, std::uint64_t> width_histogram;   // bucket start -> count
+  std::map<std::uint64_t, std::uint64_t> height_histogram;  // bucket start -> count
   std::uint64_t min_width = 0, max_width = 0, min_height = 0, max_height = 0;
   double mean_width = 0, mean_height = 0;
   std::string args_summary;  // e.g. NDArray dtype and shape

@@ -32,8 +32,8 @@ FieldValue read_image_value(const std::string& path) {
     decoded = cv::Mat();
   }
   if (decoded.empty()) {
-    throw EncodeError("cannot decode image file '" + path + "' (" +
-                      std::to_string(bytes.size()) + " bytes; corrupt or unsupported format)");
+    throw EncodeError("cannot decode image file '" + path + "' (" + std::to_string(bytes.size()) +
+                      " bytes; corrupt or unsupported format)");
   }
   RgbImage image;
   image.width = decoded.cols;

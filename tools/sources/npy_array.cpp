@@ -73,7 +73,8 @@ NpyArray read_npy(const std::string& path) {
     throw ConfigError("'" + path + "': " + error.what());
   }
   if (dict_value(header, "fortran_order", path) != "False") {
-    throw ConfigError("'" + path + "': Fortran-ordered arrays are not supported (save with "
+    throw ConfigError("'" + path +
+                      "': Fortran-ordered arrays are not supported (save with "
                       "np.ascontiguousarray)");
   }
   const std::string shape = dict_value(header, "shape", path);

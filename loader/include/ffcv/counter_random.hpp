@@ -13,7 +13,7 @@ namespace ffcv {
 
 // The four 32-bit outputs of Philox-4x32 with 10 rounds.
 std::array<std::uint32_t, 4> philox4x32(std::array<std::uint32_t, 4> counter,
-                                         std::array<std::uint32_t, 2> key);
+                                        std::array<std::uint32_t, 2> key);
 
 // A 64-bit random value for (seed, stream, index, draw).
 std::uint64_t random_u64(std::uint64_t seed, std::uint32_t stream, std::uint64_t index,

@@ -27,8 +27,9 @@ inline constexpr std::size_t kFieldDescriptorSize = 1 + kFieldNameSize + kFieldA
 inline constexpr std::size_t kAllocEntrySize = 24;
 // Page size bounds of FFCV's writer: a power of two in [2 MiB, 4 GiB).
 inline constexpr std::uint64_t kMinPageSize = std::uint64_t{1} << 21;
-inline constexpr std::uint64_t kMaxPageSize = (std::uint64_t{1} << 32) >> 1;  // largest power < 2^32
-inline constexpr std::uint64_t kDefaultPageSize = std::uint64_t{1} << 23;     // 8 MiB
+inline constexpr std::uint64_t kMaxPageSize =
+    (std::uint64_t{1} << 32) >> 1;                                         // largest power < 2^32
+inline constexpr std::uint64_t kDefaultPageSize = std::uint64_t{1} << 23;  // 8 MiB
 
 struct Header {
   std::uint16_t version = kFormatVersion;

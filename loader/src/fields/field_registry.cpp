@@ -43,7 +43,8 @@ bool FieldRegistry::has_type(std::uint8_t type_id) const {
 
 FieldPtr FieldRegistry::make(const FieldDescriptor& descriptor,
                              const std::map<std::string, FieldFactory>& custom) const {
-  if (auto it = custom.find(descriptor.name); it != custom.end()) return it->second(descriptor.args);
+  if (auto it = custom.find(descriptor.name); it != custom.end())
+    return it->second(descriptor.args);
   FieldFactory factory;
   {
     std::lock_guard lock(mutex_);

@@ -12,7 +12,7 @@ namespace ffcv {
 namespace {
 
 constexpr std::size_t kShapeBytes = NdArrayField::kMaxDims * 8;  // 32 x u8
-constexpr std::size_t kTypeLengthOffset = kShapeBytes;            // u8
+constexpr std::size_t kTypeLengthOffset = kShapeBytes;           // u8
 constexpr std::size_t kTypeJsonOffset = kShapeBytes + 8;
 constexpr std::size_t kMaxTypeJson = kFieldArgsSize - kTypeJsonOffset;  // 760
 
@@ -48,8 +48,8 @@ NdArrayField NdArrayField::from_args(const FieldArgs& args, std::uint8_t type_id
   while (!shape.empty() && shape.back() == 0) shape.pop_back();
   const std::uint64_t type_length = load_le<std::uint64_t>(&args[kTypeLengthOffset]);
   if (type_length == 0 || type_length > kMaxTypeJson) {
-    throw ConfigError("NDArray arguments: dtype description length " +
-                      std::to_string(type_length) + " is outside 1..760");
+    throw ConfigError("NDArray arguments: dtype description length " + std::to_string(type_length) +
+                      " is outside 1..760");
   }
   const std::string json(reinterpret_cast<const char*>(&args[kTypeJsonOffset]), type_length);
   return NdArrayField(DType::from_descr_json(json), std::move(shape), type_id);
@@ -84,8 +84,8 @@ void NdArrayField::encode(const FieldValue& value, std::uint8_t* column,
     return std::accumulate(s.begin(), s.end(), std::uint64_t{1}, std::multiplies<>());
   };
   if (count(array.shape) != count(shape_)) {
-    throw EncodeError("NDArray field of shape " + shape_text(shape_) +
-                      " got an array of shape " + shape_text(array.shape));
+    throw EncodeError("NDArray field of shape " + shape_text(shape_) + " got an array of shape " +
+                      shape_text(array.shape));
   }
   if (array.bytes.size() != element_bytes()) {
     throw EncodeError("NDArray value holds " + std::to_string(array.bytes.size()) +

@@ -24,7 +24,8 @@ Size stored_size(int width, int height, std::optional<int> max_side) {
   if (!max_side) return {width, height};
   const double ratio = static_cast<double>(*max_side) / std::max(width, height);
   if (ratio >= 1.0) return {width, height};
-  return {std::max(1, static_cast<int>(ratio * width)), std::max(1, static_cast<int>(ratio * height))};
+  return {std::max(1, static_cast<int>(ratio * width)),
+          std::max(1, static_cast<int>(ratio * height))};
 }
 
 RgbImage resize_area(const RgbImage& image, Size size) {
@@ -47,9 +48,8 @@ RgbImage resize_area(const RgbImage& image, Size size) {
 RgbImage decode_source_jpeg(const JpegFile& file, std::optional<int> max_side) {
   const JpegInfo info = read_jpeg_info(file.bytes);
   const Size size = stored_size(info.width, info.height, max_side);
-  RgbImage image = decode_jpeg(file.bytes, {.fast_dct = false,
-                                            .min_width = 2 * size.width,
-                                            .min_height = 2 * size.height});
+  RgbImage image = decode_jpeg(
+      file.bytes, {.fast_dct = false, .min_width = 2 * size.width, .min_height = 2 * size.height});
   if (image.width == size.width && image.height == size.height) return image;
   return resize_area(image, size);
 }
@@ -164,8 +164,8 @@ std::string RgbImageField::check_column(const std::uint8_t* column) const {
     return "image mode " + std::to_string(column[0]) + " is neither jpg (0) nor raw (1)";
   }
   if (metadata.width == 0 || metadata.height == 0) {
-    return "image size " + std::to_string(metadata.width) + "x" +
-           std::to_string(metadata.height) + " is empty";
+    return "image size " + std::to_string(metadata.width) + "x" + std::to_string(metadata.height) +
+           " is empty";
   }
   return {};
 }
@@ -199,8 +199,8 @@ std::string RgbImageField::describe(const std::uint8_t* column) const {
   const char* mode = metadata.mode == StoredImageMode::kJpg   ? "jpg"
                      : metadata.mode == StoredImageMode::kRaw ? "raw"
                                                               : "invalid";
-  return std::string("{\"mode\": \"") + mode + "\", \"width\": " +
-         std::to_string(metadata.width) + ", \"height\": " + std::to_string(metadata.height) +
+  return std::string("{\"mode\": \"") + mode + "\", \"width\": " + std::to_string(metadata.width) +
+         ", \"height\": " + std::to_string(metadata.height) +
          ", \"data_ptr\": " + std::to_string(metadata.data_ptr) + "}";
 }
 

@@ -28,9 +28,9 @@ bool valid_size(char kind, std::size_t size) {
 
 DType DType::parse(std::string_view text) {
   static const std::map<std::string_view, std::string_view> kNames = {
-      {"bool", "|b1"},    {"uint8", "|u1"},   {"int8", "|i1"},    {"uint16", "<u2"},
-      {"int16", "<i2"},   {"uint32", "<u4"},  {"int32", "<i4"},   {"uint64", "<u8"},
-      {"int64", "<i8"},   {"float16", "<f2"}, {"float32", "<f4"}, {"float64", "<f8"},
+      {"bool", "|b1"},      {"uint8", "|u1"},      {"int8", "|i1"},    {"uint16", "<u2"},
+      {"int16", "<i2"},     {"uint32", "<u4"},     {"int32", "<i4"},   {"uint64", "<u8"},
+      {"int64", "<i8"},     {"float16", "<f2"},    {"float32", "<f4"}, {"float64", "<f8"},
       {"complex64", "<c8"}, {"complex128", "<c16"}};
   if (auto it = kNames.find(text); it != kNames.end()) text = it->second;
   const std::string original(text);

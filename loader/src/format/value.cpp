@@ -3,8 +3,8 @@
 namespace ffcv {
 
 const char* value_kind_name(const FieldValue& value) {
-  static constexpr const char* kNames[] = {"nothing", "int", "float", "image",
-                                           "ndarray", "bytes", "json", "jpeg file"};
+  static constexpr const char* kNames[] = {"nothing", "int",   "float", "image",
+                                           "ndarray", "bytes", "json",  "jpeg file"};
   return kNames[value.index()];
 }
 

@@ -48,7 +48,8 @@ std::vector<std::uint8_t> encode_jpeg(const RgbImage& image, int quality) {
   unsigned long size = out.size();
   const int status = tjCompress2(handle, image.pixels.data(), image.width, 0, image.height,
                                  TJPF_RGB, &buffer, &size, TJSAMP_420, quality, TJFLAG_NOREALLOC);
-  if (status != 0) throw EncodeError(std::string("JPEG encoding failed: ") + tjGetErrorStr2(handle));
+  if (status != 0)
+    throw EncodeError(std::string("JPEG encoding failed: ") + tjGetErrorStr2(handle));
   out.resize(size);
   return out;
 }

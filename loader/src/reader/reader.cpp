@@ -67,7 +67,8 @@ void Reader::parse_fields(const ReaderOptions& options) {
   for (std::size_t i = 0; i < header_.num_fields; ++i) {
     const std::uint64_t offset = kHeaderSize + i * kFieldDescriptorSize;
     FieldDescriptor descriptor = FieldDescriptor::decode(file_.bytes().data() + offset);
-    if (descriptor.name.empty()) fail("field " + std::to_string(i) + " has an empty name", offset + 1);
+    if (descriptor.name.empty())
+      fail("field " + std::to_string(i) + " has an empty name", offset + 1);
     for (const char c : descriptor.name) {
       if (static_cast<unsigned char>(c) >= 0x80 || static_cast<unsigned char>(c) < 0x20) {
         fail("field " + std::to_string(i) + " name is not printable ASCII", offset + 1);
@@ -153,7 +154,8 @@ void Reader::parse_allocations() {
         fail("allocation " + std::to_string(empty.table_index) + " of sample " +
                  std::to_string(empty.entry.sample_id) +
                  " is empty (zero bytes, as FFCV writes an empty Bytes value) and shares "
-                 "pointer " + std::to_string(empty.entry.ptr) +
+                 "pointer " +
+                 std::to_string(empty.entry.ptr) +
                  " with another allocation, so neither can be located",
              table + empty.table_index * kAllocEntrySize);
       }
@@ -178,7 +180,8 @@ void Reader::validate_samples() const {
     for (std::size_t f = 0; f < fields_.size(); ++f) {
       const std::uint8_t* col = column(sample, f);
       const std::uint64_t offset = static_cast<std::uint64_t>(col - file_.bytes().data());
-      const std::string where = "sample " + std::to_string(sample) + " field '" + fields_[f].name + "'";
+      const std::string where =
+          "sample " + std::to_string(sample) + " field '" + fields_[f].name + "'";
       if (std::string problem = fields_[f].field->check_column(col); !problem.empty()) {
         fail(where + ": " + problem, offset);
       }
@@ -211,7 +214,8 @@ std::size_t Reader::field_index(std::string_view name) const {
     if (fields_[i].name == name) return i;
     known += (i ? ", " : "") + fields_[i].name;
   }
-  throw ConfigError(path() + ": no field named '" + std::string(name) + "' (fields: " + known + ")");
+  throw ConfigError(path() + ": no field named '" + std::string(name) + "' (fields: " + known +
+                    ")");
 }
 
 const std::uint8_t* Reader::column(std::uint64_t sample, std::size_t field) const {

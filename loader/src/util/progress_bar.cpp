@@ -68,9 +68,8 @@ void ProgressBar::draw(std::uint64_t done, bool final_line) {
   }
   std::fprintf(stderr, "%s%s [%s] %llu/%llu %5.1f%% %s %s/s %s%s", interactive_ ? "\r" : "",
                label_.c_str(), bar.c_str(), static_cast<unsigned long long>(done),
-               static_cast<unsigned long long>(total_), 100.0 * fraction,
-               format_rate(rate).c_str(), unit_.c_str(), tail.c_str(),
-               final_line ? "\n" : "");
+               static_cast<unsigned long long>(total_), 100.0 * fraction, format_rate(rate).c_str(),
+               unit_.c_str(), tail.c_str(), final_line ? "\n" : "");
   std::fflush(stderr);
 }
 

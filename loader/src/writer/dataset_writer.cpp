@@ -165,8 +165,8 @@ WriteSummary DatasetWriter::write(const SampleSource& source) {
       try {
         pointers = pages.place(index, sample.payloads);
       } catch (const EncodeError& error) {
-        throw EncodeError("sample " + std::to_string(index) + " (" + source.describe(index) +
-                          ") " + error.what());
+        throw EncodeError("sample " + std::to_string(index) + " (" + source.describe(index) + ") " +
+                          error.what());
       }
       for (std::size_t p = 0; p < pointers.size(); ++p) {
         store_le(sample.record.data() + sample.payloads[p].pointer_offset, pointers[p]);

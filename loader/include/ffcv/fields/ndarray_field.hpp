@@ -19,8 +19,7 @@ class NdArrayField final : public Field {
   static constexpr std::size_t kMaxDims = 32;
 
   // Throws ConfigError for a shape FFCV cannot represent.
-  NdArrayField(DType dtype, std::vector<std::uint64_t> shape,
-               std::uint8_t type_id = kTypeId);
+  NdArrayField(DType dtype, std::vector<std::uint64_t> shape, std::uint8_t type_id = kTypeId);
   // Parses an argument blob (of type id 4 or 6). Throws std::runtime_error on a bad blob.
   static NdArrayField from_args(const FieldArgs& args, std::uint8_t type_id = kTypeId);
 
