@@ -207,6 +207,11 @@ TEST_CASE("JPEG codec round-trips and rejects garbage", "[roundtrip][image]") {
   CHECK(test::psnr(decode_jpeg(jpeg), image) > 35.0);
   const std::vector<std::uint8_t> garbage(100, 0x42);
   CHECK_THROWS_AS(decode_jpeg(garbage), EncodeError);
+  std::vector<std::uint8_t> truncated(jpeg.begin(), jpeg.begin() + 40);
+  CHECK_THROWS_AS(read_jpeg_info(truncated), EncodeError);
+  // A failure must not poison this thread's decoder for the next, valid file.
+  CHECK(read_jpeg_info(jpeg).width == 33);
+  CHECK(test::psnr(decode_jpeg(jpeg), image) > 35.0);
 }
 
 namespace {

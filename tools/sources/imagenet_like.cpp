@@ -215,11 +215,6 @@ struct TjDeleter {
 };
 using TjHandle = std::unique_ptr<void, TjDeleter>;
 
-tjhandle thread_decompressor() {
-  thread_local TjHandle handle(tjInitDecompress());
-  if (!handle) throw EncodeError("cannot create a TurboJPEG decompressor");
-  return handle.get();
-}
 
 std::vector<std::uint8_t> read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -234,7 +229,11 @@ std::vector<std::uint8_t> read_file(const std::string& path) {
 // kMaxSourceSide and its RGB pixels within max_bytes.
 SourcePhoto load_photo(const std::string& path, double max_bytes) {
   const std::vector<std::uint8_t> jpeg = read_file(path);
-  tjhandle handle = thread_decompressor();
+  // A fresh handle per photo (there are few): TurboJPEG 2.1 handles can stay broken after an
+  // error, which would fail the next, valid photo.
+  const TjHandle owned(tjInitDecompress());
+  if (!owned) throw EncodeError("cannot create a TurboJPEG decompressor");
+  tjhandle handle = owned.get();
   int width = 0, height = 0, subsampling = 0, colorspace = 0;
   if (tjDecompressHeader3(handle, jpeg.data(), jpeg.size(), &width, &height, &subsampling,
                           &colorspace) != 0) {

@@ -53,6 +53,11 @@ class Reader final : public HeapView {
   // All allocations, sorted by pointer.
   std::span<const AllocEntry> allocations() const { return allocations_; }
   std::span<const std::uint8_t> payload(std::uint64_t ptr) const override;
+  // The allocation starting exactly at `ptr`, or null.
+  const AllocEntry* find_allocation(std::uint64_t ptr) const;
+  // The page of sample i's heap data (all of a sample's allocations share a page), or kNoPage
+  // when it has none; sized num_samples().
+  std::vector<std::uint64_t> page_of_samples() const;
 
   // The whole value of one field of one sample.
   FieldValue decode(std::uint64_t sample, std::size_t field) const;
@@ -62,7 +67,6 @@ class Reader final : public HeapView {
   void parse_fields(const ReaderOptions& options);
   void parse_allocations();
   void validate_samples() const;
-  const AllocEntry* find_allocation(std::uint64_t ptr) const;
   [[noreturn]] void fail(const std::string& problem, std::uint64_t offset) const;
 
   MappedFile file_;

@@ -15,22 +15,34 @@ struct HandleDeleter {
 };
 using Handle = std::unique_ptr<void, HandleDeleter>;
 
-// One compressor and one decompressor per thread, created on first use.
+// One compressor and one decompressor per thread, created on first use. A handle that reported
+// an error is discarded: TurboJPEG 2.1 can leave it in a state where the next, valid file fails
+// ("Bogus marker length").
+thread_local Handle tls_compressor;
+thread_local Handle tls_decompressor;
+
 tjhandle compressor() {
-  thread_local Handle handle(tjInitCompress());
-  if (!handle) throw EncodeError("cannot create a TurboJPEG compressor");
-  return handle.get();
+  if (!tls_compressor) tls_compressor.reset(tjInitCompress());
+  if (!tls_compressor) throw EncodeError("cannot create a TurboJPEG compressor");
+  return tls_compressor.get();
 }
 
 tjhandle decompressor() {
-  thread_local Handle handle(tjInitDecompress());
-  if (!handle) throw EncodeError("cannot create a TurboJPEG decompressor");
-  return handle.get();
+  if (!tls_decompressor) tls_decompressor.reset(tjInitDecompress());
+  if (!tls_decompressor) throw EncodeError("cannot create a TurboJPEG decompressor");
+  return tls_decompressor.get();
+}
+
+// Throws `what` plus the handle's error text, discarding the handle.
+[[noreturn]] void fail(Handle& handle, const std::string& what) {
+  const std::string message = what + tjGetErrorStr2(handle.get());
+  handle.reset();
+  throw EncodeError(message);
 }
 
 // TurboJPEG reports recoverable problems (e.g. premature end of data) as warnings; a decode
 // that only warned still produced a full image, as libjpeg does for slightly damaged files.
-bool failed(tjhandle handle, int status) {
+bool fatal(tjhandle handle, int status) {
   return status != 0 && tjGetErrorCode(handle) == TJERR_FATAL;
 }
 
@@ -59,7 +71,7 @@ JpegInfo read_jpeg_info(std::span<const std::uint8_t> jpeg) {
   int width = 0, height = 0, subsampling = 0, colorspace = 0;
   if (tjDecompressHeader3(handle, jpeg.data(), jpeg.size(), &width, &height, &subsampling,
                           &colorspace) != 0) {
-    throw EncodeError(std::string("not a readable JPEG: ") + tjGetErrorStr2(handle));
+    fail(tls_decompressor, "not a readable JPEG: ");
   }
   if (width <= 0 || height <= 0) throw EncodeError("not a readable JPEG: empty frame size");
   return {width, height, colorspace != TJCS_CMYK && colorspace != TJCS_YCCK};
@@ -87,10 +99,23 @@ RgbImage decode_jpeg(std::span<const std::uint8_t> jpeg, const JpegDecodeOptions
   const int status =
       tjDecompress2(handle, jpeg.data(), jpeg.size(), image.pixels.data(), image.width, 0,
                     image.height, TJPF_RGB, options.fast_dct ? TJFLAG_FASTDCT : TJFLAG_ACCURATEDCT);
-  if (failed(handle, status)) {
-    throw EncodeError(std::string("JPEG decoding failed: ") + tjGetErrorStr2(handle));
-  }
+  if (fatal(handle, status)) fail(tls_decompressor, "JPEG decoding failed: ");
   return image;
+}
+
+void decode_jpeg_into(std::span<const std::uint8_t> jpeg, std::uint8_t* out, int width,
+                      int height) {
+  const JpegInfo info = read_jpeg_info(jpeg);
+  if (info.width != width || info.height != height) {
+    throw EncodeError("JPEG of " + std::to_string(info.width) + "x" + std::to_string(info.height) +
+                      " does not match its metadata size " + std::to_string(width) + "x" +
+                      std::to_string(height));
+  }
+  if (!info.rgb_convertible) throw EncodeError("CMYK JPEGs cannot be decoded to RGB here");
+  tjhandle handle = decompressor();
+  const int status = tjDecompress2(handle, jpeg.data(), jpeg.size(), out, width, 0, height,
+                                   TJPF_RGB, TJFLAG_FASTDCT);
+  if (fatal(handle, status)) fail(tls_decompressor, "JPEG decoding failed: ");
 }
 
 }  // namespace ffcv

@@ -231,6 +231,12 @@ std::span<const std::uint8_t> Reader::payload(std::uint64_t ptr) const {
   return file_.bytes().subspan(entry->ptr, entry->size);
 }
 
+std::vector<std::uint64_t> Reader::page_of_samples() const {
+  std::vector<std::uint64_t> pages(num_samples(), ~std::uint64_t{0});
+  for (const AllocEntry& entry : allocations_) pages[entry.sample_id] = entry.ptr / page_size();
+  return pages;
+}
+
 FieldValue Reader::decode(std::uint64_t sample, std::size_t field) const {
   if (sample >= num_samples()) {
     throw ConfigError(path() + ": sample " + std::to_string(sample) + " is out of range (" +

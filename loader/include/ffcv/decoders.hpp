@@ -1,0 +1,23 @@
+// The field decoders: the first step of every pipeline, one per field type.
+//
+//   int        Int field -> int64 [1]                   (FFCV's IntDecoder, shape (1,))
+//   float      Float field -> float64 [1]               (FloatDecoder)
+//   ndarray    NDArray field -> its dtype and shape     (NDArrayDecoder)
+//   bytes      Bytes/JSON field -> uint8 [max size + 8]: the payload, zero-padded, followed by
+//              its length as a little-endian u64 (FFCV leaves garbage and gives no length)
+//   image      RGBImage field -> uint8 [H, W, 3] when every image of the dataset has the same
+//              size (FFCV's SimpleRGBImageDecoder); JPEG decoded with the fast IDCT, raw copied
+#pragma once
+
+#include <memory>
+
+#include "ffcv/operation.hpp"
+
+namespace ffcv {
+
+class Reader;
+
+// The decoder FFCV would use by default for `field` of `reader`.
+std::shared_ptr<Decoder> default_decoder(const Reader& reader, std::size_t field);
+
+}  // namespace ffcv

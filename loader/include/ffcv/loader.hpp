@@ -1,0 +1,163 @@
+// Loader: batches of decoded, augmented samples from a .beton file, produced by worker threads.
+//
+// A Loader is an immutable description (file, pipelines, options); each epoch is an
+// EpochIterator, which owns the worker threads and a ring of `batches_ahead + 2` batch slots
+// allocated once. Workers cooperate on the same batch: each claims the next sample of the
+// oldest unfinished batch and carries it through its pipelines in one pass, writing the results
+// straight into the batch's slot. next() hands batches out in order as Batch leases; a slot is
+// reused only after its Batch is released, so a batch stays valid for as long as it is held.
+//
+// Same seed, same batches: the order and every random decision are keyed by
+// (seed, epoch, sample), so any number of workers gives identical bytes.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "ffcv/operation.hpp"
+#include "ffcv/page_source.hpp"
+#include "ffcv/reader.hpp"
+#include "ffcv/traversal_order.hpp"
+
+namespace ffcv {
+
+// One output of the loader: a field through a decoder and operations.
+struct PipelineSpec {
+  std::string name;                                   // output name (default: the field's)
+  std::string field;                                  // source field; may feed several outputs
+  std::shared_ptr<Decoder> decoder;                   // null: the field's default decoder
+  std::vector<std::shared_ptr<Operation>> operations;
+};
+
+// Where batch memory comes from; the LibTorch adapter supplies pinned host memory.
+struct BatchAllocator {
+  std::function<void*(std::uint64_t bytes)> allocate;
+  std::function<void(void*)> deallocate;
+};
+
+struct LoaderOptions {
+  std::uint64_t batch_size = 256;
+  int num_workers = 0;  // 0: one per available core
+  OrderOptions order;   // kind, seed, rank/world size, indices, QUASI_RANDOM window
+  bool drop_last = true;
+  std::uint64_t batches_ahead = 3;
+  bool os_cache = true;  // true: mmap; false: process cache with `cache`
+  ProcessCacheOptions cache;
+  std::optional<BatchAllocator> allocator;  // default: 64-byte aligned heap memory
+  // Pipelines for fields without a spec: true adds the default decoder for every field that
+  // has no output yet (FFCV's behaviour), false loads only the listed outputs.
+  bool default_pipelines = true;
+};
+
+// Where an iterator stands: restore it with Loader::epoch(position.epoch, position.batches_done).
+struct LoaderPosition {
+  std::uint64_t epoch = 0;
+  std::uint64_t batches_done = 0;
+};
+
+// Time spent per stage of the current epoch, summed over threads, in seconds.
+struct LoaderStats {
+  std::uint64_t batches = 0;
+  std::uint64_t samples = 0;
+  double wall_seconds = 0;             // since the epoch started
+  double read_wait_seconds = 0;        // workers waiting for pages (page source acquire)
+  double process_seconds = 0;          // workers decoding and transforming
+  double ring_full_seconds = 0;        // workers idle because every slot is held
+  double consumer_wait_seconds = 0;    // next() waiting for a batch
+  int workers = 0;
+  PageSourceStats pages;
+};
+
+class EpochState;
+
+// One output of one batch: `count` samples of `state`, contiguous.
+struct BatchTensor {
+  const std::string* name = nullptr;
+  const TensorState* state = nullptr;
+  const std::uint8_t* data = nullptr;
+  std::uint64_t count = 0;
+};
+
+// A lease on one batch slot. Movable; the slot returns to the ring when it is destroyed.
+class Batch {
+ public:
+  Batch() = default;
+  Batch(Batch&&) noexcept;
+  Batch& operator=(Batch&&) noexcept;
+  Batch(const Batch&) = delete;
+  Batch& operator=(const Batch&) = delete;
+  ~Batch();
+
+  std::uint64_t epoch() const { return epoch_; }
+  std::uint64_t index() const { return index_; }  // position of the batch in its epoch
+  std::uint64_t size() const { return size_; }    // samples in this batch
+  std::span<const std::uint64_t> indices() const { return indices_; }  // dataset indices
+  std::size_t num_outputs() const;
+  BatchTensor output(std::size_t i) const;
+  BatchTensor output(const std::string& name) const;  // throws ConfigError when unknown
+  void release();  // returns the slot now
+
+ private:
+  friend class EpochState;
+  std::shared_ptr<EpochState> state_;
+  std::uint64_t slot_ = 0, epoch_ = 0, index_ = 0, size_ = 0;
+  std::span<const std::uint64_t> indices_;
+};
+
+class EpochIterator {
+ public:
+  ~EpochIterator();  // stops and joins the workers at once, even mid-epoch
+  EpochIterator(EpochIterator&&) noexcept;
+  EpochIterator& operator=(EpochIterator&&) noexcept;
+
+  // The next batch, or nullopt at the end of the epoch. Throws the error of a sample that
+  // failed (a corrupt page, an operation's exception) naming the sample and the step; the
+  // iterator is finished afterwards, the loader stays usable.
+  std::optional<Batch> next();
+
+  LoaderPosition position() const;
+  std::uint64_t num_batches() const;  // in this epoch, on this rank
+  LoaderStats stats() const;
+
+ private:
+  friend class Loader;
+  explicit EpochIterator(std::shared_ptr<EpochState> state);
+  std::shared_ptr<EpochState> state_;
+};
+
+class Loader {
+ public:
+  // Opens and validates the file, resolves the pipelines (default decoders, output names) and
+  // checks every pipeline's chain of states. Throws FormatError / ConfigError.
+  Loader(const std::string& path, std::vector<PipelineSpec> pipelines, LoaderOptions options);
+  ~Loader();
+
+  // Starts epoch `epoch` at batch `first_batch` (to resume). Any iterator of this loader still
+  // running is cancelled first.
+  EpochIterator epoch(std::uint64_t epoch, std::uint64_t first_batch = 0);
+
+  // Replaces the subset of samples for the next epochs (FFCV's `indices`).
+  void set_indices(std::optional<std::vector<std::uint64_t>> indices);
+
+  const Reader& reader() const { return *reader_; }
+  const LoaderOptions& options() const { return options_; }
+  std::uint64_t batches_per_epoch() const;
+  // Output names and their per-sample states, in output order.
+  std::vector<std::pair<std::string, TensorState>> outputs() const;
+
+ private:
+  std::shared_ptr<const Reader> reader_;
+  std::vector<PipelineSpec> pipelines_;
+  LoaderOptions options_;
+  std::unique_ptr<TraversalOrder> order_;
+  std::shared_ptr<PageSource> source_;
+  std::vector<std::uint64_t> page_of_sample_;
+  std::weak_ptr<EpochState> running_;
+};
+
+}  // namespace ffcv

@@ -1,0 +1,45 @@
+// OpParams: the named parameters of a decoder or operation, as a recipe gives them.
+//
+// Strict: every parameter must be read by the step it configures; check_all_used() reports the
+// unknown ones with the closest known name, so a typo in a recipe is an error, not a default.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace ffcv {
+
+using ParamValue = std::variant<bool, std::int64_t, double, std::string, std::vector<double>>;
+
+class OpParams {
+ public:
+  OpParams() = default;
+  explicit OpParams(std::map<std::string, ParamValue> values) : values_(std::move(values)) {}
+
+  OpParams& set(const std::string& key, ParamValue value);
+
+  // Typed reads with defaults; a present value of the wrong type throws ConfigError. Integers
+  // are accepted where doubles are asked for.
+  bool get_bool(const std::string& key, bool fallback) const;
+  std::int64_t get_int(const std::string& key, std::int64_t fallback) const;
+  double get_double(const std::string& key, double fallback) const;
+  std::string get_string(const std::string& key, const std::string& fallback) const;
+  std::vector<double> get_list(const std::string& key, const std::vector<double>& fallback) const;
+  // The same, for parameters without a default (ConfigError when absent).
+  std::int64_t require_int(const std::string& key) const;
+  std::vector<double> require_list(const std::string& key) const;
+
+  // Throws ConfigError naming `step` and each parameter no get_*/require_* call asked for.
+  void check_all_used(const std::string& step) const;
+
+ private:
+  const ParamValue* find(const std::string& key) const;
+  std::map<std::string, ParamValue> values_;
+  mutable std::set<std::string> used_;
+};
+
+}  // namespace ffcv

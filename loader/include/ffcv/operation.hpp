@@ -1,0 +1,79 @@
+// Operation and Decoder: the steps of a pipeline.
+//
+// A pipeline turns one field of one sample into one output tensor: a Decoder reads the field's
+// metadata column and payload, then Operations transform the result. Before an epoch the loader
+// calls declare() along the chain to learn every intermediate state and scratch size; then
+// worker threads run the whole chain for one sample at a time, writing the last step's output
+// straight into the sample's slot of the batch buffer. Steady state allocates nothing.
+//
+// Randomness: operations draw from SampleContext::random(), keyed by (seed, epoch, dataset
+// index, step), so a sample's result never depends on which thread ran it or when.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "ffcv/counter_random.hpp"
+#include "ffcv/field.hpp"
+#include "ffcv/tensor_state.hpp"
+
+namespace ffcv {
+
+class Reader;
+
+// What a step knows about the sample it is processing.
+struct SampleContext {
+  std::uint64_t epoch = 0;
+  std::uint64_t index = 0;   // dataset index of the sample
+  std::uint32_t stream = 0;  // identifies the step: pipeline and position within it
+  std::array<std::uint32_t, 2> epoch_key{};  // from epoch_key(seed, epoch)
+
+  // The Philox key of (seed, epoch), computed once per epoch.
+  static std::array<std::uint32_t, 2> make_epoch_key(std::uint64_t seed, std::uint64_t epoch);
+
+  // The n-th random 64-bit value / uniform double in [0, 1) of (seed, epoch, index, stream).
+  std::uint64_t random_u64(std::uint32_t n) const;
+  double uniform(std::uint32_t n) const;
+};
+
+// Reads the payload a metadata column points to (through the loader's page source).
+class PayloadReader {
+ public:
+  virtual ~PayloadReader() = default;
+  virtual std::span<const std::uint8_t> payload(std::uint64_t ptr) const = 0;
+};
+
+class Decoder {
+ public:
+  virtual ~Decoder() = default;
+  virtual std::string name() const = 0;
+  // The output state for `field` of `reader` (decoders may look at the whole dataset, e.g. to
+  // check that all images share one size). Throws ConfigError when the field does not fit.
+  virtual TensorState declare(const Reader& reader, std::size_t field) = 0;
+  // Per-worker scratch bytes, known after declare().
+  virtual std::uint64_t scratch_bytes() const { return 0; }
+  // Whether decode() reads the payload (heap data); false lets the loader skip reading pages.
+  virtual bool reads_payload() const { return true; }
+  // Decodes one sample into `out` (declare()'s byte_size() bytes).
+  virtual void decode(const std::uint8_t* column, const PayloadReader& payloads,
+                      std::uint8_t* out, std::span<std::uint8_t> scratch,
+                      const SampleContext& context) const = 0;
+};
+
+class Operation {
+ public:
+  virtual ~Operation() = default;
+  virtual std::string name() const = 0;
+  // The output state for `input`. Throws ConfigError when the input does not fit.
+  virtual TensorState declare(const TensorState& input) = 0;
+  virtual std::uint64_t scratch_bytes() const { return 0; }
+  // Transforms one sample: `input` holds the input state's bytes, `output` receives the output
+  // state's bytes (the two never alias).
+  virtual void apply(const std::uint8_t* input, std::uint8_t* output,
+                     std::span<std::uint8_t> scratch, const SampleContext& context) const = 0;
+};
+
+}  // namespace ffcv

@@ -1,0 +1,25 @@
+// Internal: a pipeline after declare(): its steps, every intermediate state and buffer size.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ffcv/operation.hpp"
+
+namespace ffcv {
+
+struct CompiledPipeline {
+  std::string name;
+  std::size_t field = 0;
+  std::shared_ptr<Decoder> decoder;
+  std::vector<std::shared_ptr<Operation>> operations;
+  std::vector<TensorState> states;       // states[0]: decoder output; states[k]: after op k-1
+  std::uint64_t intermediate_bytes = 0;  // largest state that is not the output
+  std::uint64_t scratch_bytes = 0;       // largest scratch of any step
+  std::uint32_t stream_base = 0;         // random stream of step s is stream_base + s
+
+  const TensorState& output_state() const { return states.back(); }
+};
+
+}  // namespace ffcv

@@ -1,0 +1,283 @@
+#include "epoch_state.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "ffcv/errors.hpp"
+
+namespace ffcv {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::uint64_t nanoseconds_since(Clock::time_point start) {
+  return static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count());
+}
+
+// Payloads of the current batch, through the page source.
+class SourcePayloads final : public PayloadReader {
+ public:
+  SourcePayloads(const Reader& reader, const PageSource& source)
+      : reader_(reader), source_(source) {}
+  std::span<const std::uint8_t> payload(std::uint64_t ptr) const override {
+    const AllocEntry* entry = reader_.find_allocation(ptr);
+    if (entry == nullptr) {
+      throw FormatError(reader_.path(), "no allocation starts at " + std::to_string(ptr), ptr);
+    }
+    return source_.bytes(ptr, entry->size);
+  }
+
+ private:
+  const Reader& reader_;
+  const PageSource& source_;
+};
+
+BatchAllocator default_allocator() {
+  return {[](std::uint64_t bytes) -> void* {
+            void* memory =
+                std::aligned_alloc(64, std::max<std::uint64_t>(64, (bytes + 63) / 64 * 64));
+            if (memory == nullptr) throw std::bad_alloc();
+            return memory;
+          },
+          [](void* memory) { std::free(memory); }};
+}
+
+}  // namespace
+
+EpochState::EpochState(std::shared_ptr<const Reader> reader,
+                       std::vector<CompiledPipeline> pipelines, std::shared_ptr<PageSource> source,
+                       EpochPlan plan, const LoaderOptions& options)
+    : reader_(std::move(reader)),
+      pipelines_(std::move(pipelines)),
+      source_(std::move(source)),
+      plan_(std::move(plan)),
+      allocator_(options.allocator.value_or(default_allocator())),
+      slots_(options.batches_ahead + 2) {
+  num_workers_ = options.num_workers > 0
+                     ? options.num_workers
+                     : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  buffers_.resize(slots_.size());
+  for (auto& slot_buffers : buffers_) {
+    for (const CompiledPipeline& pipeline : pipelines_) {
+      slot_buffers.push_back(
+          allocator_.allocate(plan_.batch_size * pipeline.output_state().byte_size()));
+    }
+  }
+  next_item_ = batch_start(plan_.first_batch);
+  next_batch_ = plan_.first_batch;
+}
+
+EpochState::~EpochState() {
+  stop();
+  for (auto& slot_buffers : buffers_) {
+    for (void* buffer : slot_buffers) allocator_.deallocate(buffer);
+  }
+}
+
+std::uint64_t EpochState::batch_start(std::uint64_t batch) const {
+  return std::min<std::uint64_t>(batch * plan_.batch_size, plan_.order.size());
+}
+
+std::uint64_t EpochState::batch_size(std::uint64_t batch) const {
+  return batch_start(batch + 1) - batch_start(batch);
+}
+
+std::span<const std::uint64_t> EpochState::batch_indices(std::uint64_t batch) const {
+  return std::span<const std::uint64_t>(plan_.order).subspan(batch_start(batch), batch_size(batch));
+}
+
+std::uint8_t* EpochState::output_data(std::uint64_t slot, std::size_t output) const {
+  return static_cast<std::uint8_t*>(buffers_[slot][output]);
+}
+
+void EpochState::start() {
+  started_ = Clock::now();
+  for (int i = 0; i < num_workers_; ++i) threads_.emplace_back([this] { worker_main(); });
+}
+
+void EpochState::stop() {
+  {
+    std::lock_guard lock(mutex_);
+    if (stopping_ && threads_.empty()) return;
+    stopping_ = true;
+  }
+  work_changed_.notify_all();
+  batch_changed_.notify_all();
+  for (std::thread& thread : threads_) thread.join();
+  threads_.clear();
+}
+
+void EpochState::process_sample(std::uint64_t slot, std::uint64_t position_in_batch,
+                                std::uint64_t index, std::vector<std::uint8_t>& ping,
+                                std::vector<std::uint8_t>& pong,
+                                std::vector<std::uint8_t>& scratch) const {
+  const SourcePayloads payloads(*reader_, *source_);
+  for (std::size_t p = 0; p < pipelines_.size(); ++p) {
+    const CompiledPipeline& pipeline = pipelines_[p];
+    std::uint8_t* final_output =
+        output_data(slot, p) + position_in_batch * pipeline.output_state().byte_size();
+    SampleContext context{plan_.epoch, index, pipeline.stream_base, plan_.epoch_key};
+    const std::size_t steps = pipeline.operations.size();
+    std::uint8_t* target = steps == 0 ? final_output : ping.data();
+    std::string step_name = pipeline.decoder->name();
+    try {
+      pipeline.decoder->decode(reader_->column(index, pipeline.field), payloads, target, scratch,
+                               context);
+      const std::uint8_t* input = target;
+      for (std::size_t k = 0; k < steps; ++k) {
+        step_name = pipeline.operations[k]->name();
+        context.stream = pipeline.stream_base + static_cast<std::uint32_t>(k + 1);
+        target = k + 1 == steps ? final_output : (input == ping.data() ? pong.data() : ping.data());
+        pipeline.operations[k]->apply(input, target, scratch, context);
+        input = target;
+      }
+    } catch (const std::exception& error) {
+      throw Error("epoch " + std::to_string(plan_.epoch) + ", sample " + std::to_string(index) +
+                  ", output '" + pipeline.name + "', step '" + step_name + "': " + error.what());
+    }
+  }
+}
+
+void EpochState::worker_main() {
+  std::uint64_t intermediate = 0, scratch_size = 0;
+  for (const CompiledPipeline& pipeline : pipelines_) {
+    intermediate = std::max(intermediate, pipeline.intermediate_bytes);
+    scratch_size = std::max(scratch_size, pipeline.scratch_bytes);
+  }
+  std::vector<std::uint8_t> ping(intermediate), pong(intermediate), scratch(scratch_size);
+  const std::uint64_t num_slots = slots_.size();
+
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    if (stopping_ || next_item_ >= plan_.order.size()) return;
+    const std::uint64_t batch = next_item_ / plan_.batch_size;
+    const std::uint64_t slot_index = batch % num_slots;
+    Slot& slot = slots_[slot_index];
+    if (slot.phase == Phase::kFree) {
+      // First worker on this batch: claim its slot and make its pages readable.
+      slot = Slot{Phase::kPreparing, batch, batch_size(batch), 0, ""};
+      lock.unlock();
+      std::string error;
+      const auto waited = Clock::now();
+      try {
+        source_->acquire(batch - plan_.first_batch);
+      } catch (const std::exception& e) {
+        error = std::string("epoch ") + std::to_string(plan_.epoch) + ", batch " +
+                std::to_string(batch) + ": reading its pages failed: " + e.what();
+      }
+      read_wait_ns_ += nanoseconds_since(waited);
+      lock.lock();
+      if (stopping_) return;
+      if (!error.empty()) {
+        slot.error = error;
+        slot.done = slot.size;
+        slot.phase = Phase::kDone;
+        next_item_ = batch_start(batch + 1);
+        batch_changed_.notify_all();
+      } else {
+        slot.phase = Phase::kWorking;
+      }
+      work_changed_.notify_all();
+      continue;
+    }
+    if (slot.batch != batch || slot.phase == Phase::kPreparing) {
+      // The slot still holds an older batch (ring full), or another worker is preparing it.
+      const bool ring_full = slot.batch != batch;
+      const auto waited = Clock::now();
+      work_changed_.wait(lock);
+      if (ring_full) ring_full_ns_ += nanoseconds_since(waited);
+      continue;
+    }
+    const std::uint64_t position = next_item_++;
+    const std::uint64_t index = plan_.order[position];
+    lock.unlock();
+
+    std::string error;
+    const auto began = Clock::now();
+    try {
+      process_sample(slot_index, position - batch_start(batch), index, ping, pong, scratch);
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+    process_ns_ += nanoseconds_since(began);
+    ++samples_;
+
+    lock.lock();
+    if (!error.empty() && slot.error.empty()) slot.error = error;
+    if (++slot.done == slot.size) {
+      slot.phase = Phase::kDone;
+      ++batches_;
+      lock.unlock();
+      source_->release(batch - plan_.first_batch);
+      batch_changed_.notify_all();
+      lock.lock();
+    }
+  }
+}
+
+std::optional<Batch> EpochState::next(std::shared_ptr<EpochState> self) {
+  std::unique_lock lock(mutex_);
+  if (failed_ || next_batch_ >= plan_.num_batches) return std::nullopt;
+  Slot& slot = slots_[next_batch_ % slots_.size()];
+  if (slot.phase == Phase::kHeld) {
+    throw ConfigError("batch " + std::to_string(next_batch_) + " needs the slot of batch " +
+                      std::to_string(slot.batch) + ", which is still held: hold at most " +
+                      std::to_string(slots_.size() - 1) +
+                      " batches at once (batches_ahead + 1), or raise batches_ahead");
+  }
+  const auto waited = Clock::now();
+  batch_changed_.wait(
+      lock, [&] { return stopping_ || (slot.phase == Phase::kDone && slot.batch == next_batch_); });
+  consumer_wait_ns_ += nanoseconds_since(waited);
+  if (!(slot.phase == Phase::kDone && slot.batch == next_batch_)) {
+    throw Error("epoch " + std::to_string(plan_.epoch) +
+                " was stopped (a newer epoch of its loader started)");
+  }
+  if (!slot.error.empty()) {
+    failed_ = true;
+    const std::string error = slot.error;
+    lock.unlock();
+    stop();
+    throw Error(error);
+  }
+  slot.phase = Phase::kHeld;
+  Batch batch;
+  batch.state_ = std::move(self);
+  batch.slot_ = next_batch_ % slots_.size();
+  batch.epoch_ = plan_.epoch;
+  batch.index_ = next_batch_;
+  batch.size_ = slot.size;
+  batch.indices_ = batch_indices(next_batch_);
+  ++next_batch_;
+  return batch;
+}
+
+void EpochState::release(std::uint64_t slot) {
+  {
+    std::lock_guard lock(mutex_);
+    slots_[slot].phase = Phase::kFree;
+  }
+  work_changed_.notify_all();
+}
+
+LoaderPosition EpochState::position() const {
+  std::lock_guard lock(mutex_);
+  return {plan_.epoch, next_batch_};
+}
+
+LoaderStats EpochState::stats() const {
+  LoaderStats stats;
+  stats.batches = batches_;
+  stats.samples = samples_;
+  stats.wall_seconds = nanoseconds_since(started_) * 1e-9;
+  stats.read_wait_seconds = read_wait_ns_ * 1e-9;
+  stats.process_seconds = process_ns_ * 1e-9;
+  stats.ring_full_seconds = ring_full_ns_ * 1e-9;
+  stats.consumer_wait_seconds = consumer_wait_ns_ * 1e-9;
+  stats.workers = num_workers_;
+  stats.pages = source_->stats();
+  return stats;
+}
+
+}  // namespace ffcv

@@ -1,0 +1,92 @@
+// Internal: the mutable state of one epoch — worker threads, the batch slot ring, the
+// consumer's position — shared by EpochIterator and the Batch leases it hands out.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "compiled_pipeline.hpp"
+#include "ffcv/loader.hpp"
+
+namespace ffcv {
+
+struct EpochPlan {
+  std::uint64_t epoch = 0;
+  std::uint64_t first_batch = 0;
+  std::uint64_t num_batches = 0;  // in the whole epoch
+  std::uint64_t batch_size = 0;
+  std::vector<std::uint64_t> order;  // this rank's samples, truncated to the batches
+  std::vector<std::vector<std::uint64_t>> batch_pages;  // pages per batch (from first_batch on)
+  std::array<std::uint32_t, 2> epoch_key{};
+};
+
+class EpochState {
+ public:
+  EpochState(std::shared_ptr<const Reader> reader, std::vector<CompiledPipeline> pipelines,
+             std::shared_ptr<PageSource> source, EpochPlan plan, const LoaderOptions& options);
+  ~EpochState();
+
+  void start();
+  // Stops and joins the workers; idempotent. Leases stay valid.
+  void stop();
+  // The next batch in order (blocking), nullopt at the end. Throws a failed batch's error.
+  std::optional<Batch> next(std::shared_ptr<EpochState> self);
+  void release(std::uint64_t slot);
+
+  std::uint64_t num_batches() const { return plan_.num_batches; }
+  LoaderPosition position() const;
+  LoaderStats stats() const;
+  const std::vector<CompiledPipeline>& pipelines() const { return pipelines_; }
+  std::uint8_t* output_data(std::uint64_t slot, std::size_t output) const;
+  std::span<const std::uint64_t> batch_indices(std::uint64_t batch) const;
+
+ private:
+  enum class Phase { kFree, kPreparing, kWorking, kDone, kHeld };
+  struct Slot {
+    Phase phase = Phase::kFree;
+    std::uint64_t batch = 0;  // absolute batch index when not kFree
+    std::uint64_t size = 0, done = 0;
+    std::string error;
+  };
+
+  void worker_main();
+  std::uint64_t batch_start(std::uint64_t batch) const;  // first position in the order
+  std::uint64_t batch_size(std::uint64_t batch) const;
+  void process_sample(std::uint64_t slot, std::uint64_t position_in_batch, std::uint64_t index,
+                      std::vector<std::uint8_t>& ping, std::vector<std::uint8_t>& pong,
+                      std::vector<std::uint8_t>& scratch) const;
+
+  std::shared_ptr<const Reader> reader_;
+  std::vector<CompiledPipeline> pipelines_;
+  std::shared_ptr<PageSource> source_;
+  EpochPlan plan_;
+  BatchAllocator allocator_;
+  int num_workers_ = 1;
+  std::vector<std::vector<void*>> buffers_;  // [slot][output]
+
+  mutable std::mutex mutex_;
+  std::condition_variable work_changed_;   // workers wait on it
+  std::condition_variable batch_changed_;  // the consumer waits on it
+  std::vector<Slot> slots_;
+  std::uint64_t next_item_ = 0;   // next sample position (absolute in the order) to claim
+  std::uint64_t next_batch_ = 0;  // next batch next() hands out
+  bool stopping_ = false;
+  bool failed_ = false;
+  std::vector<std::thread> threads_;
+
+  std::chrono::steady_clock::time_point started_;
+  std::atomic<std::uint64_t> read_wait_ns_{0}, process_ns_{0}, ring_full_ns_{0},
+      consumer_wait_ns_{0}, samples_{0}, batches_{0};
+};
+
+}  // namespace ffcv

@@ -1,0 +1,211 @@
+#include "ffcv/loader.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include "epoch_state.hpp"
+#include "ffcv/decoders.hpp"
+#include "ffcv/errors.hpp"
+
+namespace ffcv {
+
+// ---- Batch -------------------------------------------------------------------------------
+
+Batch::Batch(Batch&& other) noexcept { *this = std::move(other); }
+
+Batch& Batch::operator=(Batch&& other) noexcept {
+  if (this != &other) {
+    release();
+    state_ = std::move(other.state_);
+    slot_ = other.slot_;
+    epoch_ = other.epoch_;
+    index_ = other.index_;
+    size_ = other.size_;
+    indices_ = other.indices_;
+  }
+  return *this;
+}
+
+Batch::~Batch() { release(); }
+
+void Batch::release() {
+  if (state_) state_->release(slot_);
+  state_.reset();
+}
+
+std::size_t Batch::num_outputs() const { return state_ ? state_->pipelines().size() : 0; }
+
+BatchTensor Batch::output(std::size_t i) const {
+  if (!state_) throw ConfigError("this batch was released");
+  const CompiledPipeline& pipeline = state_->pipelines().at(i);
+  return {&pipeline.name, &pipeline.output_state(), state_->output_data(slot_, i), size_};
+}
+
+BatchTensor Batch::output(const std::string& name) const {
+  if (!state_) throw ConfigError("this batch was released");
+  std::string known;
+  for (std::size_t i = 0; i < state_->pipelines().size(); ++i) {
+    if (state_->pipelines()[i].name == name) return output(i);
+    known += (i ? ", " : "") + state_->pipelines()[i].name;
+  }
+  throw ConfigError("no output named '" + name + "' (outputs: " + known + ")");
+}
+
+// ---- EpochIterator -----------------------------------------------------------------------
+
+EpochIterator::EpochIterator(std::shared_ptr<EpochState> state) : state_(std::move(state)) {}
+EpochIterator::EpochIterator(EpochIterator&&) noexcept = default;
+EpochIterator& EpochIterator::operator=(EpochIterator&& other) noexcept {
+  if (state_) state_->stop();
+  state_ = std::move(other.state_);
+  return *this;
+}
+EpochIterator::~EpochIterator() {
+  if (state_) state_->stop();
+}
+
+std::optional<Batch> EpochIterator::next() { return state_->next(state_); }
+LoaderPosition EpochIterator::position() const { return state_->position(); }
+std::uint64_t EpochIterator::num_batches() const { return state_->num_batches(); }
+LoaderStats EpochIterator::stats() const { return state_->stats(); }
+
+// ---- Loader ------------------------------------------------------------------------------
+
+namespace {
+
+CompiledPipeline compile(const Reader& reader, const PipelineSpec& spec, std::uint32_t stream) {
+  CompiledPipeline pipeline;
+  pipeline.field = reader.field_index(spec.field);
+  pipeline.name = spec.name.empty() ? spec.field : spec.name;
+  pipeline.decoder = spec.decoder ? spec.decoder : default_decoder(reader, pipeline.field);
+  pipeline.operations = spec.operations;
+  pipeline.stream_base = stream;
+  const std::string where = "pipeline '" + pipeline.name + "': ";
+  try {
+    pipeline.states.push_back(pipeline.decoder->declare(reader, pipeline.field));
+    pipeline.scratch_bytes = pipeline.decoder->scratch_bytes();
+    for (const auto& operation : pipeline.operations) {
+      if (!operation) throw ConfigError("an operation is null");
+      pipeline.states.push_back(operation->declare(pipeline.states.back()));
+      pipeline.scratch_bytes = std::max(pipeline.scratch_bytes, operation->scratch_bytes());
+    }
+  } catch (const ConfigError& error) {
+    throw ConfigError(where + error.what());
+  }
+  for (std::size_t s = 0; s + 1 < pipeline.states.size(); ++s) {
+    pipeline.intermediate_bytes =
+        std::max(pipeline.intermediate_bytes, pipeline.states[s].byte_size());
+  }
+  for (const TensorState& state : pipeline.states) {
+    if (state.device != Device::kCpu) {
+      throw ConfigError(where + "GPU stages are not available in this build's CPU loader");
+    }
+  }
+  return pipeline;
+}
+
+}  // namespace
+
+Loader::Loader(const std::string& path, std::vector<PipelineSpec> pipelines, LoaderOptions options)
+    : reader_(std::make_shared<Reader>(path)),
+      pipelines_(std::move(pipelines)),
+      options_(std::move(options)) {
+  if (options_.batch_size == 0) throw ConfigError("batch size must be at least 1");
+  if (options_.num_workers < 0) throw ConfigError("number of workers must be 0 (all) or more");
+  if (options_.default_pipelines) {
+    std::set<std::string> fed;
+    for (const PipelineSpec& spec : pipelines_) fed.insert(spec.field);
+    for (const NamedField& field : reader_->fields()) {
+      if (fed.count(field.name) == 0) pipelines_.push_back({field.name, field.name, nullptr, {}});
+    }
+  }
+  if (pipelines_.empty()) throw ConfigError("the loader has no outputs");
+  // Compile once now so that a bad pipeline is an error here, not at the first epoch.
+  std::set<std::string> names;
+  for (std::size_t i = 0; i < pipelines_.size(); ++i) {
+    const CompiledPipeline compiled =
+        compile(*reader_, pipelines_[i], static_cast<std::uint32_t>(i * 1024));
+    if (!names.insert(compiled.name).second) {
+      throw ConfigError("two outputs are named '" + compiled.name + "'");
+    }
+  }
+  page_of_sample_ = reader_->page_of_samples();
+  options_.order.batch_size = options_.batch_size;
+  order_ = std::make_unique<TraversalOrder>(options_.order, page_of_sample_);
+  if (options_.os_cache) {
+    source_ = make_mmap_source(path, reader_->page_size());
+  } else {
+    source_ = make_process_cache(path, reader_->page_size(), options_.cache);
+  }
+}
+
+Loader::~Loader() {
+  if (auto running = running_.lock()) running->stop();
+}
+
+void Loader::set_indices(std::optional<std::vector<std::uint64_t>> indices) {
+  OrderOptions order = options_.order;
+  order.indices = std::move(indices);
+  order_ = std::make_unique<TraversalOrder>(order, page_of_sample_);
+  options_.order = std::move(order);
+}
+
+std::uint64_t Loader::batches_per_epoch() const {
+  if (options_.drop_last) return order_->smallest_rank_size() / options_.batch_size;
+  return (order_->rank_size() + options_.batch_size - 1) / options_.batch_size;
+}
+
+std::vector<std::pair<std::string, TensorState>> Loader::outputs() const {
+  std::vector<std::pair<std::string, TensorState>> out;
+  for (std::size_t i = 0; i < pipelines_.size(); ++i) {
+    const CompiledPipeline compiled = compile(*reader_, pipelines_[i], 0);
+    out.emplace_back(compiled.name, compiled.output_state());
+  }
+  return out;
+}
+
+EpochIterator Loader::epoch(std::uint64_t epoch, std::uint64_t first_batch) {
+  if (auto running = running_.lock()) running->stop();
+  const std::uint64_t num_batches = batches_per_epoch();
+  if (first_batch > num_batches) {
+    throw ConfigError("cannot start epoch " + std::to_string(epoch) + " at batch " +
+                      std::to_string(first_batch) + ": it has " + std::to_string(num_batches) +
+                      " batches");
+  }
+  std::vector<CompiledPipeline> compiled;
+  bool reads_payload = false;
+  for (std::size_t i = 0; i < pipelines_.size(); ++i) {
+    compiled.push_back(compile(*reader_, pipelines_[i], static_cast<std::uint32_t>(i * 1024)));
+    reads_payload = reads_payload || compiled.back().decoder->reads_payload();
+  }
+  EpochPlan plan;
+  plan.epoch = epoch;
+  plan.first_batch = first_batch;
+  plan.num_batches = num_batches;
+  plan.batch_size = options_.batch_size;
+  plan.order = order_->epoch_order(epoch);
+  plan.order.resize(std::min<std::uint64_t>(plan.order.size(), num_batches * options_.batch_size));
+  plan.epoch_key = SampleContext::make_epoch_key(options_.order.seed, epoch);
+  for (std::uint64_t b = first_batch; b < num_batches; ++b) {
+    std::vector<std::uint64_t> pages;
+    if (reads_payload) {
+      const std::uint64_t end =
+          std::min<std::uint64_t>((b + 1) * plan.batch_size, plan.order.size());
+      for (std::uint64_t p = b * plan.batch_size; p < end; ++p) {
+        const std::uint64_t page = page_of_sample_[plan.order[p]];
+        if (page != kNoPage) pages.push_back(page);
+      }
+      std::sort(pages.begin(), pages.end());
+      pages.erase(std::unique(pages.begin(), pages.end()), pages.end());
+    }
+    plan.batch_pages.push_back(std::move(pages));
+  }
+  source_->begin_epoch(plan.batch_pages, options_.batches_ahead + 2);
+  auto state = std::make_shared<EpochState>(reader_, std::move(compiled), source_, std::move(plan),
+                                            options_);
+  state->start();
+  running_ = state;
+  return EpochIterator(std::move(state));
+}
+
+}  // namespace ffcv

@@ -1,0 +1,127 @@
+// The default decoders of the built-in fields (see ffcv/decoders.hpp).
+#include <algorithm>
+#include <cstring>
+
+#include "ffcv/decoders.hpp"
+#include "ffcv/errors.hpp"
+#include "ffcv/fields/bytes_fields.hpp"
+#include "ffcv/fields/ndarray_field.hpp"
+#include "ffcv/fields/rgb_image_field.hpp"
+#include "ffcv/fields/scalar_fields.hpp"
+#include "ffcv/jpeg_codec.hpp"
+#include "ffcv/little_endian.hpp"
+#include "ffcv/reader.hpp"
+#include "field_decoders.hpp"
+
+namespace ffcv {
+namespace {
+
+template <typename FieldType>
+const FieldType& field_as(const Reader& reader, std::size_t field, const char* decoder,
+                          const char* wanted) {
+  const auto* typed = dynamic_cast<const FieldType*>(reader.fields().at(field).field.get());
+  if (typed == nullptr) {
+    throw ConfigError(std::string(decoder) + " decoder needs a " + wanted + " field, '" +
+                      reader.fields()[field].name + "' is " +
+                      reader.fields()[field].field->type_name());
+  }
+  return *typed;
+}
+
+}  // namespace
+
+TensorState IntDecoder::declare(const Reader& reader, std::size_t field) {
+  field_as<IntField>(reader, field, "int", "Int");
+  return {DType::parse("<i8"), {1}};
+}
+
+void IntDecoder::decode(const std::uint8_t* column, const PayloadReader&, std::uint8_t* out,
+                        std::span<std::uint8_t>, const SampleContext&) const {
+  std::memcpy(out, column, 8);
+}
+
+TensorState FloatDecoder::declare(const Reader& reader, std::size_t field) {
+  field_as<FloatField>(reader, field, "float", "Float");
+  return {DType::parse("<f8"), {1}};
+}
+
+void FloatDecoder::decode(const std::uint8_t* column, const PayloadReader&, std::uint8_t* out,
+                          std::span<std::uint8_t>, const SampleContext&) const {
+  std::memcpy(out, column, 8);
+}
+
+TensorState NdArrayDecoder::declare(const Reader& reader, std::size_t field) {
+  const auto& array = field_as<NdArrayField>(reader, field, "ndarray", "NDArray");
+  bytes_ = array.element_bytes();
+  return {array.dtype(), array.shape()};
+}
+
+void NdArrayDecoder::decode(const std::uint8_t* column, const PayloadReader& payloads,
+                            std::uint8_t* out, std::span<std::uint8_t>,
+                            const SampleContext&) const {
+  const auto payload = payloads.payload(load_le<std::uint64_t>(column));
+  std::memcpy(out, payload.data(), bytes_);
+}
+
+TensorState BytesDecoder::declare(const Reader& reader, std::size_t field) {
+  field_as<BytesField>(reader, field, "bytes", "Bytes or JSON");
+  max_size_ = 0;
+  for (std::uint64_t i = 0; i < reader.num_samples(); ++i) {
+    const AllocEntry* entry = reader.find_allocation(load_le<std::uint64_t>(reader.column(i, field)));
+    if (entry != nullptr) max_size_ = std::max(max_size_, entry->size);
+  }
+  return {DType::parse("|u1"), {max_size_ + 8}};
+}
+
+void BytesDecoder::decode(const std::uint8_t* column, const PayloadReader& payloads,
+                          std::uint8_t* out, std::span<std::uint8_t>, const SampleContext&) const {
+  const auto payload = payloads.payload(load_le<std::uint64_t>(column));
+  std::memcpy(out, payload.data(), payload.size());
+  std::memset(out + payload.size(), 0, max_size_ - payload.size());
+  store_le<std::uint64_t>(out + max_size_, payload.size());
+}
+
+TensorState SimpleImageDecoder::declare(const Reader& reader, std::size_t field) {
+  field_as<RgbImageField>(reader, field, "image", "RGBImage");
+  for (std::uint64_t i = 0; i < reader.num_samples(); ++i) {
+    const ImageMetadata image = ImageMetadata::load(reader.column(i, field));
+    if (i == 0) {
+      width_ = image.width;
+      height_ = image.height;
+    } else if (image.width != width_ || image.height != height_) {
+      throw ConfigError("image decoder needs images of one size, but '" +
+                        reader.fields()[field].name + "' has " + std::to_string(width_) + "x" +
+                        std::to_string(height_) + " (sample 0) and " +
+                        std::to_string(image.width) + "x" + std::to_string(image.height) +
+                        " (sample " + std::to_string(i) + "); use a cropping decoder");
+    }
+  }
+  return {DType::parse("|u1"), {height_, width_, 3}};
+}
+
+std::uint64_t SimpleImageDecoder::scratch_bytes() const { return 0; }
+
+void SimpleImageDecoder::decode(const std::uint8_t* column, const PayloadReader& payloads,
+                                std::uint8_t* out, std::span<std::uint8_t>,
+                                const SampleContext&) const {
+  const ImageMetadata image = ImageMetadata::load(column);
+  const auto payload = payloads.payload(image.data_ptr);
+  if (image.mode == StoredImageMode::kRaw) {
+    std::memcpy(out, payload.data(), payload.size());
+    return;
+  }
+  decode_jpeg_into(payload, out, image.width, image.height);
+}
+
+std::shared_ptr<Decoder> default_decoder(const Reader& reader, std::size_t field) {
+  const Field* f = reader.fields().at(field).field.get();
+  if (dynamic_cast<const IntField*>(f)) return std::make_shared<IntDecoder>();
+  if (dynamic_cast<const FloatField*>(f)) return std::make_shared<FloatDecoder>();
+  if (dynamic_cast<const NdArrayField*>(f)) return std::make_shared<NdArrayDecoder>();
+  if (dynamic_cast<const BytesField*>(f)) return std::make_shared<BytesDecoder>();
+  if (dynamic_cast<const RgbImageField*>(f)) return std::make_shared<SimpleImageDecoder>();
+  throw ConfigError("field '" + reader.fields()[field].name + "' of type " + f->type_name() +
+                    " has no default decoder; give its pipeline a decoder");
+}
+
+}  // namespace ffcv

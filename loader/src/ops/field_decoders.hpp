@@ -1,0 +1,60 @@
+// Internal: the built-in field decoders (documented in ffcv/decoders.hpp).
+#pragma once
+
+#include "ffcv/operation.hpp"
+
+namespace ffcv {
+
+class IntDecoder final : public Decoder {
+ public:
+  std::string name() const override { return "int"; }
+  bool reads_payload() const override { return false; }
+  TensorState declare(const Reader& reader, std::size_t field) override;
+  void decode(const std::uint8_t* column, const PayloadReader& payloads, std::uint8_t* out,
+              std::span<std::uint8_t> scratch, const SampleContext& context) const override;
+};
+
+class FloatDecoder final : public Decoder {
+ public:
+  std::string name() const override { return "float"; }
+  bool reads_payload() const override { return false; }
+  TensorState declare(const Reader& reader, std::size_t field) override;
+  void decode(const std::uint8_t* column, const PayloadReader& payloads, std::uint8_t* out,
+              std::span<std::uint8_t> scratch, const SampleContext& context) const override;
+};
+
+class NdArrayDecoder final : public Decoder {
+ public:
+  std::string name() const override { return "ndarray"; }
+  TensorState declare(const Reader& reader, std::size_t field) override;
+  void decode(const std::uint8_t* column, const PayloadReader& payloads, std::uint8_t* out,
+              std::span<std::uint8_t> scratch, const SampleContext& context) const override;
+
+ private:
+  std::uint64_t bytes_ = 0;
+};
+
+class BytesDecoder final : public Decoder {
+ public:
+  std::string name() const override { return "bytes"; }
+  TensorState declare(const Reader& reader, std::size_t field) override;
+  void decode(const std::uint8_t* column, const PayloadReader& payloads, std::uint8_t* out,
+              std::span<std::uint8_t> scratch, const SampleContext& context) const override;
+
+ private:
+  std::uint64_t max_size_ = 0;
+};
+
+class SimpleImageDecoder final : public Decoder {
+ public:
+  std::string name() const override { return "image"; }
+  TensorState declare(const Reader& reader, std::size_t field) override;
+  std::uint64_t scratch_bytes() const override;
+  void decode(const std::uint8_t* column, const PayloadReader& payloads, std::uint8_t* out,
+              std::span<std::uint8_t> scratch, const SampleContext& context) const override;
+
+ private:
+  std::uint64_t width_ = 0, height_ = 0;
+};
+
+}  // namespace ffcv

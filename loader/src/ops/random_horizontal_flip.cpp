@@ -1,0 +1,58 @@
+// random_horizontal_flip: mirrors an image (H, W, C) left-right with probability `probability`
+// (default 0.5), the draw keyed by (seed, epoch, sample). Any element type.
+#include <cstring>
+
+#include "ffcv/errors.hpp"
+#include "ops.hpp"
+
+namespace ffcv {
+namespace {
+
+class RandomHorizontalFlip final : public Operation {
+ public:
+  explicit RandomHorizontalFlip(double probability) : probability_(probability) {
+    if (probability < 0 || probability > 1) {
+      throw ConfigError("random_horizontal_flip: probability must be within [0, 1]");
+    }
+  }
+  std::string name() const override { return "random_horizontal_flip"; }
+
+  TensorState declare(const TensorState& input) override {
+    if (input.shape.size() != 3) {
+      throw ConfigError("random_horizontal_flip needs an (H, W, C) image, got " +
+                        input.to_string());
+    }
+    state_ = input;
+    return input;
+  }
+
+  void apply(const std::uint8_t* input, std::uint8_t* output, std::span<std::uint8_t>,
+             const SampleContext& context) const override {
+    const std::uint64_t height = state_.shape[0], width = state_.shape[1];
+    const std::uint64_t pixel = state_.shape[2] * state_.dtype.itemsize;
+    const std::uint64_t row = width * pixel;
+    if (context.uniform(0) >= probability_) {
+      std::memcpy(output, input, height * row);
+      return;
+    }
+    for (std::uint64_t y = 0; y < height; ++y) {
+      const std::uint8_t* source = input + y * row;
+      std::uint8_t* target = output + y * row;
+      for (std::uint64_t x = 0; x < width; ++x) {
+        std::memcpy(target + x * pixel, source + (width - 1 - x) * pixel, pixel);
+      }
+    }
+  }
+
+ private:
+  double probability_;
+  TensorState state_;
+};
+
+}  // namespace
+
+std::shared_ptr<Operation> make_random_horizontal_flip(const OpParams& params) {
+  return std::make_shared<RandomHorizontalFlip>(params.get_double("probability", 0.5));
+}
+
+}  // namespace ffcv

@@ -1,0 +1,349 @@
+// The loader engine: orders through batches, determinism across workers, resume, leases,
+// errors and cancellation.
+#include <catch2/catch.hpp>
+
+#include <dirent.h>
+
+#include <chrono>
+#include <cstring>
+#include <map>
+#include <set>
+#include <thread>
+
+#include "ffcv/errors.hpp"
+#include "ffcv/fields/rgb_image_field.hpp"
+#include "ffcv/fields/scalar_fields.hpp"
+#include "ffcv/little_endian.hpp"
+#include "ffcv/loader.hpp"
+#include "ffcv/op_registry.hpp"
+#include "test_support.hpp"
+
+using namespace ffcv;
+using test::TempDir;
+
+namespace {
+
+// 500 samples: a 16x12 raw image whose pixels encode the index, and the index as label.
+std::string write_dataset(const TempDir& dir, std::uint64_t count = 500) {
+  const std::string path = dir.file("data.beton");
+  auto make = [](std::uint64_t i) -> std::vector<FieldValue> {
+    RgbImage image{16, 12, std::vector<std::uint8_t>(16 * 12 * 3)};
+    for (std::size_t p = 0; p < image.pixels.size(); ++p) {
+      image.pixels[p] = static_cast<std::uint8_t>(i * 7 + p);
+    }
+    return {image, static_cast<std::int64_t>(i)};
+  };
+  DatasetWriter(path,
+                {{"image", std::make_shared<RgbImageField>()}, {"label", std::make_shared<IntField>()}},
+                {.page_size = 1u << 21})
+      .write(test::FunctionSource(count, make));
+  return path;
+}
+
+std::vector<std::int64_t> labels_of(const Batch& batch) {
+  const BatchTensor labels = batch.output("label");
+  std::vector<std::int64_t> out;
+  for (std::uint64_t i = 0; i < labels.count; ++i) out.push_back(load_le<std::int64_t>(labels.data + 8 * i));
+  return out;
+}
+
+std::vector<std::int64_t> epoch_labels(Loader& loader, std::uint64_t epoch) {
+  std::vector<std::int64_t> all;
+  auto it = loader.epoch(epoch);
+  while (auto batch = it.next()) {
+    const auto labels = labels_of(*batch);
+    all.insert(all.end(), labels.begin(), labels.end());
+  }
+  return all;
+}
+
+// Every byte of every output of every batch of an epoch.
+std::vector<std::vector<std::uint8_t>> epoch_bytes(Loader& loader, std::uint64_t epoch,
+                                                   std::uint64_t first_batch = 0) {
+  std::vector<std::vector<std::uint8_t>> batches;
+  auto it = loader.epoch(epoch, first_batch);
+  while (auto batch = it.next()) {
+    std::vector<std::uint8_t> bytes;
+    for (std::size_t o = 0; o < batch->num_outputs(); ++o) {
+      const BatchTensor t = batch->output(o);
+      bytes.insert(bytes.end(), t.data, t.data + t.count * t.state->byte_size());
+    }
+    batches.push_back(std::move(bytes));
+  }
+  return batches;
+}
+
+std::size_t thread_count() {
+  std::size_t count = 0;
+  DIR* dir = ::opendir("/proc/self/task");
+  while (dirent* entry = ::readdir(dir)) count += entry->d_name[0] != '.';
+  ::closedir(dir);
+  return count;
+}
+
+// Sleeps, then copies; throws for one dataset index. For cancellation and error tests.
+class SlowOrFailing final : public Operation {
+ public:
+  SlowOrFailing(int sleep_ms, std::int64_t fail_index) : sleep_ms_(sleep_ms), fail_(fail_index) {}
+  std::string name() const override { return "slow_or_failing"; }
+  TensorState declare(const TensorState& input) override {
+    bytes_ = input.byte_size();
+    return input;
+  }
+  void apply(const std::uint8_t* in, std::uint8_t* out, std::span<std::uint8_t>,
+             const SampleContext& context) const override {
+    if (sleep_ms_ > 0) std::this_thread::sleep_for(std::chrono::milliseconds(sleep_ms_));
+    if (static_cast<std::int64_t>(context.index) == fail_) throw std::runtime_error("planted failure");
+    std::memcpy(out, in, bytes_);
+  }
+
+ private:
+  int sleep_ms_;
+  std::int64_t fail_;
+  std::uint64_t bytes_ = 0;
+};
+
+}  // namespace
+
+TEST_CASE("every order visits each selected sample once per epoch", "[loader]") {
+  TempDir dir;
+  const std::string path = write_dataset(dir);
+  for (const OrderKind kind : {OrderKind::kSequential, OrderKind::kRandom, OrderKind::kQuasiRandom}) {
+    for (const bool drop_last : {false, true}) {
+      for (const bool subset : {false, true}) {
+        LoaderOptions options;
+        options.batch_size = 64;
+        options.num_workers = 3;
+        options.drop_last = drop_last;
+        options.order.kind = kind;
+        options.order.seed = 5;
+        std::vector<std::uint64_t> selected;
+        for (std::uint64_t i = 0; i < 500; i += subset ? 3 : 1) selected.push_back(i);
+        if (subset) options.order.indices = selected;
+        Loader loader(path, {}, options);
+        INFO(order_kind_name(kind) << " drop_last " << drop_last << " subset " << subset);
+        for (std::uint64_t epoch = 0; epoch < 2; ++epoch) {
+          const auto labels = epoch_labels(loader, epoch);
+          const std::uint64_t expected = drop_last ? selected.size() / 64 * 64 : selected.size();
+          REQUIRE(labels.size() == expected);
+          std::set<std::int64_t> unique(labels.begin(), labels.end());
+          CHECK(unique.size() == labels.size());
+          for (const std::int64_t label : labels) {
+            CHECK(std::binary_search(selected.begin(), selected.end(), std::uint64_t(label)));
+          }
+          if (!drop_last) CHECK(unique.size() == selected.size());
+          if (kind == OrderKind::kSequential && !subset) CHECK(labels[0] == 0);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("ranks partition each epoch", "[loader]") {
+  TempDir dir;
+  const std::string path = write_dataset(dir);
+  for (const OrderKind kind : {OrderKind::kSequential, OrderKind::kRandom, OrderKind::kQuasiRandom}) {
+    std::multiset<std::int64_t> all;
+    std::set<std::uint64_t> batch_counts;
+    for (std::uint32_t rank = 0; rank < 3; ++rank) {
+      LoaderOptions options;
+      options.batch_size = 32;
+      options.drop_last = false;
+      options.order = {.kind = kind, .seed = 9, .rank = rank, .world_size = 3};
+      Loader loader(path, {}, options);
+      const auto labels = epoch_labels(loader, 4);
+      all.insert(labels.begin(), labels.end());
+      batch_counts.insert(loader.batches_per_epoch());
+    }
+    INFO(order_kind_name(kind));
+    CHECK(all.size() == 500);
+    CHECK(std::set<std::int64_t>(all.begin(), all.end()).size() == 500);
+    CHECK(batch_counts.size() == 1);  // ranks stay in lockstep
+  }
+}
+
+TEST_CASE("the same seed gives identical batches with 1 and 4 workers", "[loader]") {
+  TempDir dir;
+  const std::string path = write_dataset(dir);
+  auto run = [&](int workers) {
+    LoaderOptions options;
+    options.batch_size = 50;
+    options.num_workers = workers;
+    options.order = {.kind = OrderKind::kRandom, .seed = 77};
+    PipelineSpec flipped{"image", "image", nullptr,
+                         {OpRegistry::global().make_operation("random_horizontal_flip", {})}};
+    Loader loader(path, {flipped}, options);
+    return epoch_bytes(loader, 3);
+  };
+  const auto one = run(1);
+  CHECK(one.size() == 10);
+  CHECK(run(4) == one);
+}
+
+TEST_CASE("flips are random per sample, keyed by seed and epoch", "[loader]") {
+  TempDir dir;
+  const std::string path = write_dataset(dir);
+  LoaderOptions options;
+  options.batch_size = 500;
+  options.drop_last = false;
+  PipelineSpec flipped{"image", "image", nullptr,
+                       {OpRegistry::global().make_operation("random_horizontal_flip", {})}};
+  Loader loader(path, {flipped}, options);
+  auto flipped_share = [&](std::uint64_t epoch) {
+    auto it = loader.epoch(epoch);
+    auto batch = it.next();
+    const BatchTensor images = batch->output("image");
+    int flipped_count = 0;
+    for (std::uint64_t i = 0; i < images.count; ++i) {
+      const std::uint8_t* image = images.data + i * 16 * 12 * 3;
+      // Unflipped, pixel 0 holds (i*7) mod 256; flipped, it holds the last pixel of row 0.
+      flipped_count += image[0] != static_cast<std::uint8_t>(i * 7);
+    }
+    return flipped_count / 500.0;
+  };
+  const double share = flipped_share(0);
+  CHECK(share == Approx(0.5).margin(0.08));
+  CHECK(flipped_share(0) == share);
+  CHECK(flipped_share(1) != share);
+}
+
+TEST_CASE("an iterator resumed at batch k gives exactly the remaining batches", "[loader]") {
+  TempDir dir;
+  const std::string path = write_dataset(dir);
+  LoaderOptions options;
+  options.batch_size = 40;
+  options.drop_last = false;
+  options.order = {.kind = OrderKind::kQuasiRandom, .seed = 3};
+  Loader loader(path, {}, options);
+  const auto whole = epoch_bytes(loader, 2);
+  LoaderPosition position;
+  {
+    auto it = loader.epoch(2);
+    for (int i = 0; i < 5; ++i) it.next();
+    position = it.position();
+  }
+  CHECK(position.epoch == 2);
+  CHECK(position.batches_done == 5);
+  const auto rest = epoch_bytes(loader, position.epoch, position.batches_done);
+  CHECK(rest == std::vector<std::vector<std::uint8_t>>(whole.begin() + 5, whole.end()));
+}
+
+TEST_CASE("a batch stays valid while held; holding too many is a clear error", "[loader]") {
+  TempDir dir;
+  const std::string path = write_dataset(dir);
+  LoaderOptions options;
+  options.batch_size = 10;
+  options.batches_ahead = 2;  // 4 slots
+  Loader loader(path, {}, options);
+  auto it = loader.epoch(0);
+  auto first = it.next();
+  const auto first_labels = labels_of(*first);
+  std::vector<Batch> held;
+  for (int i = 0; i < 2; ++i) held.push_back(*it.next());
+  CHECK(labels_of(*first) == first_labels);
+  auto fourth = it.next();  // the fourth slot: still fine
+  CHECK_THROWS_WITH(it.next(), Catch::Contains("still held"));
+  CHECK(labels_of(*first) == first_labels);
+}
+
+TEST_CASE("a failing operation surfaces at the consumer and the loader stays usable",
+          "[loader][errors]") {
+  TempDir dir;
+  const std::string path = write_dataset(dir);
+  LoaderOptions options;
+  options.batch_size = 25;
+  options.num_workers = 2;
+  PipelineSpec failing{"label", "label", nullptr, {std::make_shared<SlowOrFailing>(0, 260)}};
+  Loader loader(path, {failing}, options);
+  {
+    auto it = loader.epoch(0);
+    std::uint64_t batches = 0;
+    try {
+      while (it.next()) ++batches;
+      FAIL("expected the planted failure");
+    } catch (const Error& error) {
+      CHECK_THAT(std::string(error.what()),
+                 Catch::Contains("sample 260") && Catch::Contains("slow_or_failing") &&
+                     Catch::Contains("planted failure"));
+    }
+    CHECK(batches == 10);  // batches 0..9 came out; batch 10 holds sample 260
+    CHECK_FALSE(it.next().has_value());
+  }
+  options.order.indices = std::vector<std::uint64_t>{1, 2, 3};
+  Loader subset(path, {failing}, options);
+  CHECK(epoch_labels(subset, 0).empty());  // 3 samples < one batch with drop_last
+}
+
+TEST_CASE("destroying an iterator mid-epoch stops its workers at once", "[loader]") {
+  TempDir dir;
+  const std::string path = write_dataset(dir);
+  LoaderOptions options;
+  options.batch_size = 10;
+  options.num_workers = 4;
+  PipelineSpec slow{"label", "label", nullptr, {std::make_shared<SlowOrFailing>(20, -1)}};
+  Loader loader(path, {slow}, options);
+  const std::size_t threads_before = thread_count();
+  const auto start = std::chrono::steady_clock::now();
+  {
+    auto it = loader.epoch(0);
+    it.next();
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  CHECK(seconds < 2.0);  // a full epoch would take 500 * 20 ms / 4 = 2.5 s
+  CHECK(thread_count() == threads_before);
+  // A new epoch cancels the previous one.
+  auto first = loader.epoch(1);
+  first.next();
+  auto second = loader.epoch(2);
+  CHECK_THROWS_WITH(first.next(), Catch::Contains("stopped"));
+  CHECK(second.next().has_value());
+}
+
+TEST_CASE("thousands of epochs leave no threads behind", "[loader]") {
+  TempDir dir;
+  const std::string path = write_dataset(dir, 20);
+  LoaderOptions options;
+  options.batch_size = 8;
+  options.num_workers = 2;
+  Loader loader(path, {}, options);
+  const std::size_t threads_before = thread_count();
+  std::uint64_t samples = 0;
+  for (std::uint64_t epoch = 0; epoch < 2000; ++epoch) samples += epoch_labels(loader, epoch).size();
+  CHECK(samples == 2000 * 16);
+  CHECK(thread_count() == threads_before);
+}
+
+TEST_CASE("the process cache gives the same batches as mmap", "[loader]") {
+  TempDir dir;
+  const std::string path = write_dataset(dir, 3000);  // 3000 x 576 B: one 2 MiB page
+  LoaderOptions options;
+  options.batch_size = 100;
+  options.order = {.kind = OrderKind::kQuasiRandom, .seed = 1};
+  Loader mapped(path, {}, options);
+  options.os_cache = false;
+  options.cache.budget_bytes = 64u << 20;
+  Loader cached(path, {}, options);
+  CHECK(epoch_bytes(cached, 0) == epoch_bytes(mapped, 0));
+}
+
+TEST_CASE("bad loader configurations are refused up front", "[loader][errors]") {
+  TempDir dir;
+  const std::string path = write_dataset(dir);
+  LoaderOptions options;
+  options.batch_size = 0;
+  CHECK_THROWS_AS(Loader(path, {}, options), ConfigError);
+  options.batch_size = 8;
+  CHECK_THROWS_WITH(Loader(path, {{"x", "nope", nullptr, {}}}, options),
+                    Catch::Contains("no field named 'nope'"));
+  CHECK_THROWS_WITH(
+      Loader(path, {{"label", "label", nullptr,
+                     {OpRegistry::global().make_operation("random_horizontal_flip", {})}}},
+             options),
+      Catch::Contains("pipeline 'label'") && Catch::Contains("(H, W, C)"));
+  CHECK_THROWS_WITH(OpRegistry::global().make_operation("random_horizontal_flip",
+                                                        OpParams().set("probabilty", 0.3)),
+                    Catch::Contains("'probabilty'") && Catch::Contains("probability"));
+  CHECK_THROWS_WITH(OpRegistry::global().make_operation("flip", {}),
+                    Catch::Contains("unknown operation 'flip'"));
+}
