@@ -20,6 +20,7 @@ const std::map<std::string, Command>& commands() {
       {"write", {ffcv::tools::write_command, "write a .beton dataset from images, IDX or .npy"}},
       {"inspect",
        {ffcv::tools::inspect_command, "describe a .beton file, a sample, or export one"}},
+      {"bench", {ffcv::tools::bench_command, "measure the loader's throughput and stage times"}},
   };
   return kCommands;
 }

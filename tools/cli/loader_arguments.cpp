@@ -1,0 +1,60 @@
+#include "loader_arguments.hpp"
+
+#include <sstream>
+
+namespace ffcv::tools {
+
+void add_loader_arguments(Arguments& args) {
+  args.option("batch-size", "N", "samples per batch", "256")
+      .option("workers", "N", "worker threads (0: all cores)", "0")
+      .option("order", "KIND", "sequential | random | quasi_random", "sequential")
+      .option("seed", "N", "seed of the order and of random operations", "0")
+      .option("window-pages", "N", "QUASI_RANDOM pages open at once (0: 2 x batch size)", "0")
+      .option("rank", "R", "this process's rank", "0")
+      .option("world-size", "W", "number of ranks sharing each epoch", "1")
+      .option("batches-ahead", "N", "batches prepared ahead of the consumer", "3")
+      .flag("keep-last", "keep the last partial batch (drop_last = false)")
+      .flag("process-cache", "read pages into the process's own cache instead of mmap")
+      .option("cache-budget", "SIZE", "process cache memory budget", "1G")
+      .option("readers", "N", "process cache reader threads", "4")
+      .option("latency-ms", "MS", "simulated storage latency per read (process cache)", "0")
+      .option("bandwidth-mbs", "MB/S", "simulated storage bandwidth (process cache; 0: unlimited)",
+              "0")
+      .option("fields", "A,B", "load only these fields [default: all]");
+}
+
+LoaderOptions loader_options(const Arguments& args) {
+  LoaderOptions options;
+  const long long batch_size = args.get_int("batch-size");
+  if (batch_size < 1) throw UsageError("--batch-size must be at least 1");
+  options.batch_size = static_cast<std::uint64_t>(batch_size);
+  options.num_workers = static_cast<int>(args.get_int("workers"));
+  options.order.kind = parse_order_kind(args.get("order"));
+  options.order.seed = static_cast<std::uint64_t>(args.get_int("seed"));
+  options.order.window_pages = static_cast<std::uint64_t>(args.get_int("window-pages"));
+  options.order.rank = static_cast<std::uint32_t>(args.get_int("rank"));
+  options.order.world_size = static_cast<std::uint32_t>(args.get_int("world-size"));
+  options.batches_ahead = static_cast<std::uint64_t>(args.get_int("batches-ahead"));
+  options.drop_last = !args.get_flag("keep-last");
+  options.os_cache = !args.get_flag("process-cache");
+  options.cache.budget_bytes = args.get_size("cache-budget");
+  options.cache.reader_threads = static_cast<int>(args.get_int("readers"));
+  options.cache.throttle.latency_seconds = args.get_double("latency-ms") / 1000.0;
+  options.cache.throttle.bandwidth_bytes_per_s = args.get_double("bandwidth-mbs") * 1e6;
+  options.default_pipelines = !args.has("fields");
+  return options;
+}
+
+std::vector<PipelineSpec> field_pipelines(const Arguments& args) {
+  std::vector<PipelineSpec> pipelines;
+  if (!args.has("fields")) return pipelines;
+  std::stringstream list(args.get("fields"));
+  std::string field;
+  while (std::getline(list, field, ',')) {
+    if (!field.empty()) pipelines.push_back({field, field, nullptr, {}});
+  }
+  if (pipelines.empty()) throw UsageError("--fields lists no field");
+  return pipelines;
+}
+
+}  // namespace ffcv::tools
