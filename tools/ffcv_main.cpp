@@ -21,6 +21,7 @@ const std::map<std::string, Command>& commands() {
       {"inspect",
        {ffcv::tools::inspect_command, "describe a .beton file, a sample, or export one"}},
       {"bench", {ffcv::tools::bench_command, "measure the loader's throughput and stage times"}},
+      {"doctor", {ffcv::tools::doctor_command, "find the loader's bottleneck and what helps"}},
   };
   return kCommands;
 }

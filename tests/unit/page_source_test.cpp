@@ -187,6 +187,15 @@ TEST_CASE("mmap source gives the file's bytes", "[pages]") {
   CHECK_THROWS_AS(source->bytes(kFileSize - 5, 6), FormatError);
   CHECK_THROWS_AS(source->bytes(kFileSize + 1, 0), FormatError);
   CHECK_THROWS_AS(source->bytes(~std::uint64_t{0}, 2), FormatError);
+  CHECK_THROWS_AS(source->acquire(0), ConfigError);  // no epoch
+  source->begin_epoch(schedule, 2);
+  source->acquire(0);
+  CHECK_THROWS_AS(source->acquire(0), ConfigError);   // twice
+  CHECK_THROWS_AS(source->acquire(12), ConfigError);  // no such batch
+  CHECK_THROWS_AS(source->release(1), ConfigError);   // not acquired
+  source->release(0);
+  source->end_epoch();
+  source->release(1);  // ignored once the epoch has ended
   const PageSourceStats stats = source->stats();
   CHECK(stats.bytes_read == 0);
   CHECK(stats.resident_bytes == 0);

@@ -12,5 +12,6 @@ using CommandArgs = std::vector<std::string>;
 int write_command(const CommandArgs& args);
 int inspect_command(const CommandArgs& args);
 int bench_command(const CommandArgs& args);
+int doctor_command(const CommandArgs& args);
 
 }  // namespace ffcv::tools

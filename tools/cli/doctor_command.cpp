@@ -1,0 +1,142 @@
+// `ffcv doctor FILE`: runs the loader for a while, finds the stage that bounds throughput and
+// says which settings help, in the spirit of FFCV's "Bottleneck Doctor" (docs/tuning.md).
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <thread>
+
+#include "arguments.hpp"
+#include "commands.hpp"
+#include "ffcv/json_text.hpp"
+#include "loader_arguments.hpp"
+#include "loader_run.hpp"
+
+namespace ffcv::tools {
+namespace {
+
+std::uint64_t available_memory_bytes() {
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key;
+  std::uint64_t value = 0;
+  std::string unit;
+  while (meminfo >> key >> value >> unit) {
+    if (key == "MemAvailable:") return value * 1024;
+  }
+  return 0;
+}
+
+struct Diagnosis {
+  std::string bottleneck;  // "consumer", "storage", "cpu", "workers"
+  std::string summary;
+  std::vector<std::string> advice;
+};
+
+Diagnosis diagnose(const Loader& loader, const EpochMeasurement& m, double step_seconds) {
+  const LoaderStats& s = m.stats;
+  const double worker_time = std::max(1e-9, s.workers * m.seconds);
+  const double busy = s.process_seconds / worker_time;
+  const double reading = s.read_wait_seconds / worker_time;
+  const double consumer_waiting = s.consumer_wait_seconds / std::max(1e-9, m.seconds);
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  const LoaderOptions& options = loader.options();
+  const std::uint64_t file_size = loader.reader().file_size();
+  char text[400];
+  Diagnosis d;
+  if (step_seconds > 0 && consumer_waiting < 0.1) {
+    d.bottleneck = "consumer";
+    std::snprintf(text, sizeof text,
+                  "the consumer bounds throughput: it waited for data only %.0f%% of the time; "
+                  "workers were busy %.0f%%",
+                  100 * consumer_waiting, 100 * busy);
+    d.summary = text;
+    d.advice = {"the loader keeps up: speed up the training step (AMP, channels_last, a larger "
+                "batch) or train several models per GPU on the same loader settings",
+                "with spare CPU, move augmentation from the GPU to the loader's CPU pipeline"};
+  } else if (reading > 0.2) {
+    d.bottleneck = "storage";
+    std::snprintf(text, sizeof text,
+                  "storage bounds throughput: workers waited for pages %.0f%% of their time",
+                  100 * reading);
+    d.summary = text;
+    if (file_size < available_memory_bytes() / 2) {
+      d.advice.push_back("the file (" + std::to_string(file_size >> 20) +
+                         " MiB) fits in memory: use the OS cache (mmap, the default) so every "
+                         "process shares one cached copy");
+    } else {
+      d.advice.push_back("the file does not fit in memory: use the process cache "
+                         "(--process-cache) with --order quasi_random so only a window of pages "
+                         "is resident");
+    }
+    if (options.order.kind == OrderKind::kRandom) {
+      d.advice.push_back("RANDOM order touches a new page for almost every sample: "
+                         "quasi_random reads each page once per epoch");
+    }
+    d.advice.push_back("write smaller images (ffcv write --max-resolution) or JPEG at a lower "
+                       "--jpeg-quality: fewer bytes to read per sample");
+    if (!options.os_cache) {
+      d.advice.push_back("raise --readers (process cache reader threads) for high-latency "
+                         "storage");
+    }
+  } else if (busy > 0.7) {
+    d.bottleneck = "cpu";
+    std::snprintf(text, sizeof text,
+                  "decoding and augmentation bound throughput: workers were busy %.0f%% of their "
+                  "time",
+                  100 * busy);
+    d.summary = text;
+    if (static_cast<unsigned>(s.workers) < cores) {
+      d.advice.push_back("use more workers: " + std::to_string(s.workers) + " of " +
+                         std::to_string(cores) + " cores are used (--workers 0 uses all)");
+    }
+    d.advice.push_back("store part of the images raw (ffcv write --write-mode proportion "
+                       "--compress-probability P): raw pixels need no JPEG decoding");
+    d.advice.push_back("write smaller images (--max-resolution): decoding cost grows with "
+                       "pixels");
+    d.advice.push_back("move cheap per-pixel operations (normalize, convert) to the GPU stage");
+  } else {
+    d.bottleneck = "workers";
+    std::snprintf(text, sizeof text,
+                  "the loader is under-used: the consumer waited %.0f%% of the time while workers "
+                  "were busy only %.0f%%",
+                  100 * consumer_waiting, 100 * busy);
+    d.summary = text;
+    d.advice = {"raise --batches-ahead so workers can run further ahead of the consumer",
+                "raise --workers if other processes leave cores idle"};
+  }
+  return d;
+}
+
+}  // namespace
+
+int doctor_command(const CommandArgs& argv) {
+  Arguments args("doctor",
+                 "Run the loader for a while, name the stage that bounds throughput (storage, "
+                 "CPU, the consumer) and suggest the settings that help.");
+  args.positional("FILE", "the .beton file");
+  add_loader_arguments(args);
+  args.option("batches", "N", "batches to run (0: one epoch)", "200")
+      .option("step-ms", "MS", "simulated training step per batch (0: none)", "0")
+      .flag("json", "print one JSON object");
+  if (!args.parse(argv)) return 0;
+  Loader loader(args.get("FILE"), field_pipelines(args), loader_options(args));
+  const double step_seconds = args.get_double("step-ms") / 1000.0;
+  const EpochMeasurement m =
+      run_epoch(loader, 0, static_cast<std::uint64_t>(args.get_int("batches")),
+                !args.get_flag("json"), step_seconds);
+  const Diagnosis d = diagnose(loader, m, step_seconds);
+  if (args.get_flag("json")) {
+    std::string advice;
+    for (const std::string& line : d.advice) advice += (advice.empty() ? "" : ", ") + json_quote(line);
+    std::printf("{\"bottleneck\": %s, \"summary\": %s, \"advice\": [%s], \"measurement\": %s}\n",
+                json_quote(d.bottleneck).c_str(), json_quote(d.summary).c_str(), advice.c_str(),
+                measurements_json(loader, {m}, 0).c_str());
+    return 0;
+  }
+  std::fputs(measurements_text(loader, {m}, 0).c_str(), stdout);
+  std::printf("\ndiagnosis: %s\n", d.summary.c_str());
+  for (const std::string& line : d.advice) std::printf("  - %s\n", line.c_str());
+  return 0;
+}
+
+}  // namespace ffcv::tools
