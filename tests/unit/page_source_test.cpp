@@ -410,6 +410,26 @@ TEST_CASE("process cache reports a short file from acquire, then recovers", "[pa
     CHECK(cache->stats().resident_bytes == 0);
     run_epoch(*cache, {{0, 1}, {2, 10}});
   }
+  SECTION("a failed batch need not be released") {
+    auto cache = make_process_cache(file.path(), kPage, {4 * kPage, 2, {}});
+    const Schedule schedule{{0}, {1, 2, 12}, {3}, {4}, {5}, {6}};
+    cache->begin_epoch(schedule, 1);
+    for (std::uint64_t b = 0; b < schedule.size(); ++b) {
+      if (b == 1) {
+        CHECK_THROWS_AS(cache->acquire(b), IoError);
+        continue;
+      }
+      cache->acquire(b);
+      check_batch(*cache, schedule, b);
+      cache->release(b);
+    }
+    const PageSourceStats stats = cache->stats();
+    CHECK(stats.resident_bytes == 0);
+    CHECK(stats.pages_freed == stats.pages_loaded);
+    CHECK_THROWS_AS(cache->release(0), ConfigError);  // released twice
+    cache->release(1);                                // accepted after the failure
+    CHECK_THROWS_AS(cache->release(1), ConfigError);
+  }
   SECTION("a file truncated after it was opened") {
     auto cache = make_process_cache(file.path(), kPage, {kNumPages * kPage, 3, {}});
     file.truncate(kPage + 100);

@@ -104,8 +104,10 @@ void EpochState::stop() {
   }
   work_changed_.notify_all();
   batch_changed_.notify_all();
+  source_->cancel();  // wakes a worker waiting for pages; pages stay readable for the others
   for (std::thread& thread : threads_) thread.join();
   threads_.clear();
+  source_->end_epoch();
 }
 
 void EpochState::process_sample(std::uint64_t slot, std::uint64_t position_in_batch,

@@ -1,6 +1,7 @@
-// MmapSource: the whole file memory-mapped; the OS page cache does all the caching.
+// MmapSource: the whole file memory-mapped; the OS page cache does all the caching. The epoch
+// protocol only keeps the same bookkeeping as ProcessCache, so misuse shows up in both modes.
 
-#include <atomic>
+#include <mutex>
 #include <string>
 
 #include "ffcv/errors.hpp"
@@ -21,19 +22,38 @@ class MmapSource final : public PageSource {
     if (max_batches_in_flight == 0) {
       throw ConfigError("page source: max_batches_in_flight must be at least 1");
     }
-    num_batches_.store(batch_pages.size(), std::memory_order_relaxed);
+    std::lock_guard lock(mutex_);
+    batch_state_.assign(batch_pages.size(), BatchState::kWaiting);
+    epoch_active_ = true;
   }
 
   void acquire(std::uint64_t batch) override {
-    const std::uint64_t num_batches = num_batches_.load(std::memory_order_relaxed);
-    if (batch >= num_batches) {
-      throw ConfigError("page source: acquire(" + std::to_string(batch) + ") outside the epoch's " +
-                        std::to_string(num_batches) + " batches");
+    std::lock_guard lock(mutex_);
+    if (!epoch_active_) throw ConfigError(batch_error("acquire", batch) + " with no epoch begun");
+    check_batch("acquire", batch);
+    if (batch_state_[batch] != BatchState::kWaiting) {
+      throw ConfigError(batch_error("acquire", batch) + ": the batch was already acquired");
     }
+    batch_state_[batch] = BatchState::kAcquired;
   }
 
-  void release(std::uint64_t) override {}
-  void end_epoch() override { num_batches_.store(0, std::memory_order_relaxed); }
+  void release(std::uint64_t batch) override {
+    std::lock_guard lock(mutex_);
+    if (!epoch_active_) return;
+    check_batch("release", batch);
+    if (batch_state_[batch] != BatchState::kAcquired) {
+      throw ConfigError(batch_error("release", batch) + ": the batch is not acquired");
+    }
+    batch_state_[batch] = BatchState::kReleased;
+  }
+
+  void cancel() override {}  // acquire() never waits
+
+  void end_epoch() override {
+    std::lock_guard lock(mutex_);
+    epoch_active_ = false;
+    batch_state_.clear();
+  }
 
   std::span<const std::uint8_t> bytes(std::uint64_t ptr, std::uint64_t size) const override {
     const std::uint64_t file_size = file_.size();
@@ -51,8 +71,23 @@ class MmapSource final : public PageSource {
   std::string describe() const override { return "mmap"; }
 
  private:
+  enum class BatchState : std::uint8_t { kWaiting, kAcquired, kReleased };
+
+  static std::string batch_error(const char* what, std::uint64_t batch) {
+    return "mmap page source: " + std::string(what) + "(" + std::to_string(batch) + ")";
+  }
+  // Caller holds mutex_.
+  void check_batch(const char* what, std::uint64_t batch) const {
+    if (batch >= batch_state_.size()) {
+      throw ConfigError(batch_error(what, batch) + " outside the epoch's " +
+                        std::to_string(batch_state_.size()) + " batches");
+    }
+  }
+
   MappedFile file_;
-  std::atomic<std::uint64_t> num_batches_{0};
+  std::mutex mutex_;  // guards the bookkeeping below; bytes() needs no lock
+  bool epoch_active_ = false;
+  std::vector<BatchState> batch_state_;
 };
 
 }  // namespace

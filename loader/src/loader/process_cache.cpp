@@ -78,19 +78,22 @@ std::string number_text(double value) {
   return buffer;
 }
 
-// An open file descriptor, closed on destruction.
+// A file opened read-only, closed on destruction; error() is open's errno when it failed.
 class FileDescriptor {
  public:
-  explicit FileDescriptor(int fd) : fd_(fd) {}
+  explicit FileDescriptor(const std::string& path)
+      : fd_(::open(path.c_str(), O_RDONLY | O_CLOEXEC)), error_(fd_ < 0 ? errno : 0) {}
   ~FileDescriptor() {
     if (fd_ >= 0) ::close(fd_);
   }
   FileDescriptor(const FileDescriptor&) = delete;
   FileDescriptor& operator=(const FileDescriptor&) = delete;
   int get() const { return fd_; }
+  int error() const { return error_; }
 
  private:
   int fd_;
+  int error_;
 };
 
 // The memory of one cached page: an anonymous private mapping, so that freeing a page gives its
@@ -134,7 +137,8 @@ class PageBuffer {
 };
 
 enum class PageState : std::uint8_t { kWaiting, kLoading, kLoaded, kFailed, kFreed };
-enum class BatchState : std::uint8_t { kWaiting, kAcquired, kReleased };
+// kFailed: acquire() threw IoError and dropped the batch's uses itself; a release is optional.
+enum class BatchState : std::uint8_t { kWaiting, kAcquired, kFailed, kReleased };
 
 struct PageEntry {
   std::uint64_t page = 0;
@@ -167,6 +171,7 @@ class ProcessCache final : public PageSource {
   void acquire(std::uint64_t batch) override;
   void release(std::uint64_t batch) override;
   void end_epoch() override;
+  void cancel() override;
   std::span<const std::uint8_t> bytes(std::uint64_t ptr, std::uint64_t size) const override;
   PageSourceStats stats() const override;
   std::string describe() const override;
@@ -184,6 +189,8 @@ class ProcessCache final : public PageSource {
   LoadResult load_page(std::uint64_t page, std::uint64_t length);
   // Unpublishes and unmaps a loaded page. Caller holds mutex_.
   void free_entry(PageEntry& entry);
+  // Drops one use of each of the batch's pages, freeing those left unused. Caller holds mutex_.
+  void drop_uses(std::uint64_t batch);
   std::string batch_error(const char* what, std::uint64_t batch) const;
 
   const std::string path_;
@@ -204,6 +211,7 @@ class ProcessCache final : public PageSource {
   std::condition_variable page_settled_;  // a page was loaded or failed, or the epoch ended
   bool epoch_active_ = false;
   bool stop_ = false;
+  bool cancelled_ = false;  // cancel(): acquire() throws until the next begin_epoch
   std::uint64_t epoch_ = 0;  // changes whenever an epoch ends
   std::vector<PageEntry> entries_;
   std::vector<std::vector<std::uint32_t>> batch_entries_;
@@ -219,13 +227,13 @@ ProcessCache::ProcessCache(const std::string& path, std::uint64_t page_size,
       page_size_(page_size),
       options_(options),
       throttle_(options.throttle),
-      fd_(::open(path.c_str(), O_RDONLY | O_CLOEXEC)) {
+      fd_(path) {
   if (page_size_ == 0) throw ConfigError(path + ": the page size must be positive");
   if (options_.reader_threads < 1) {
     throw ConfigError("process cache: reader_threads must be at least 1 (got " +
                       std::to_string(options_.reader_threads) + ")");
   }
-  if (fd_.get() < 0) throw IoError(path, "open for reading", errno);
+  if (fd_.get() < 0) throw IoError(path, "open for reading", fd_.error());
   struct stat info {};
   if (::fstat(fd_.get(), &info) != 0) throw IoError(path, "stat", errno);
   if (S_ISDIR(info.st_mode)) throw IoError(path, "read (it is a directory)", EISDIR);
@@ -319,8 +327,8 @@ void ProcessCache::plan_epoch(std::vector<std::vector<std::uint64_t>>& batch_pag
         path_ + ": the process cache's budget is too small for this epoch's order: it needs " +
         size_text(peak_bytes) + " of resident pages (" + std::to_string(peak_pages) + " pages of " +
         std::to_string(page_size_) + " bytes at batch " + std::to_string(peak_batch) +
-        ", counting the pages of the " + std::to_string(k) +
-        " batches in flight before it), but the budget is " + size_text(options_.budget_bytes) +
+        ", counting the pages of up to " + std::to_string(k) +
+        " earlier batches still in flight), but the budget is " + size_text(options_.budget_bytes) +
         ". Use a budget of at least " + size_text(peak_bytes) +
         ", the QUASI_RANDOM order (it keeps few pages in use at a time), or the mmap page "
         "source; a RANDOM order over a large file typically needs about the whole file, " +
@@ -347,6 +355,7 @@ void ProcessCache::begin_epoch(std::vector<std::vector<std::uint64_t>> batch_pag
     batch_entries_ = std::move(batch_entries);
     next_entry_ = 0;
     stop_ = false;
+    cancelled_ = false;
     epoch_active_ = true;
   }
   try {
@@ -356,6 +365,14 @@ void ProcessCache::begin_epoch(std::vector<std::vector<std::uint64_t>> batch_pag
     stop_and_clear();
     throw;
   }
+}
+
+void ProcessCache::cancel() {
+  {
+    std::lock_guard lock(mutex_);
+    cancelled_ = true;
+  }
+  page_settled_.notify_all();
 }
 
 void ProcessCache::end_epoch() {
@@ -508,7 +525,7 @@ void ProcessCache::acquire(std::uint64_t batch) {
   // resume where it stopped.
   std::size_t settled = 0;
   const auto all_settled = [&] {
-    if (epoch_ != epoch) return true;
+    if (epoch_ != epoch || cancelled_) return true;
     const std::vector<std::uint32_t>& indices = batch_entries_[batch];
     while (settled < indices.size()) {
       const PageState state = entries_[indices[settled]].state;
@@ -522,12 +539,19 @@ void ProcessCache::acquire(std::uint64_t batch) {
     page_settled_.wait(lock, all_settled);
     stats_.acquire_wait_seconds += seconds_since(start);
   }
-  if (epoch_ != epoch) {
+  if (epoch_ != epoch || cancelled_) {
     throw ConfigError(batch_error("acquire", batch) + ": the epoch ended while waiting");
   }
   for (const std::uint32_t index : batch_entries_[batch]) {
     const PageEntry& entry = entries_[index];
-    if (entry.state == PageState::kFailed) throw IoError(path_, entry.error_action, entry.error);
+    if (entry.state == PageState::kFailed) {
+      // Release the batch now: a caller that gives up on it must not pin its pages for the rest
+      // of the epoch, which could leave the readers waiting for budget for ever.
+      IoError error(path_, entry.error_action, entry.error);
+      drop_uses(batch);
+      batch_state_[batch] = BatchState::kFailed;
+      throw error;
+    }
   }
 }
 
@@ -538,10 +562,15 @@ void ProcessCache::release(std::uint64_t batch) {
     throw ConfigError(batch_error("release", batch) + " outside the epoch's " +
                       std::to_string(batch_entries_.size()) + " batches");
   }
-  if (batch_state_[batch] != BatchState::kAcquired) {
+  const BatchState state = batch_state_[batch];
+  if (state != BatchState::kAcquired && state != BatchState::kFailed) {
     throw ConfigError(batch_error("release", batch) + ": the batch is not acquired");
   }
   batch_state_[batch] = BatchState::kReleased;
+  if (state == BatchState::kAcquired) drop_uses(batch);
+}
+
+void ProcessCache::drop_uses(std::uint64_t batch) {
   bool freed = false;
   for (const std::uint32_t index : batch_entries_[batch]) {
     PageEntry& entry = entries_[index];
