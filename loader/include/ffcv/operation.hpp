@@ -43,7 +43,11 @@ struct SampleContext {
 class PayloadReader {
  public:
   virtual ~PayloadReader() = default;
+  // The payload starting at `ptr`, its size looked up in the allocation table.
   virtual std::span<const std::uint8_t> payload(std::uint64_t ptr) const = 0;
+  // The same when the size is known from the metadata (the reader checked it at open): no
+  // table lookup.
+  virtual std::span<const std::uint8_t> payload(std::uint64_t ptr, std::uint64_t size) const = 0;
 };
 
 class Decoder {

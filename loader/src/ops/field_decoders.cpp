@@ -59,7 +59,7 @@ TensorState NdArrayDecoder::declare(const Reader& reader, std::size_t field) {
 void NdArrayDecoder::decode(const std::uint8_t* column, const PayloadReader& payloads,
                             std::uint8_t* out, std::span<std::uint8_t>,
                             const SampleContext&) const {
-  const auto payload = payloads.payload(load_le<std::uint64_t>(column));
+  const auto payload = payloads.payload(load_le<std::uint64_t>(column), bytes_);
   std::memcpy(out, payload.data(), bytes_);
 }
 
@@ -105,12 +105,12 @@ void SimpleImageDecoder::decode(const std::uint8_t* column, const PayloadReader&
                                 std::uint8_t* out, std::span<std::uint8_t>,
                                 const SampleContext&) const {
   const ImageMetadata image = ImageMetadata::load(column);
-  const auto payload = payloads.payload(image.data_ptr);
   if (image.mode == StoredImageMode::kRaw) {
-    std::memcpy(out, payload.data(), payload.size());
+    const std::uint64_t bytes = std::uint64_t{image.width} * image.height * 3;
+    std::memcpy(out, payloads.payload(image.data_ptr, bytes).data(), bytes);
     return;
   }
-  decode_jpeg_into(payload, out, image.width, image.height);
+  decode_jpeg_into(payloads.payload(image.data_ptr), out, image.width, image.height);
 }
 
 std::shared_ptr<Decoder> default_decoder(const Reader& reader, std::size_t field) {
