@@ -368,3 +368,37 @@ TEST_CASE("stopping an epoch wakes workers waiting for slow storage", "[loader]"
   CHECK(seconds < 2.0);
   CHECK(epoch_labels(loader, 1).size() == 8000);  // and the loader still works
 }
+
+TEST_CASE("a corrupt JPEG payload is an error naming the sample, and only that sample",
+          "[loader][errors]") {
+  TempDir dir;
+  const std::string path = dir.file("jpeg.beton");
+  RgbImageOptions jpeg;
+  jpeg.write_mode = ImageWriteMode::kJpg;
+  auto make = [](std::uint64_t i) -> std::vector<FieldValue> {
+    return {test::gradient_image(32, 24, i), static_cast<std::int64_t>(i)};
+  };
+  DatasetWriter(path, {{"image", std::make_shared<RgbImageField>(jpeg)}, {"label", std::make_shared<IntField>()}})
+      .write(test::FunctionSource(100, make));
+  std::uint64_t ptr = 0;
+  {
+    const Reader reader(path);
+    ptr = ImageMetadata::load(reader.column(37, 0)).data_ptr;
+  }
+  std::vector<std::uint8_t> bytes = test::read_file(path);
+  std::fill_n(bytes.begin() + ptr, 4, 0x00);  // destroy the SOI marker and the next segment
+  test::write_file(path, bytes);
+
+  LoaderOptions options;
+  options.batch_size = 10;
+  options.num_workers = 2;
+  Loader loader(path, {}, options);  // opening succeeds: the tables are intact
+  CHECK_THROWS_WITH(epoch_labels(loader, 0),
+                    Catch::Contains("sample 37") && Catch::Contains("step 'image'"));
+  std::vector<std::uint64_t> others;
+  for (std::uint64_t i = 0; i < 100; ++i) {
+    if (i != 37) others.push_back(i);
+  }
+  loader.set_indices(others);
+  CHECK(epoch_labels(loader, 1).size() == 90);
+}
