@@ -1,6 +1,8 @@
 // Helpers shared by the unit tests: temporary directories, in-memory sample sources, files.
 #pragma once
 
+#include <ftw.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -22,11 +24,14 @@ class TempDir {
     std::string pattern = (std::filesystem::temp_directory_path() / "ffcv-test-XXXXXX").string();
     path_ = ::mkdtemp(pattern.data());
   }
+  // Removes the tree with nftw rather than std::filesystem::remove_all: LibTorch's shared
+  // library exports its own copy of the latter, which crashes when interposed.
   ~TempDir() {
-    std::error_code ignored;
-    std::filesystem::permissions(path_, std::filesystem::perms::owner_all,
-                                 std::filesystem::perm_options::add, ignored);
-    std::filesystem::remove_all(path_, ignored);
+    ::chmod(path_.c_str(), 0700);
+    ::nftw(
+        path_.c_str(),
+        [](const char* path, const struct stat*, int, struct FTW*) { return ::remove(path); }, 16,
+        FTW_DEPTH | FTW_PHYS);
   }
   std::string file(const std::string& name) const { return path_ + "/" + name; }
   const std::string& path() const { return path_; }

@@ -1,0 +1,42 @@
+// DeviceTransfer: batches copied to a CUDA device on a dedicated stream, one batch ahead, so
+// the copy of batch b+1 overlaps the training step on batch b.
+//
+// next() returns batch b's outputs as device tensors, ordered after the copy on the caller's
+// current stream (an event, not a host wait), and starts copying batch b+1. The host batch is
+// released as soon as its copy has finished on the GPU, never before, so a pinned slot is not
+// overwritten while a non-blocking copy still reads it (FFCV issue #37). Built only with CUDA.
+#pragma once
+
+#include <deque>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "ffcv/loader.hpp"
+#include "ffcv/torch/batch_tensors.hpp"
+
+namespace ffcv::torch_adapter {
+
+class DeviceTransfer {
+ public:
+  // Takes over `epoch`; copies go to CUDA device `device`.
+  DeviceTransfer(EpochIterator epoch, int device);
+  ~DeviceTransfer();
+
+  // Batch b's outputs on the device, or nullopt at the end of the epoch.
+  std::optional<std::vector<at::Tensor>> next();
+
+ private:
+  struct InFlight;
+  void start_next();
+  void release_finished();
+
+  EpochIterator epoch_;
+  int device_;
+  std::unique_ptr<InFlight> ahead_;            // the batch being copied for the next call
+  std::deque<std::unique_ptr<InFlight>> copying_;  // handed out, host slot not yet released
+  struct StreamHolder;
+  std::unique_ptr<StreamHolder> stream_;
+};
+
+}  // namespace ffcv::torch_adapter

@@ -1,0 +1,71 @@
+#include "ffcv/torch/device_transfer.hpp"
+
+#include <ATen/cuda/CUDAEvent.h>
+#include <c10/cuda/CUDACachingAllocator.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#include <torch/torch.h>
+
+namespace ffcv::torch_adapter {
+
+struct DeviceTransfer::StreamHolder {
+  c10::cuda::CUDAStream stream;
+};
+
+struct DeviceTransfer::InFlight {
+  std::vector<at::Tensor> host;    // views of the batch slot (they hold the lease)
+  std::vector<at::Tensor> device;  // the copies
+  at::cuda::CUDAEvent copied;
+};
+
+DeviceTransfer::DeviceTransfer(EpochIterator epoch, int device)
+    : epoch_(std::move(epoch)),
+      device_(device),
+      stream_(std::make_unique<StreamHolder>(
+          StreamHolder{c10::cuda::getStreamFromPool(/*isHighPriority=*/false, device)})) {
+  start_next();
+}
+
+DeviceTransfer::~DeviceTransfer() {
+  // Host slots must outlive the copies reading them.
+  stream_->stream.synchronize();
+}
+
+void DeviceTransfer::start_next() {
+  std::optional<Batch> batch = epoch_.next();
+  if (!batch) {
+    ahead_.reset();
+    return;
+  }
+  auto flight = std::make_unique<InFlight>();
+  flight->host = to_tensors(std::move(*batch));
+  const c10::cuda::CUDAStreamGuard guard(stream_->stream);
+  for (const at::Tensor& host : flight->host) {
+    flight->device.push_back(host.to(torch::Device(torch::kCUDA, device_), /*non_blocking=*/true));
+  }
+  flight->copied.record(stream_->stream);
+  ahead_ = std::move(flight);
+}
+
+void DeviceTransfer::release_finished() {
+  while (!copying_.empty() && copying_.front()->copied.query()) copying_.pop_front();
+}
+
+std::optional<std::vector<at::Tensor>> DeviceTransfer::next() {
+  release_finished();
+  if (!ahead_) return std::nullopt;
+  std::unique_ptr<InFlight> ready = std::move(ahead_);
+  const c10::cuda::CUDAStream consumer = c10::cuda::getCurrentCUDAStream(device_);
+  ready->copied.block(consumer);
+  for (const at::Tensor& tensor : ready->device) {
+    // The copies were allocated on the transfer stream but are used on the consumer's.
+    c10::cuda::CUDACachingAllocator::recordStream(tensor.storage().data_ptr(), consumer);
+  }
+  std::vector<at::Tensor> out = ready->device;
+  ready->device.clear();
+  copying_.push_back(std::move(ready));
+  start_next();
+  return out;
+}
+
+}  // namespace ffcv::torch_adapter

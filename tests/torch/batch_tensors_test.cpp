@@ -1,0 +1,82 @@
+// The LibTorch adapter: batches as tensors without copies, and tensors that hold the lease.
+#include <catch2/catch.hpp>
+#include <torch/torch.h>
+
+#include "ffcv/errors.hpp"
+#include "ffcv/fields/ndarray_field.hpp"
+#include "ffcv/fields/scalar_fields.hpp"
+#include "ffcv/torch/batch_tensors.hpp"
+#include "test_support.hpp"
+
+using namespace ffcv;
+
+namespace {
+
+std::string write_dataset(const test::TempDir& dir) {
+  const std::string path = dir.file("t.beton");
+  auto make = [](std::uint64_t i) -> std::vector<FieldValue> {
+    NdArray array{DType::parse("<f4"), {2, 3}, std::vector<std::uint8_t>(24)};
+    for (int k = 0; k < 6; ++k) {
+      const float value = static_cast<float>(i) + 0.25f * k;
+      std::memcpy(&array.bytes[4 * k], &value, 4);
+    }
+    return {array, static_cast<std::int64_t>(i)};
+  };
+  DatasetWriter(path, {{"x", std::make_shared<NdArrayField>(DType::parse("<f4"),
+                                                            std::vector<std::uint64_t>{2, 3})},
+                       {"y", std::make_shared<IntField>()}})
+      .write(test::FunctionSource(100, make));
+  return path;
+}
+
+}  // namespace
+
+TEST_CASE("batches become tensors of the right shape, type and values, without copies",
+          "[torch]") {
+  test::TempDir dir;
+  LoaderOptions options;
+  options.batch_size = 16;
+  Loader loader(write_dataset(dir), {}, options);
+  auto it = loader.epoch(0);
+  auto batch = it.next();
+  const std::uint8_t* slot_memory = batch->output("x").data;
+  const auto tensors = torch_adapter::to_tensors(std::move(*batch));
+  REQUIRE(tensors.size() == 2);
+  CHECK(tensors[0].sizes() == at::IntArrayRef({16, 2, 3}));
+  CHECK(tensors[0].scalar_type() == at::kFloat);
+  CHECK(tensors[1].sizes() == at::IntArrayRef({16, 1}));
+  CHECK(tensors[1].scalar_type() == at::kLong);
+  CHECK(static_cast<const void*>(tensors[0].data_ptr()) == slot_memory);
+  CHECK(tensors[0][5][1][2].item<float>() == 5.0f + 0.25f * 5);
+  CHECK(tensors[1].squeeze(1).equal(torch::arange(16)));
+}
+
+TEST_CASE("tensors hold their batch's slot until the last one is gone", "[torch]") {
+  test::TempDir dir;
+  LoaderOptions options;
+  options.batch_size = 10;
+  options.batches_ahead = 1;  // 3 slots
+  Loader loader(write_dataset(dir), {}, options);
+  auto it = loader.epoch(0);
+  auto kept = torch_adapter::to_tensors(std::move(*it.next()));
+  const at::Tensor first_labels = kept[1].clone();
+  {
+    auto second = torch_adapter::to_tensors(std::move(*it.next()));
+    auto third = torch_adapter::to_tensors(std::move(*it.next()));
+  }  // batches 1 and 2 released
+  CHECK_THROWS_WITH(it.next(), Catch::Contains("still held"));  // batch 3 needs batch 0's slot
+  CHECK(kept[1].equal(first_labels));
+  kept.clear();  // now batch 0's slot is free
+  auto fourth = it.next();
+  REQUIRE(fourth.has_value());
+  CHECK(fourth->index() == 3);
+}
+
+TEST_CASE("dtypes map to torch scalar types", "[torch]") {
+  using torch_adapter::scalar_type;
+  CHECK(scalar_type(DType::parse("|u1")) == at::kByte);
+  CHECK(scalar_type(DType::parse("<f2")) == at::kHalf);
+  CHECK(scalar_type(DType::parse("|b1")) == at::kBool);
+  CHECK(scalar_type(DType::parse("<i4")) == at::kInt);
+  CHECK_THROWS_AS(scalar_type(DType::parse(">f4")), ConfigError);
+}
