@@ -74,10 +74,9 @@ void BM_LoaderEpoch(benchmark::State& state) {
                 static_cast<std::int64_t>(i)};
       }
     };
-    DatasetWriter(path,
-                  {{"x", std::make_shared<NdArrayField>(DType::parse("|u1"),
-                                                        std::vector<std::uint64_t>{3072})},
-                   {"y", std::make_shared<IntField>()}})
+    DatasetWriter(path, {{"x", std::make_shared<NdArrayField>(DType::parse("|u1"),
+                                                              std::vector<std::uint64_t>{3072})},
+                         {"y", std::make_shared<IntField>()}})
         .write(Source());
   }
   LoaderOptions options;

@@ -1,6 +1,6 @@
 // The LibTorch adapter: batches as tensors without copies, and tensors that hold the lease.
-#include <catch2/catch.hpp>
 #include <torch/torch.h>
+#include <catch2/catch.hpp>
 
 #include "ffcv/errors.hpp"
 #include "ffcv/fields/ndarray_field.hpp"
@@ -22,17 +22,17 @@ std::string write_dataset(const test::TempDir& dir) {
     }
     return {array, static_cast<std::int64_t>(i)};
   };
-  DatasetWriter(path, {{"x", std::make_shared<NdArrayField>(DType::parse("<f4"),
-                                                            std::vector<std::uint64_t>{2, 3})},
-                       {"y", std::make_shared<IntField>()}})
+  DatasetWriter(
+      path,
+      {{"x", std::make_shared<NdArrayField>(DType::parse("<f4"), std::vector<std::uint64_t>{2, 3})},
+       {"y", std::make_shared<IntField>()}})
       .write(test::FunctionSource(100, make));
   return path;
 }
 
 }  // namespace
 
-TEST_CASE("batches become tensors of the right shape, type and values, without copies",
-          "[torch]") {
+TEST_CASE("batches become tensors of the right shape, type and values, without copies", "[torch]") {
   test::TempDir dir;
   LoaderOptions options;
   options.batch_size = 16;
@@ -63,7 +63,7 @@ TEST_CASE("tensors hold their batch's slot until the last one is gone", "[torch]
   {
     auto second = torch_adapter::to_tensors(std::move(*it.next()));
     auto third = torch_adapter::to_tensors(std::move(*it.next()));
-  }  // batches 1 and 2 released
+  }                                                             // batches 1 and 2 released
   CHECK_THROWS_WITH(it.next(), Catch::Contains("still held"));  // batch 3 needs batch 0's slot
   CHECK(kept[1].equal(first_labels));
   kept.clear();  // now batch 0's slot is free

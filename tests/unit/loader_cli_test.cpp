@@ -1,8 +1,8 @@
 // `ffcv bench` and `ffcv doctor` end to end on a small file.
 #include <catch2/catch.hpp>
 
-#include "ffcv/fields/scalar_fields.hpp"
 #include "ffcv/fields/bytes_fields.hpp"
+#include "ffcv/fields/scalar_fields.hpp"
 #include "test_support.hpp"
 
 using namespace ffcv;
@@ -14,7 +14,8 @@ std::string small_file(const test::TempDir& dir) {
   auto make = [](std::uint64_t i) -> std::vector<FieldValue> {
     return {static_cast<std::int64_t>(i), Bytes(100 + i % 50, static_cast<std::uint8_t>(i))};
   };
-  DatasetWriter(path, {{"label", std::make_shared<IntField>()}, {"blob", std::make_shared<BytesField>()}},
+  DatasetWriter(path,
+                {{"label", std::make_shared<IntField>()}, {"blob", std::make_shared<BytesField>()}},
                 {.page_size = 1u << 21})
       .write(test::FunctionSource(4000, make));
   return path;
@@ -29,7 +30,8 @@ TEST_CASE("ffcv bench reports throughput, stages and the memcpy baseline", "[cli
   REQUIRE(test::run_cli("bench " + path + " --batch-size 100 --epochs 2 --json", out) == 0);
   CHECK_THAT(out, Catch::Contains("\"samples_per_s\"") && Catch::Contains("\"samples\": 4000") &&
                       Catch::Contains("\"memcpy_bytes_per_s\""));
-  REQUIRE(test::run_cli("bench " + path + " --order quasi_random --process-cache --fields blob", out) == 0);
+  REQUIRE(test::run_cli("bench " + path + " --order quasi_random --process-cache --fields blob",
+                        out) == 0);
   CHECK_THAT(out, Catch::Contains("output blob") && !Catch::Contains("output label") &&
                       Catch::Contains("storage:") && Catch::Contains("loader / memcpy"));
   CHECK(test::run_cli("bench " + path + " --order randomly", out) == 1);
@@ -40,11 +42,13 @@ TEST_CASE("ffcv doctor names the bottleneck it was given", "[cli][loader]") {
   test::TempDir dir;
   const std::string path = small_file(dir);
   std::string out;
-  REQUIRE(test::run_cli("doctor " + path + " --batch-size 100 --batches 20 --step-ms 30 --json", out) == 0);
+  REQUIRE(test::run_cli("doctor " + path + " --batch-size 100 --batches 20 --step-ms 30 --json",
+                        out) == 0);
   CHECK_THAT(out, Catch::Contains("\"bottleneck\": \"consumer\""));
   // Slow storage: 100 ms per read through the process cache, sequential order.
-  REQUIRE(test::run_cli("doctor " + path + " --batch-size 100 --batches 20 --process-cache "
-                        "--latency-ms 100 --readers 1 --json",
+  REQUIRE(test::run_cli("doctor " + path +
+                            " --batch-size 100 --batches 20 --process-cache "
+                            "--latency-ms 100 --readers 1 --json",
                         out) == 0);
   CHECK_THAT(out, Catch::Contains("\"bottleneck\": \"storage\""));
 }

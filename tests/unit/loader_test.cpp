@@ -3,6 +3,9 @@
 #include <catch2/catch.hpp>
 
 #include <dirent.h>
+#include <unistd.h>
+
+#include <fstream>
 
 #include <chrono>
 #include <cstring>
@@ -33,9 +36,9 @@ std::string write_dataset(const TempDir& dir, std::uint64_t count = 500) {
     }
     return {image, static_cast<std::int64_t>(i)};
   };
-  DatasetWriter(path,
-                {{"image", std::make_shared<RgbImageField>()}, {"label", std::make_shared<IntField>()}},
-                {.page_size = 1u << 21})
+  DatasetWriter(
+      path, {{"image", std::make_shared<RgbImageField>()}, {"label", std::make_shared<IntField>()}},
+      {.page_size = 1u << 21})
       .write(test::FunctionSource(count, make));
   return path;
 }
@@ -43,7 +46,8 @@ std::string write_dataset(const TempDir& dir, std::uint64_t count = 500) {
 std::vector<std::int64_t> labels_of(const Batch& batch) {
   const BatchTensor labels = batch.output("label");
   std::vector<std::int64_t> out;
-  for (std::uint64_t i = 0; i < labels.count; ++i) out.push_back(load_le<std::int64_t>(labels.data + 8 * i));
+  for (std::uint64_t i = 0; i < labels.count; ++i)
+    out.push_back(load_le<std::int64_t>(labels.data + 8 * i));
   return out;
 }
 
@@ -73,6 +77,13 @@ std::vector<std::vector<std::uint8_t>> epoch_bytes(Loader& loader, std::uint64_t
   return batches;
 }
 
+std::size_t resident_kib() {
+  std::ifstream statm("/proc/self/statm");
+  std::size_t pages = 0, resident = 0;
+  statm >> pages >> resident;
+  return resident * static_cast<std::size_t>(::sysconf(_SC_PAGESIZE)) / 1024;
+}
+
 std::size_t thread_count() {
   std::size_t count = 0;
   DIR* dir = ::opendir("/proc/self/task");
@@ -93,7 +104,8 @@ class SlowOrFailing final : public Operation {
   void apply(const std::uint8_t* in, std::uint8_t* out, std::span<std::uint8_t>,
              const SampleContext& context) const override {
     if (sleep_ms_ > 0) std::this_thread::sleep_for(std::chrono::milliseconds(sleep_ms_));
-    if (static_cast<std::int64_t>(context.index) == fail_) throw std::runtime_error("planted failure");
+    if (static_cast<std::int64_t>(context.index) == fail_)
+      throw std::runtime_error("planted failure");
     std::memcpy(out, in, bytes_);
   }
 
@@ -108,7 +120,8 @@ class SlowOrFailing final : public Operation {
 TEST_CASE("every order visits each selected sample once per epoch", "[loader]") {
   TempDir dir;
   const std::string path = write_dataset(dir);
-  for (const OrderKind kind : {OrderKind::kSequential, OrderKind::kRandom, OrderKind::kQuasiRandom}) {
+  for (const OrderKind kind :
+       {OrderKind::kSequential, OrderKind::kRandom, OrderKind::kQuasiRandom}) {
     for (const bool drop_last : {false, true}) {
       for (const bool subset : {false, true}) {
         LoaderOptions options;
@@ -142,7 +155,8 @@ TEST_CASE("every order visits each selected sample once per epoch", "[loader]") 
 TEST_CASE("ranks partition each epoch", "[loader]") {
   TempDir dir;
   const std::string path = write_dataset(dir);
-  for (const OrderKind kind : {OrderKind::kSequential, OrderKind::kRandom, OrderKind::kQuasiRandom}) {
+  for (const OrderKind kind :
+       {OrderKind::kSequential, OrderKind::kRandom, OrderKind::kQuasiRandom}) {
     std::multiset<std::int64_t> all;
     std::set<std::uint64_t> batch_counts;
     for (std::uint32_t rank = 0; rank < 3; ++rank) {
@@ -170,7 +184,9 @@ TEST_CASE("the same seed gives identical batches with 1 and 4 workers", "[loader
     options.batch_size = 50;
     options.num_workers = workers;
     options.order = {.kind = OrderKind::kRandom, .seed = 77};
-    PipelineSpec flipped{"image", "image", nullptr,
+    PipelineSpec flipped{"image",
+                         "image",
+                         nullptr,
                          {OpRegistry::global().make_operation("random_horizontal_flip", {})}};
     Loader loader(path, {flipped}, options);
     return epoch_bytes(loader, 3);
@@ -186,7 +202,9 @@ TEST_CASE("flips are random per sample, keyed by seed and epoch", "[loader]") {
   LoaderOptions options;
   options.batch_size = 500;
   options.drop_last = false;
-  PipelineSpec flipped{"image", "image", nullptr,
+  PipelineSpec flipped{"image",
+                       "image",
+                       nullptr,
                        {OpRegistry::global().make_operation("random_horizontal_flip", {})}};
   Loader loader(path, {flipped}, options);
   auto flipped_share = [&](std::uint64_t epoch) {
@@ -262,9 +280,9 @@ TEST_CASE("a failing operation surfaces at the consumer and the loader stays usa
       while (it.next()) ++batches;
       FAIL("expected the planted failure");
     } catch (const Error& error) {
-      CHECK_THAT(std::string(error.what()),
-                 Catch::Contains("sample 260") && Catch::Contains("slow_or_failing") &&
-                     Catch::Contains("planted failure"));
+      CHECK_THAT(std::string(error.what()), Catch::Contains("sample 260") &&
+                                                Catch::Contains("slow_or_failing") &&
+                                                Catch::Contains("planted failure"));
     }
     CHECK(batches == 10);  // batches 0..9 came out; batch 10 holds sample 260
     CHECK_FALSE(it.next().has_value());
@@ -300,7 +318,7 @@ TEST_CASE("destroying an iterator mid-epoch stops its workers at once", "[loader
   CHECK(second.next().has_value());
 }
 
-TEST_CASE("thousands of epochs leave no threads behind", "[loader]") {
+TEST_CASE("thousands of epochs leave no threads or memory behind", "[loader]") {
   TempDir dir;
   const std::string path = write_dataset(dir, 20);
   LoaderOptions options;
@@ -309,7 +327,8 @@ TEST_CASE("thousands of epochs leave no threads behind", "[loader]") {
   Loader loader(path, {}, options);
   const std::size_t threads_before = thread_count();
   std::uint64_t samples = 0;
-  for (std::uint64_t epoch = 0; epoch < 2000; ++epoch) samples += epoch_labels(loader, epoch).size();
+  for (std::uint64_t epoch = 0; epoch < 2000; ++epoch)
+    samples += epoch_labels(loader, epoch).size();
   CHECK(samples == 2000 * 16);
   CHECK(thread_count() == threads_before);
 }
@@ -336,11 +355,13 @@ TEST_CASE("bad loader configurations are refused up front", "[loader][errors]") 
   options.batch_size = 8;
   CHECK_THROWS_WITH(Loader(path, {{"x", "nope", nullptr, {}}}, options),
                     Catch::Contains("no field named 'nope'"));
-  CHECK_THROWS_WITH(
-      Loader(path, {{"label", "label", nullptr,
-                     {OpRegistry::global().make_operation("random_horizontal_flip", {})}}},
-             options),
-      Catch::Contains("pipeline 'label'") && Catch::Contains("(H, W, C)"));
+  CHECK_THROWS_WITH(Loader(path,
+                           {{"label",
+                             "label",
+                             nullptr,
+                             {OpRegistry::global().make_operation("random_horizontal_flip", {})}}},
+                           options),
+                    Catch::Contains("pipeline 'label'") && Catch::Contains("(H, W, C)"));
   CHECK_THROWS_WITH(OpRegistry::global().make_operation("random_horizontal_flip",
                                                         OpParams().set("probabilty", 0.3)),
                     Catch::Contains("'probabilty'") && Catch::Contains("probability"));
@@ -378,7 +399,8 @@ TEST_CASE("a corrupt JPEG payload is an error naming the sample, and only that s
   auto make = [](std::uint64_t i) -> std::vector<FieldValue> {
     return {test::gradient_image(32, 24, i), static_cast<std::int64_t>(i)};
   };
-  DatasetWriter(path, {{"image", std::make_shared<RgbImageField>(jpeg)}, {"label", std::make_shared<IntField>()}})
+  DatasetWriter(path, {{"image", std::make_shared<RgbImageField>(jpeg)},
+                       {"label", std::make_shared<IntField>()}})
       .write(test::FunctionSource(100, make));
   std::uint64_t ptr = 0;
   {
@@ -401,4 +423,31 @@ TEST_CASE("a corrupt JPEG payload is an error naming the sample, and only that s
   }
   loader.set_indices(others);
   CHECK(epoch_labels(loader, 1).size() == 90);
+}
+
+TEST_CASE("one field can feed several outputs with their own operations", "[loader]") {
+  TempDir dir;
+  const std::string path = write_dataset(dir);
+  LoaderOptions options;
+  options.batch_size = 100;
+  const auto flip = OpRegistry::global().make_operation("random_horizontal_flip",
+                                                        OpParams().set("probability", 1.0));
+  Loader loader(path, {{"plain", "image", nullptr, {}}, {"mirrored", "image", nullptr, {flip}}},
+                options);
+  auto it = loader.epoch(0);
+  auto batch = it.next();
+  const BatchTensor plain = batch->output("plain");
+  const BatchTensor mirrored = batch->output("mirrored");
+  CHECK(batch->num_outputs() == 3);  // plain, mirrored, and the default label output
+  for (std::uint64_t i = 0; i < plain.count; ++i) {
+    const std::uint8_t* a = plain.data + i * 576;
+    const std::uint8_t* b = mirrored.data + i * 576;
+    for (int y = 0; y < 12; ++y) {
+      for (int x = 0; x < 16; ++x) {
+        for (int c = 0; c < 3; ++c) {
+          REQUIRE(a[(y * 16 + x) * 3 + c] == b[(y * 16 + 15 - x) * 3 + c]);
+        }
+      }
+    }
+  }
 }

@@ -50,9 +50,10 @@ Diagnosis diagnose(const Loader& loader, const EpochMeasurement& m, double step_
                   "workers were busy %.0f%%",
                   100 * consumer_waiting, 100 * busy);
     d.summary = text;
-    d.advice = {"the loader keeps up: speed up the training step (AMP, channels_last, a larger "
-                "batch) or train several models per GPU on the same loader settings",
-                "with spare CPU, move augmentation from the GPU to the loader's CPU pipeline"};
+    d.advice = {
+        "the loader keeps up: speed up the training step (AMP, channels_last, a larger "
+        "batch) or train several models per GPU on the same loader settings",
+        "with spare CPU, move augmentation from the GPU to the loader's CPU pipeline"};
   } else if (reading > 0.2) {
     d.bottleneck = "storage";
     std::snprintf(text, sizeof text,
@@ -64,19 +65,23 @@ Diagnosis diagnose(const Loader& loader, const EpochMeasurement& m, double step_
                          " MiB) fits in memory: use the OS cache (mmap, the default) so every "
                          "process shares one cached copy");
     } else {
-      d.advice.push_back("the file does not fit in memory: use the process cache "
-                         "(--process-cache) with --order quasi_random so only a window of pages "
-                         "is resident");
+      d.advice.push_back(
+          "the file does not fit in memory: use the process cache "
+          "(--process-cache) with --order quasi_random so only a window of pages "
+          "is resident");
     }
     if (options.order.kind == OrderKind::kRandom) {
-      d.advice.push_back("RANDOM order touches a new page for almost every sample: "
-                         "quasi_random reads each page once per epoch");
+      d.advice.push_back(
+          "RANDOM order touches a new page for almost every sample: "
+          "quasi_random reads each page once per epoch");
     }
-    d.advice.push_back("write smaller images (ffcv write --max-resolution) or JPEG at a lower "
-                       "--jpeg-quality: fewer bytes to read per sample");
+    d.advice.push_back(
+        "write smaller images (ffcv write --max-resolution) or JPEG at a lower "
+        "--jpeg-quality: fewer bytes to read per sample");
     if (!options.os_cache) {
-      d.advice.push_back("raise --readers (process cache reader threads) for high-latency "
-                         "storage");
+      d.advice.push_back(
+          "raise --readers (process cache reader threads) for high-latency "
+          "storage");
     }
   } else if (busy > 0.7) {
     d.bottleneck = "cpu";
@@ -89,10 +94,12 @@ Diagnosis diagnose(const Loader& loader, const EpochMeasurement& m, double step_
       d.advice.push_back("use more workers: " + std::to_string(s.workers) + " of " +
                          std::to_string(cores) + " cores are used (--workers 0 uses all)");
     }
-    d.advice.push_back("store part of the images raw (ffcv write --write-mode proportion "
-                       "--compress-probability P): raw pixels need no JPEG decoding");
-    d.advice.push_back("write smaller images (--max-resolution): decoding cost grows with "
-                       "pixels");
+    d.advice.push_back(
+        "store part of the images raw (ffcv write --write-mode proportion "
+        "--compress-probability P): raw pixels need no JPEG decoding");
+    d.advice.push_back(
+        "write smaller images (--max-resolution): decoding cost grows with "
+        "pixels");
     d.advice.push_back("move cheap per-pixel operations (normalize, convert) to the GPU stage");
   } else {
     d.bottleneck = "workers";
@@ -127,7 +134,8 @@ int doctor_command(const CommandArgs& argv) {
   const Diagnosis d = diagnose(loader, m, step_seconds);
   if (args.get_flag("json")) {
     std::string advice;
-    for (const std::string& line : d.advice) advice += (advice.empty() ? "" : ", ") + json_quote(line);
+    for (const std::string& line : d.advice)
+      advice += (advice.empty() ? "" : ", ") + json_quote(line);
     std::printf("{\"bottleneck\": %s, \"summary\": %s, \"advice\": [%s], \"measurement\": %s}\n",
                 json_quote(d.bottleneck).c_str(), json_quote(d.summary).c_str(), advice.c_str(),
                 measurements_json(loader, {m}, 0).c_str());

@@ -30,8 +30,8 @@ EpochMeasurement run_epoch(Loader& loader, std::uint64_t epoch, std::uint64_t ma
   EpochMeasurement m;
   m.epoch = epoch;
   for (const auto& [name, state] : loader.outputs()) m.bytes_per_sample += state.byte_size();
-  const std::uint64_t planned = max_batches ? std::min(max_batches, loader.batches_per_epoch())
-                                            : loader.batches_per_epoch();
+  const std::uint64_t planned =
+      max_batches ? std::min(max_batches, loader.batches_per_epoch()) : loader.batches_per_epoch();
   ProgressBar bar("epoch " + std::to_string(epoch), planned, "batches");
   const auto start = Clock::now();
   auto iterator = loader.epoch(epoch);
@@ -75,8 +75,8 @@ std::string measurements_text(const Loader& loader, const std::vector<EpochMeasu
   }
   for (const EpochMeasurement& m : epochs) {
     const LoaderStats& s = m.stats;
-    out += "  epoch " + std::to_string(m.epoch) + ": " + std::to_string(m.samples) + " samples in " +
-           format("%.3f s = %.0f samples/s", m.seconds, m.samples_per_s) + " (" +
+    out += "  epoch " + std::to_string(m.epoch) + ": " + std::to_string(m.samples) +
+           " samples in " + format("%.3f s = %.0f samples/s", m.seconds, m.samples_per_s) + " (" +
            std::to_string(s.workers) + " workers)\n";
     out += format("    workers: processing %.3f s, waiting for pages %.3f s, ring full %.3f s; ",
                   s.process_seconds, s.read_wait_seconds, s.ring_full_seconds) +
@@ -89,10 +89,10 @@ std::string measurements_text(const Loader& loader, const std::vector<EpochMeasu
   }
   if (!epochs.empty() && epochs.back().bytes_per_sample > 0) {
     const double memcpy_samples = memcpy_bytes_per_s / epochs.back().bytes_per_sample;
-    out += format("  baseline: memcpy of the same output bytes on one core: %.0f samples/s "
-                  "(%.2f GB/s); loader / memcpy = %.3f\n",
-                  memcpy_samples, memcpy_bytes_per_s / 1e9,
-                  epochs.back().samples_per_s / memcpy_samples);
+    out += format(
+        "  baseline: memcpy of the same output bytes on one core: %.0f samples/s "
+        "(%.2f GB/s); loader / memcpy = %.3f\n",
+        memcpy_samples, memcpy_bytes_per_s / 1e9, epochs.back().samples_per_s / memcpy_samples);
   }
   return out;
 }

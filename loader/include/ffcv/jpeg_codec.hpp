@@ -42,7 +42,6 @@ RgbImage decode_jpeg(std::span<const std::uint8_t> jpeg, const JpegDecodeOptions
 // Decodes a whole JPEG of exactly width x height into `out` (width*height*3 bytes) with the
 // fast IDCT, without allocating. Throws EncodeError when it cannot be decoded or its frame size
 // differs (FFCV trusts the metadata and overflows its buffer instead).
-void decode_jpeg_into(std::span<const std::uint8_t> jpeg, std::uint8_t* out, int width,
-                      int height);
+void decode_jpeg_into(std::span<const std::uint8_t> jpeg, std::uint8_t* out, int width, int height);
 
 }  // namespace ffcv

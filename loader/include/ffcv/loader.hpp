@@ -28,9 +28,9 @@ namespace ffcv {
 
 // One output of the loader: a field through a decoder and operations.
 struct PipelineSpec {
-  std::string name;                                   // output name (default: the field's)
-  std::string field;                                  // source field; may feed several outputs
-  std::shared_ptr<Decoder> decoder;                   // null: the field's default decoder
+  std::string name;                  // output name (default: the field's)
+  std::string field;                 // source field; may feed several outputs
+  std::shared_ptr<Decoder> decoder;  // null: the field's default decoder
   std::vector<std::shared_ptr<Operation>> operations;
 };
 
@@ -64,11 +64,11 @@ struct LoaderPosition {
 struct LoaderStats {
   std::uint64_t batches = 0;
   std::uint64_t samples = 0;
-  double wall_seconds = 0;             // since the epoch started
-  double read_wait_seconds = 0;        // workers waiting for pages (page source acquire)
-  double process_seconds = 0;          // workers decoding and transforming
-  double ring_full_seconds = 0;        // workers idle because every slot is held
-  double consumer_wait_seconds = 0;    // next() waiting for a batch
+  double wall_seconds = 0;           // since the epoch started
+  double read_wait_seconds = 0;      // workers waiting for pages (page source acquire)
+  double process_seconds = 0;        // workers decoding and transforming
+  double ring_full_seconds = 0;      // workers idle because every slot is held
+  double consumer_wait_seconds = 0;  // next() waiting for a batch
   int workers = 0;
   PageSourceStats pages;
 };
@@ -100,7 +100,7 @@ class Batch {
   std::size_t num_outputs() const;
   BatchTensor output(std::size_t i) const;
   BatchTensor output(const std::string& name) const;  // throws ConfigError when unknown
-  void release();  // returns the slot now
+  void release();                                     // returns the slot now
 
  private:
   friend class EpochState;

@@ -27,8 +27,8 @@ class Reader;
 // What a step knows about the sample it is processing.
 struct SampleContext {
   std::uint64_t epoch = 0;
-  std::uint64_t index = 0;   // dataset index of the sample
-  std::uint32_t stream = 0;  // identifies the step: pipeline and position within it
+  std::uint64_t index = 0;                   // dataset index of the sample
+  std::uint32_t stream = 0;                  // identifies the step: pipeline and position within it
   std::array<std::uint32_t, 2> epoch_key{};  // from epoch_key(seed, epoch)
 
   // The Philox key of (seed, epoch), computed once per epoch.
@@ -62,9 +62,8 @@ class Decoder {
   // Whether decode() reads the payload (heap data); false lets the loader skip reading pages.
   virtual bool reads_payload() const { return true; }
   // Decodes one sample into `out` (declare()'s byte_size() bytes).
-  virtual void decode(const std::uint8_t* column, const PayloadReader& payloads,
-                      std::uint8_t* out, std::span<std::uint8_t> scratch,
-                      const SampleContext& context) const = 0;
+  virtual void decode(const std::uint8_t* column, const PayloadReader& payloads, std::uint8_t* out,
+                      std::span<std::uint8_t> scratch, const SampleContext& context) const = 0;
 };
 
 class Operation {

@@ -208,8 +208,8 @@ void EpochState::worker_main() {
     const auto began = Clock::now();
     for (std::uint64_t position = first; position < first + count && error.empty(); ++position) {
       try {
-        process_sample(slot_index, position - batch_start(batch), plan_.order[position], ping,
-                       pong, scratch);
+        process_sample(slot_index, position - batch_start(batch), plan_.order[position], ping, pong,
+                       scratch);
       } catch (const std::exception& e) {
         error = e.what();
       }

@@ -72,7 +72,7 @@ class EpochState {
   EpochPlan plan_;
   BatchAllocator allocator_;
   int num_workers_ = 1;
-  std::uint64_t claim_size_ = 1;  // samples a worker claims at once
+  std::uint64_t claim_size_ = 1;             // samples a worker claims at once
   std::vector<std::vector<void*>> buffers_;  // [slot][output]
 
   mutable std::mutex mutex_;

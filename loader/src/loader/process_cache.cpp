@@ -211,7 +211,7 @@ class ProcessCache final : public PageSource {
   std::condition_variable page_settled_;  // a page was loaded or failed, or the epoch ended
   bool epoch_active_ = false;
   bool stop_ = false;
-  bool cancelled_ = false;  // cancel(): acquire() throws until the next begin_epoch
+  bool cancelled_ = false;   // cancel(): acquire() throws until the next begin_epoch
   std::uint64_t epoch_ = 0;  // changes whenever an epoch ends
   std::vector<PageEntry> entries_;
   std::vector<std::vector<std::uint32_t>> batch_entries_;

@@ -67,7 +67,8 @@ TensorState BytesDecoder::declare(const Reader& reader, std::size_t field) {
   field_as<BytesField>(reader, field, "bytes", "Bytes or JSON");
   max_size_ = 0;
   for (std::uint64_t i = 0; i < reader.num_samples(); ++i) {
-    const AllocEntry* entry = reader.find_allocation(load_le<std::uint64_t>(reader.column(i, field)));
+    const AllocEntry* entry =
+        reader.find_allocation(load_le<std::uint64_t>(reader.column(i, field)));
     if (entry != nullptr) max_size_ = std::max(max_size_, entry->size);
   }
   return {DType::parse("|u1"), {max_size_ + 8}};
@@ -91,9 +92,9 @@ TensorState SimpleImageDecoder::declare(const Reader& reader, std::size_t field)
     } else if (image.width != width_ || image.height != height_) {
       throw ConfigError("image decoder needs images of one size, but '" +
                         reader.fields()[field].name + "' has " + std::to_string(width_) + "x" +
-                        std::to_string(height_) + " (sample 0) and " +
-                        std::to_string(image.width) + "x" + std::to_string(image.height) +
-                        " (sample " + std::to_string(i) + "); use a cropping decoder");
+                        std::to_string(height_) + " (sample 0) and " + std::to_string(image.width) +
+                        "x" + std::to_string(image.height) + " (sample " + std::to_string(i) +
+                        "); use a cropping decoder");
     }
   }
   return {DType::parse("|u1"), {height_, width_, 3}};

@@ -20,25 +20,36 @@ at::ScalarType scalar_type(const DType& dtype) {
       return at::kBool;
     case 'u':
       switch (dtype.itemsize) {
-        case 1: return at::kByte;
-        case 2: return at::kUInt16;
-        case 4: return at::kUInt32;
-        case 8: return at::kUInt64;
+        case 1:
+          return at::kByte;
+        case 2:
+          return at::kUInt16;
+        case 4:
+          return at::kUInt32;
+        case 8:
+          return at::kUInt64;
       }
       break;
     case 'i':
       switch (dtype.itemsize) {
-        case 1: return at::kChar;
-        case 2: return at::kShort;
-        case 4: return at::kInt;
-        case 8: return at::kLong;
+        case 1:
+          return at::kChar;
+        case 2:
+          return at::kShort;
+        case 4:
+          return at::kInt;
+        case 8:
+          return at::kLong;
       }
       break;
     case 'f':
       switch (dtype.itemsize) {
-        case 2: return at::kHalf;
-        case 4: return at::kFloat;
-        case 8: return at::kDouble;
+        case 2:
+          return at::kHalf;
+        case 4:
+          return at::kFloat;
+        case 8:
+          return at::kDouble;
       }
       break;
     case 'c':
@@ -74,18 +85,17 @@ std::optional<BatchAllocator> pinned_allocator() {
   };
   auto blocks = std::make_shared<Blocks>();
   c10::Allocator* allocator = at::detail::getCUDAHooks().getPinnedMemoryAllocator();
-  return BatchAllocator{
-      [blocks, allocator](std::uint64_t bytes) -> void* {
-        c10::DataPtr block = allocator->allocate(bytes);
-        void* memory = block.get();
-        std::lock_guard lock(blocks->mutex);
-        blocks->live.emplace(memory, std::move(block));
-        return memory;
-      },
-      [blocks](void* memory) {
-        std::lock_guard lock(blocks->mutex);
-        blocks->live.erase(memory);
-      }};
+  return BatchAllocator{[blocks, allocator](std::uint64_t bytes) -> void* {
+                          c10::DataPtr block = allocator->allocate(bytes);
+                          void* memory = block.get();
+                          std::lock_guard lock(blocks->mutex);
+                          blocks->live.emplace(memory, std::move(block));
+                          return memory;
+                        },
+                        [blocks](void* memory) {
+                          std::lock_guard lock(blocks->mutex);
+                          blocks->live.erase(memory);
+                        }};
 }
 
 }  // namespace ffcv::torch_adapter

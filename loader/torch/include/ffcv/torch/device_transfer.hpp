@@ -33,7 +33,7 @@ class DeviceTransfer {
 
   EpochIterator epoch_;
   int device_;
-  std::unique_ptr<InFlight> ahead_;            // the batch being copied for the next call
+  std::unique_ptr<InFlight> ahead_;                // the batch being copied for the next call
   std::deque<std::unique_ptr<InFlight>> copying_;  // handed out, host slot not yet released
   struct StreamHolder;
   std::unique_ptr<StreamHolder> stream_;
