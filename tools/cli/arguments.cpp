@@ -109,7 +109,10 @@ bool Arguments::parse(const std::vector<std::string>& argv) {
         if (inline_value || i + 2 >= argv.size()) {
           throw UsageError("option --" + name + " needs two values: " + spec->value_name);
         }
-        values_[name] = argv[i + 1] + "\n" + argv[i + 2];
+        std::string both = argv[i + 1];
+        both += '\n';
+        both += argv[i + 2];
+        values_[name] = std::move(both);
         i += 2;
       } else if (inline_value) {
         values_[name] = *inline_value;
