@@ -104,7 +104,8 @@ bool Arguments::parse(const std::vector<std::string>& argv) {
       }
       if (spec->is_flag) {
         if (inline_value) throw UsageError("option --" + name + " takes no value");
-        values_[name] = "1";
+        values_[name].assign(
+            1, '1');  // (assigning a literal trips a GCC 12 -Wrestrict false positive)
       } else if (spec->is_pair) {
         if (inline_value || i + 2 >= argv.size()) {
           throw UsageError("option --" + name + " needs two values: " + spec->value_name);
