@@ -44,6 +44,8 @@ EpochMeasurement run_epoch(Loader& loader, std::uint64_t epoch, std::uint64_t ma
     if (progress) bar.update(m.batches);
   }
   m.seconds = seconds_since(start);
+  m.diversity = measure_batch_diversity(loader.order().epoch_order(epoch),
+                                        loader.options().batch_size, loader.page_of_samples());
   m.samples_per_s = m.seconds > 0 ? m.samples / m.seconds : 0;
   m.stats = iterator.stats();
   if (progress) bar.finish();
@@ -77,7 +79,9 @@ std::string measurements_text(const Loader& loader, const std::vector<EpochMeasu
     const LoaderStats& s = m.stats;
     out += "  epoch " + std::to_string(m.epoch) + ": " + std::to_string(m.samples) +
            " samples in " + format("%.3f s = %.0f samples/s", m.seconds, m.samples_per_s) + " (" +
-           std::to_string(s.workers) + " workers)\n";
+           std::to_string(s.workers) + " workers)\n" +
+           format("    order: %.1f distinct pages per batch (%.3f of the batch size)\n",
+                  m.diversity.mean_distinct_pages, m.diversity.mean_distinct_page_fraction);
     out += format("    workers: processing %.3f s, waiting for pages %.3f s, ring full %.3f s; ",
                   s.process_seconds, s.read_wait_seconds, s.ring_full_seconds) +
            format("consumer waited %.3f s\n", s.consumer_wait_seconds);
@@ -114,6 +118,7 @@ std::string measurements_json(const Loader& loader, const std::vector<EpochMeasu
            ", \"samples\": " + std::to_string(m.samples) +
            format(", \"seconds\": %.6f, \"samples_per_s\": %.1f", m.seconds, m.samples_per_s) +
            ", \"bytes_per_sample\": " + std::to_string(m.bytes_per_sample) +
+           format(", \"distinct_pages_per_batch\": %.3f", m.diversity.mean_distinct_pages) +
            ", \"workers\": " + std::to_string(s.workers) +
            format(", \"process_seconds\": %.6f, \"read_wait_seconds\": %.6f", s.process_seconds,
                   s.read_wait_seconds) +

@@ -15,6 +15,7 @@ struct EpochMeasurement {
   double seconds = 0;
   double samples_per_s = 0;
   std::uint64_t bytes_per_sample = 0;  // output bytes of one sample, all outputs
+  BatchDiversity diversity;            // distinct pages per batch of the epoch's order
   LoaderStats stats;
 };
 

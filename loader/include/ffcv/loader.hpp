@@ -145,6 +145,9 @@ class Loader {
   void set_indices(std::optional<std::vector<std::uint64_t>> indices);
 
   const Reader& reader() const { return *reader_; }
+  const TraversalOrder& order() const { return *order_; }
+  // The page of each sample's heap data (kNoPage when it has none).
+  const std::vector<std::uint64_t>& page_of_samples() const { return page_of_sample_; }
   const LoaderOptions& options() const { return options_; }
   std::uint64_t batches_per_epoch() const;
   // Output names and their per-sample states, in output order.
