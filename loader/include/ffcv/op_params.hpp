@@ -31,6 +31,7 @@ class OpParams {
   std::vector<double> get_list(const std::string& key, const std::vector<double>& fallback) const;
   // The same, for parameters without a default (ConfigError when absent).
   std::int64_t require_int(const std::string& key) const;
+  double require_double(const std::string& key) const;
   std::vector<double> require_list(const std::string& key) const;
 
   // Throws ConfigError naming `step` and each parameter no get_*/require_* call asked for.

@@ -70,6 +70,11 @@ std::int64_t OpParams::require_int(const std::string& key) const {
   return get_int(key, 0);
 }
 
+double OpParams::require_double(const std::string& key) const {
+  if (values_.count(key) == 0) throw ConfigError("parameter '" + key + "' is required");
+  return get_double(key, 0);
+}
+
 std::vector<double> OpParams::require_list(const std::string& key) const {
   if (values_.count(key) == 0) throw ConfigError("parameter '" + key + "' is required");
   return get_list(key, {});

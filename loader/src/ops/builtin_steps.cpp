@@ -20,6 +20,27 @@ void register_builtin_steps(OpRegistry& registry) {
   registry.register_operation("random_horizontal_flip",
                               "mirror (H, W, C) left-right with `probability` (0.5)",
                               make_random_horizontal_flip);
+  registry.register_operation(
+      "normalize",
+      "uint8 (..., C) -> `dtype` (float32|float16): (v - mean[c]) / std[c], 0-255 scale",
+      make_normalize);
+  registry.register_operation("convert", "cast every element to `dtype`", make_convert);
+  registry.register_operation("cutout", "fill a `size` square inside the image with `fill`",
+                              make_cutout);
+  registry.register_operation("random_translate",
+                              "shift by up to `padding` px each way, exposing `fill`",
+                              make_random_translate);
+  registry.register_operation("random_brightness",
+                              "scale pixels by U(1-magnitude, 1+magnitude) with `probability`",
+                              make_random_brightness);
+  registry.register_operation("random_contrast",
+                              "blend with the mean gray level, factor as brightness",
+                              make_random_contrast);
+  registry.register_operation("random_saturation",
+                              "blend with each pixel's gray level, factor as brightness",
+                              make_random_saturation);
+  registry.register_operation("replace_label", "set the int64 label to `label` for `indices`",
+                              make_replace_label);
 }
 
 }  // namespace ffcv

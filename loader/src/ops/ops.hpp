@@ -9,5 +9,13 @@
 namespace ffcv {
 
 std::shared_ptr<Operation> make_random_horizontal_flip(const OpParams& params);
+std::shared_ptr<Operation> make_normalize(const OpParams& params);
+std::shared_ptr<Operation> make_convert(const OpParams& params);
+std::shared_ptr<Operation> make_cutout(const OpParams& params);
+std::shared_ptr<Operation> make_random_translate(const OpParams& params);
+std::shared_ptr<Operation> make_random_brightness(const OpParams& params);
+std::shared_ptr<Operation> make_random_contrast(const OpParams& params);
+std::shared_ptr<Operation> make_random_saturation(const OpParams& params);
+std::shared_ptr<Operation> make_replace_label(const OpParams& params);
 
 }  // namespace ffcv

@@ -1,0 +1,24 @@
+// Internal: checks shared by image operations.
+#pragma once
+
+#include <string>
+
+#include "ffcv/errors.hpp"
+#include "ffcv/tensor_state.hpp"
+
+namespace ffcv {
+
+// Throws ConfigError unless `state` is an (H, W, C) uint8 image.
+inline void require_u8_image(const TensorState& state, const std::string& op) {
+  if (state.shape.size() != 3 || state.dtype.kind != 'u' || state.dtype.itemsize != 1) {
+    throw ConfigError(op + " needs an (H, W, C) uint8 image, got " + state.to_string());
+  }
+}
+
+// Uniform integer in [0, bound) from a uniform double in [0, 1).
+inline std::uint64_t uniform_index(double u, std::uint64_t bound) {
+  const auto value = static_cast<std::uint64_t>(u * static_cast<double>(bound));
+  return value < bound ? value : bound - 1;
+}
+
+}  // namespace ffcv

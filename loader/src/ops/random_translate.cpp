@@ -1,0 +1,67 @@
+// random_translate: shifts an (H, W, C) uint8 image by up to `padding` pixels in each direction,
+// exposing `fill` (one value per channel, default 0), always applied (FFCV's RandomTranslate).
+#include "image_geometry.hpp"
+#include "ops.hpp"
+
+namespace ffcv {
+namespace {
+
+class RandomTranslate final : public Operation {
+ public:
+  RandomTranslate(std::int64_t padding, std::vector<double> fill)
+      : padding_(padding), fill_(std::move(fill)) {
+    if (padding_ < 0) throw ConfigError("random_translate: padding must be 0 or more");
+  }
+  std::string name() const override { return "random_translate"; }
+
+  TensorState declare(const TensorState& input) override {
+    require_u8_image(input, "random_translate");
+    if (fill_.empty()) fill_.assign(input.shape[2], 0.0);
+    if (fill_.size() != input.shape[2]) {
+      throw ConfigError("random_translate: fill needs one value per channel");
+    }
+    state_ = input;
+    return input;
+  }
+
+  // FFCV pads by `padding` on every side and takes an H x W window at (dy, dx), each uniform
+  // in [0, 2 * padding]; output pixel (y, x) is input (y + dy - padding, x + dx - padding), or
+  // the fill colour outside the input.
+  void apply(const std::uint8_t* input, std::uint8_t* output, std::span<std::uint8_t>,
+             const SampleContext& context) const override {
+    const auto height = static_cast<std::int64_t>(state_.shape[0]);
+    const auto width = static_cast<std::int64_t>(state_.shape[1]);
+    const auto channels = static_cast<std::int64_t>(state_.shape[2]);
+    const auto span = static_cast<std::uint64_t>(2 * padding_ + 1);
+    const std::int64_t dy =
+        static_cast<std::int64_t>(uniform_index(context.uniform(0), span)) - padding_;
+    const std::int64_t dx =
+        static_cast<std::int64_t>(uniform_index(context.uniform(1), span)) - padding_;
+    for (std::int64_t y = 0; y < height; ++y) {
+      std::uint8_t* out_row = output + y * width * channels;
+      const std::int64_t sy = y + dy;
+      for (std::int64_t x = 0; x < width; ++x) {
+        const std::int64_t sx = x + dx;
+        const bool inside = sy >= 0 && sy < height && sx >= 0 && sx < width;
+        for (std::int64_t c = 0; c < channels; ++c) {
+          out_row[x * channels + c] = inside ? input[(sy * width + sx) * channels + c]
+                                             : static_cast<std::uint8_t>(fill_[c]);
+        }
+      }
+    }
+  }
+
+ private:
+  std::int64_t padding_;
+  std::vector<double> fill_;
+  TensorState state_;
+};
+
+}  // namespace
+
+std::shared_ptr<Operation> make_random_translate(const OpParams& params) {
+  return std::make_shared<RandomTranslate>(params.require_int("padding"),
+                                           params.get_list("fill", {}));
+}
+
+}  // namespace ffcv
