@@ -12,8 +12,10 @@ range no window can satisfy), which the test compares window for window.
 Regenerate (about 2 minutes on one core) with the project's virtual environment, which has torch
 and torchvision (pip install torchvision==0.26.0 matches torch 2.11.0):
 
-    .venv/bin/python tests/reference/make_crop_stats.py            # writes tests/golden/crop_stats.json
+    .venv/bin/python tests/reference/make_crop_stats.py   # writes tests/golden/crop_stats.json
     .venv/bin/python tests/reference/make_crop_stats.py --draws 20000 --output /tmp/x.json
+
+Run from the repository root. The output is deterministic for a given seed and torch version.
 
 Statistics per configuration, over N draws of (top, left, h, w) on an H x W image:
   area_frac   h * w / (H * W): mean and std

@@ -95,8 +95,7 @@ struct DecodedWindow {
 
 // The scale numerator decode_jpeg_window picks for a window of window_width x window_height to be
 // resized to at least min_out_width x min_out_height (see JpegWindowRequest): 1..8.
-int choose_window_scale(int window_width, int window_height, int min_out_width,
-                        int min_out_height);
+int choose_window_scale(int window_width, int window_height, int min_out_width, int min_out_height);
 
 // Decodes the part of `jpeg` that covers request's window, at the scale choose_window_scale picks,
 // into `out` (resized to width * height * 3 bytes; its capacity is reused, so a caller that keeps

@@ -1,0 +1,282 @@
+// Window decoding with the libjpeg API (see jpeg_window.hpp for what and why).
+//
+// libjpeg reports fatal errors through error_exit, which must not return. Here it longjmps back to
+// Decompressor::run, the only place that calls setjmp. To keep that well-defined in C++, the code
+// run under it (the lambdas passed to run) holds only trivially destructible locals, so the jump
+// skips no destructor; everything with a destructor lives outside run.
+#include "ffcv/jpeg_window.hpp"
+
+// jpeglib.h needs FILE and size_t declared before it.
+#include <cstddef>
+#include <cstdio>
+// clang-format off
+#include <jpeglib.h>
+// clang-format on
+
+#include <algorithm>
+#include <csetjmp>
+#include <memory>
+#include <string>
+
+#include "ffcv/errors.hpp"
+#include "ffcv/jpeg_codec.hpp"
+
+namespace ffcv {
+namespace {
+
+// libjpeg's error manager, extended with where to jump and the formatted message. The libjpeg
+// part comes first, so the cinfo->err pointer libjpeg hands to the callbacks is this struct.
+struct ErrorState {
+  jpeg_error_mgr manager;
+  std::jmp_buf jump;
+  char message[JMSG_LENGTH_MAX];
+};
+
+void on_error_exit(j_common_ptr cinfo) {
+  auto* state = reinterpret_cast<ErrorState*>(cinfo->err);
+  (*cinfo->err->format_message)(cinfo, state->message);
+  std::longjmp(state->jump, 1);
+}
+
+// Warnings (corrupt entropy data, premature end of file) and trace messages are not printed;
+// libjpeg still counts warnings in num_warnings and carries on decoding.
+void on_output_message(j_common_ptr) {}
+
+// One libjpeg decompressor with its error manager. Not movable: cinfo_.err points into the
+// object itself, so it lives on the heap.
+class Decompressor {
+ public:
+  Decompressor() {
+    cinfo_.err = jpeg_std_error(&error_.manager);
+    error_.manager.error_exit = &on_error_exit;
+    error_.manager.output_message = &on_output_message;
+  }
+  ~Decompressor() {
+    // Frees all of libjpeg's memory; safe on an object whose creation failed (mem is null).
+    jpeg_destroy_decompress(&cinfo_);
+  }
+  Decompressor(const Decompressor&) = delete;
+  Decompressor& operator=(const Decompressor&) = delete;
+
+  j_decompress_ptr cinfo() { return &cinfo_; }
+  const char* message() const { return error_.message; }
+
+  // Runs `fn`, which calls libjpeg, and returns false when libjpeg raised a fatal error (message()
+  // says which). `fn` must not own objects with non-trivial destructors: the error longjmps out
+  // of it. C++ exceptions thrown by `fn` itself propagate normally.
+  template <typename Fn>
+  bool run(Fn&& fn) {
+    if (setjmp(error_.jump) != 0) return false;
+    fn();
+    return true;
+  }
+
+ private:
+  ErrorState error_{};
+  jpeg_decompress_struct cinfo_{};
+};
+
+std::unique_ptr<Decompressor> create_decompressor() {
+  auto decompressor = std::make_unique<Decompressor>();
+  j_decompress_ptr cinfo = decompressor->cinfo();
+  if (!decompressor->run([cinfo] { jpeg_create_decompress(cinfo); })) {
+    throw EncodeError(std::string("cannot create a libjpeg decompressor: ") +
+                      decompressor->message());
+  }
+  return decompressor;
+}
+
+// One decompressor per thread, created on first use. After a fatal error it is discarded rather
+// than reused: libjpeg allows reuse after jpeg_abort, but a fresh object is the safe choice for
+// the rare damaged file.
+thread_local std::unique_ptr<Decompressor> tls_decompressor;
+
+Decompressor& thread_decompressor() {
+  if (!tls_decompressor) tls_decompressor = create_decompressor();
+  return *tls_decompressor;
+}
+
+[[noreturn]] void fail_and_discard(const std::string& what) {
+  const std::string message = what + tls_decompressor->message();
+  tls_decompressor.reset();
+  throw EncodeError(message);
+}
+
+// The narrowest region handed to jpeg_crop_scanline (see decode_jpeg_window).
+constexpr JDIMENSION kMinRegionWidth = 3;
+
+// Rounds a / b up, for non-negative a and positive b.
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+// Pixels [begin, end) of one axis of the scaled image.
+struct PixelRange {
+  JDIMENSION begin = 0;
+  JDIMENSION end = 0;
+};
+
+// The scaled pixels that a window [start, start + size) of the full-size axis touches, plus one
+// pixel of margin on each side, clamped to the scaled axis [0, limit).
+PixelRange covering_range(int start, int size, int scale_num, JDIMENSION limit) {
+  const std::int64_t first = std::int64_t{start} * scale_num / kDctScaleDenominator;
+  const std::int64_t last =
+      ceil_div((std::int64_t{start} + size) * scale_num, kDctScaleDenominator);
+  PixelRange range;
+  range.begin = static_cast<JDIMENSION>(std::max<std::int64_t>(0, first - 1));
+  range.end = static_cast<JDIMENSION>(std::min<std::int64_t>(limit, last + 1));
+  return range;
+}
+
+// Where the window lies in a decoded rectangle whose top-left corner is (origin_x, origin_y) of
+// the image scaled by scale_num / 8.
+DecodedWindow locate_window(const JpegWindowRequest& request, int scale_num, int origin_x,
+                            int origin_y, int width, int height) {
+  const double scale = static_cast<double>(scale_num) / kDctScaleDenominator;
+  DecodedWindow window;
+  window.scale_num = scale_num;
+  window.width = width;
+  window.height = height;
+  window.crop_x = request.left * scale - origin_x;
+  window.crop_y = request.top * scale - origin_y;
+  window.crop_w = request.width * scale;
+  window.crop_h = request.height * scale;
+  return window;
+}
+
+// Colour spaces libjpeg converts to RGB itself.
+bool libjpeg_converts_to_rgb(J_COLOR_SPACE space) {
+  return space == JCS_YCbCr || space == JCS_RGB || space == JCS_GRAYSCALE;
+}
+
+// The fallback for colour spaces libjpeg cannot turn into RGB: a whole-image TurboJPEG decode at
+// the chosen scale. TurboJPEG picks the smallest factor that reaches the requested size, which
+// can be below scale_num for tiny images (same scaled size); the crop rect uses the one it took.
+DecodedWindow decode_whole_image(std::span<const std::uint8_t> jpeg,
+                                 const JpegWindowRequest& request, int scale_num, int image_width,
+                                 int image_height, std::vector<std::uint8_t>& out) {
+  auto scaled = [](int size, int num) {
+    return static_cast<int>(ceil_div(std::int64_t{size} * num, kDctScaleDenominator));
+  };
+  JpegDecodeOptions options;
+  options.fast_dct = request.fast_dct;
+  options.min_width = scaled(image_width, scale_num);
+  options.min_height = scaled(image_height, scale_num);
+  RgbImage image = decode_jpeg(jpeg, options);
+  int used = scale_num;
+  while (used > 1 && scaled(image_width, used - 1) == image.width &&
+         scaled(image_height, used - 1) == image.height) {
+    --used;
+  }
+  if (scaled(image_width, used) != image.width || scaled(image_height, used) != image.height) {
+    throw EncodeError("JPEG decoded to an unexpected size " + std::to_string(image.width) + "x" +
+                      std::to_string(image.height));
+  }
+  out.swap(image.pixels);
+  return locate_window(request, used, 0, 0, image.width, image.height);
+}
+
+}  // namespace
+
+int choose_window_scale(int window_width, int window_height, int min_out_width,
+                        int min_out_height) {
+  if (min_out_width <= 0 && min_out_height <= 0) return kDctScaleDenominator;
+  for (int num = 1; num < kDctScaleDenominator; ++num) {
+    if (std::int64_t{window_width} * num >= std::int64_t{min_out_width} * kDctScaleDenominator &&
+        std::int64_t{window_height} * num >= std::int64_t{min_out_height} * kDctScaleDenominator) {
+      return num;
+    }
+  }
+  return kDctScaleDenominator;
+}
+
+DecodedWindow decode_jpeg_window(std::span<const std::uint8_t> jpeg,
+                                 const JpegWindowRequest& request, std::vector<std::uint8_t>& out) {
+  if (request.top < 0 || request.left < 0 || request.width < 1 || request.height < 1) {
+    throw ConfigError("bad JPEG crop window " + std::to_string(request.width) + "x" +
+                      std::to_string(request.height) + " at (" + std::to_string(request.left) +
+                      ", " + std::to_string(request.top) + ")");
+  }
+  Decompressor& decompressor = thread_decompressor();
+  j_decompress_ptr cinfo = decompressor.cinfo();
+
+  const bool header_read = decompressor.run([&] {
+    jpeg_abort_decompress(cinfo);  // in case an exception interrupted the previous call
+    jpeg_mem_src(cinfo, jpeg.data(), static_cast<unsigned long>(jpeg.size()));
+    jpeg_read_header(cinfo, TRUE);
+  });
+  if (!header_read) fail_and_discard("not a readable JPEG: ");
+
+  const int image_width = static_cast<int>(cinfo->image_width);
+  const int image_height = static_cast<int>(cinfo->image_height);
+  if (std::int64_t{request.left} + request.width > image_width ||
+      std::int64_t{request.top} + request.height > image_height) {
+    jpeg_abort_decompress(cinfo);
+    throw EncodeError("JPEG crop window " + std::to_string(request.width) + "x" +
+                      std::to_string(request.height) + " at (" + std::to_string(request.left) +
+                      ", " + std::to_string(request.top) + ") exceeds the " +
+                      std::to_string(image_width) + "x" + std::to_string(image_height) + " frame");
+  }
+  const int scale_num = choose_window_scale(request.width, request.height, request.min_out_width,
+                                            request.min_out_height);
+  if (!libjpeg_converts_to_rgb(cinfo->jpeg_color_space)) {
+    jpeg_abort_decompress(cinfo);
+    return decode_whole_image(jpeg, request, scale_num, image_width, image_height, out);
+  }
+
+  // Filled in under run(), read after it: plain values only.
+  JDIMENSION x_offset = 0;
+  JDIMENSION out_width = 0;
+  PixelRange rows;
+  bool complete = false;
+  const bool decoded = decompressor.run([&] {
+    cinfo->scale_num = static_cast<unsigned int>(scale_num);
+    cinfo->scale_denom = kDctScaleDenominator;
+    cinfo->dct_method = request.fast_dct ? JDCT_IFAST : JDCT_ISLOW;
+    cinfo->do_fancy_upsampling = TRUE;
+    cinfo->out_color_space = JCS_EXT_RGB;
+    jpeg_start_decompress(cinfo);
+
+    PixelRange columns =
+        covering_range(request.left, request.width, scale_num, cinfo->output_width);
+    // A region 2 px wide (a 1-px window at the frame's edge) holds one chroma column of a 4:2:0
+    // image, which libjpeg-turbo 2.1's h2v2 fancy upsampler gets wrong; take one more column.
+    if (columns.end - columns.begin < kMinRegionWidth && cinfo->output_width >= kMinRegionWidth) {
+      if (columns.begin == 0) {
+        columns.end = kMinRegionWidth;
+      } else {
+        columns.begin = columns.end - kMinRegionWidth;
+      }
+    }
+    rows = covering_range(request.top, request.height, scale_num, cinfo->output_height);
+    x_offset = columns.begin;
+    out_width = columns.end - columns.begin;
+    // Aligns x_offset down to an iMCU column and widens out_width by as much; the right edge
+    // stays. A no-op request (the whole width) is left out.
+    if (out_width < cinfo->output_width) jpeg_crop_scanline(cinfo, &x_offset, &out_width);
+    if (rows.begin > 0 && jpeg_skip_scanlines(cinfo, rows.begin) != rows.begin) return;
+
+    const std::size_t row_bytes = std::size_t{out_width} * 3;
+    out.resize(row_bytes * (rows.end - rows.begin));
+    constexpr int kRowBatch = 16;
+    JSAMPROW row_pointers[kRowBatch];
+    while (cinfo->output_scanline < rows.end) {
+      const JDIMENSION first = cinfo->output_scanline;
+      const JDIMENSION count = std::min<JDIMENSION>(kRowBatch, rows.end - first);
+      for (JDIMENSION i = 0; i < count; ++i) {
+        row_pointers[i] = out.data() + (first - rows.begin + i) * row_bytes;
+      }
+      if (jpeg_read_scanlines(cinfo, row_pointers, count) == 0) return;  // cannot happen in memory
+    }
+    // Stops here: the rows below the window are never decoded.
+    jpeg_abort_decompress(cinfo);
+    complete = true;
+  });
+  if (!decoded) fail_and_discard("JPEG decoding failed: ");
+  if (!complete) {
+    tls_decompressor.reset();
+    throw EncodeError("JPEG decoding failed: the decoder returned fewer rows than the frame has");
+  }
+  return locate_window(request, scale_num, static_cast<int>(x_offset), static_cast<int>(rows.begin),
+                       static_cast<int>(out_width), static_cast<int>(rows.end - rows.begin));
+}
+
+}  // namespace ffcv

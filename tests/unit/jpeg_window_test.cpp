@@ -1,0 +1,586 @@
+// Tests of the window decoder (ffcv/jpeg_window.hpp): windows equal the same pixels of a whole
+// decode (full scale and DCT-reduced scales, fast and accurate IDCT, 4:2:0 / 4:2:2 / 4:4:4 /
+// grayscale), the scale choice, the margins it promises, every encoding in Debian's
+// libjxl-testdata, damaged input, and use from several threads.
+#include <turbojpeg.h>
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <limits>
+#include <map>
+#include <memory>
+#include <opencv2/imgcodecs.hpp>
+#include <opencv2/imgproc.hpp>
+#include <random>
+#include <span>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "ffcv/errors.hpp"
+#include "ffcv/jpeg_codec.hpp"
+#include "ffcv/jpeg_window.hpp"
+
+using namespace ffcv;
+
+namespace {
+
+using Bytes = std::vector<std::uint8_t>;
+
+constexpr char kJxlTestdataDir[] = "/usr/share/libjxl-testdata";
+
+Bytes read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// A photo-like test image: smooth shading plus, when `detail`, sharp edges, a fine checkerboard
+// and noise, so that any IDCT or upsampling difference shows in the pixels.
+RgbImage make_image(int width, int height, bool detail, std::uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> noise(-6, 6);
+  RgbImage image;
+  image.width = width;
+  image.height = height;
+  image.pixels.resize(image.byte_size());
+  for (int y = 0; y < height; ++y) {
+    for (int x = 0; x < width; ++x) {
+      for (int c = 0; c < 3; ++c) {
+        double v = 128 + 50 * std::sin(2 * M_PI * (x / 97.0 + 0.13 * c)) * std::cos(y / 23.0) +
+                   35.0 * (x - width / 2.0) / width + 30.0 * (y - height / 2.0) / height * (c - 1);
+        const double dx = x - width * 0.6, dy = y - height * 0.4;
+        v += 40 / (1 + std::exp((std::sqrt(dx * dx + dy * dy) - height * 0.25) / 2.5)) * (c - 1);
+        if (detail) {
+          if ((x / 3 + y / 3) % 2 == 0 && x > width / 5 && x < width / 3) v += 45;
+          if (x % 41 < 2) v -= 70 * (c == 0);
+          v += noise(rng);
+        }
+        image.pixels[(static_cast<std::size_t>(y) * width + x) * 3 + c] =
+            static_cast<std::uint8_t>(std::clamp(std::lround(v), 0L, 255L));
+      }
+    }
+  }
+  return image;
+}
+
+Bytes encode(const RgbImage& image, int subsampling, int quality = 90) {
+  std::unique_ptr<void, int (*)(tjhandle)> handle(tjInitCompress(), tjDestroy);
+  REQUIRE(handle);
+  unsigned char* buffer = nullptr;
+  unsigned long size = 0;
+  REQUIRE(tjCompress2(handle.get(), image.pixels.data(), image.width, 0, image.height, TJPF_RGB,
+                      &buffer, &size, subsampling, quality, 0) == 0);
+  Bytes jpeg(buffer, buffer + size);
+  tjFree(buffer);
+  return jpeg;
+}
+
+int scaled_size(int size, int scale_num) {
+  return static_cast<int>((std::int64_t{size} * scale_num + 7) / 8);
+}
+
+// A whole-image decode at scale_num / 8 with TurboJPEG (ffcv::decode_jpeg).
+RgbImage turbo_decode(const Bytes& jpeg, int width, int height, int scale_num, bool fast_dct) {
+  RgbImage image = decode_jpeg(jpeg, {.fast_dct = fast_dct,
+                                      .min_width = scaled_size(width, scale_num),
+                                      .min_height = scaled_size(height, scale_num)});
+  REQUIRE(image.width == scaled_size(width, scale_num));
+  REQUIRE(image.height == scaled_size(height, scale_num));
+  return image;
+}
+
+// A whole-image decode at scale_num / 8 through decode_jpeg_window (no crop, no skip: the plain
+// libjpeg read loop), for files TurboJPEG 2.1 refuses.
+RgbImage libjpeg_decode(const Bytes& jpeg, int width, int height, int scale_num, bool fast_dct) {
+  const int min_width = scale_num == 8 ? width : width * scale_num / 8;
+  const int min_height = scale_num == 8 ? height : height * scale_num / 8;
+  RgbImage image;
+  const DecodedWindow decoded = decode_jpeg_window(
+      jpeg, {0, 0, height, width, min_width, min_height, fast_dct}, image.pixels);
+  REQUIRE(decoded.scale_num == scale_num);
+  REQUIRE(decoded.crop_x == 0);
+  REQUIRE(decoded.crop_y == 0);
+  image.width = decoded.width;
+  image.height = decoded.height;
+  REQUIRE(image.width == scaled_size(width, scale_num));
+  REQUIRE(image.height == scaled_size(height, scale_num));
+  return image;
+}
+
+struct Comparison {
+  std::int64_t pixels = 0;
+  std::int64_t mismatches = 0;  // channel values that differ
+  int max_difference = 0;
+  double squared_error = 0;
+  double psnr() const {
+    if (squared_error == 0) return std::numeric_limits<double>::infinity();
+    return 10 * std::log10(255.0 * 255.0 * pixels * 3 / squared_error);
+  }
+};
+
+// Compares every scaled pixel the window touches (floor of its start to ceil of its end) in the
+// decoded rectangle with the same pixel of `full`, a whole image at the same scale.
+Comparison compare_window(const DecodedWindow& decoded, const Bytes& out,
+                          const JpegWindowRequest& request, const RgbImage& full) {
+  const int s = decoded.scale_num;
+  const double origin_x = request.left * s / 8.0 - decoded.crop_x;
+  const double origin_y = request.top * s / 8.0 - decoded.crop_y;
+  REQUIRE(origin_x == std::floor(origin_x));
+  REQUIRE(origin_y == std::floor(origin_y));
+  REQUIRE(out.size() == static_cast<std::size_t>(decoded.width) * decoded.height * 3);
+  const int x0 = request.left * s / 8, x1 = scaled_size(request.left + request.width, s);
+  const int y0 = request.top * s / 8, y1 = scaled_size(request.top + request.height, s);
+  REQUIRE(x0 >= origin_x);
+  REQUIRE(y0 >= origin_y);
+  REQUIRE(x1 <= origin_x + decoded.width);
+  REQUIRE(y1 <= origin_y + decoded.height);
+  Comparison result;
+  for (int y = y0; y < y1; ++y) {
+    for (int x = x0; x < x1; ++x) {
+      const std::size_t a = (static_cast<std::size_t>(y - origin_y) * decoded.width +
+                             static_cast<std::size_t>(x - origin_x)) *
+                            3;
+      const std::size_t b = (static_cast<std::size_t>(y) * full.width + x) * 3;
+      for (int c = 0; c < 3; ++c) {
+        const int d = std::abs(int{out[a + c]} - int{full.pixels[b + c]});
+        result.mismatches += d != 0;
+        result.max_difference = std::max(result.max_difference, d);
+        result.squared_error += d * d;
+      }
+      ++result.pixels;
+    }
+  }
+  return result;
+}
+
+// A random window: a third RandomResizedCrop-like (8-100% of the area, ratio 3/4-4/3), a third
+// touching the frame's edges, a third anything (down to 1x1).
+JpegWindowRequest random_window(std::mt19937& rng, int width, int height) {
+  auto uniform = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  JpegWindowRequest request;
+  const int kind = uniform(0, 2);
+  if (kind == 0) {
+    const double area = std::uniform_real_distribution<double>(0.08, 1.0)(rng) * width * height;
+    const double ratio =
+        std::exp(std::uniform_real_distribution<double>(std::log(0.75), std::log(4.0 / 3))(rng));
+    request.width = std::clamp(static_cast<int>(std::sqrt(area * ratio)), 1, width);
+    request.height = std::clamp(static_cast<int>(std::sqrt(area / ratio)), 1, height);
+  } else {
+    request.width = uniform(1, width);
+    request.height = uniform(1, height);
+  }
+  request.left = uniform(0, width - request.width);
+  request.top = uniform(0, height - request.height);
+  if (kind == 1) {
+    if (uniform(0, 1))
+      request.left = 0;
+    else
+      request.left = width - request.width;
+    if (uniform(0, 1))
+      request.top = 0;
+    else
+      request.top = height - request.height;
+  }
+  return request;
+}
+
+struct Sample {
+  const char* name;
+  int subsampling;
+  int mcu_width;  // iMCU width at full scale
+};
+constexpr Sample kSamples[] = {
+    {"4:2:0", TJSAMP_420, 16}, {"4:2:2", TJSAMP_422, 16}, {"4:4:4", TJSAMP_444, 8},
+    {"gray", TJSAMP_GRAY, 8},  {"4:4:0", TJSAMP_440, 8},
+};
+
+double psnr(const cv::Mat& a, const cv::Mat& b) {
+  const double sse = cv::norm(a, b, cv::NORM_L2SQR);
+  if (sse == 0) return std::numeric_limits<double>::infinity();
+  return 10 * std::log10(255.0 * 255.0 * a.total() * a.channels() / sse);
+}
+
+}  // namespace
+
+TEST_CASE("full-scale windows equal the same pixels of a whole TurboJPEG decode", "[jpeg]") {
+  std::mt19937 rng(20240601);
+  for (const Sample& sample : kSamples) {
+    for (const auto& [width, height] : {std::pair{333, 251}, std::pair{500, 375}}) {
+      const Bytes jpeg = encode(make_image(width, height, true, width), sample.subsampling);
+      for (const bool fast_dct : {true, false}) {
+        INFO(sample.name << " " << width << "x" << height << " fast_dct=" << fast_dct);
+        const RgbImage full = turbo_decode(jpeg, width, height, 8, fast_dct);
+        Bytes out;
+        for (int trial = 0; trial < 120; ++trial) {
+          JpegWindowRequest request = random_window(rng, width, height);
+          request.fast_dct = fast_dct;
+          // No scaling: output as large as the window (half the time), or no size given.
+          if (trial % 2) {
+            request.min_out_width = request.width;
+            request.min_out_height = request.height;
+          }
+          INFO("window " << request.width << "x" << request.height << " at " << request.left << ","
+                         << request.top);
+          const DecodedWindow decoded = decode_jpeg_window(jpeg, request, out);
+          REQUIRE(decoded.scale_num == 8);
+          REQUIRE(decoded.crop_w == request.width);
+          REQUIRE(decoded.crop_h == request.height);
+          // The promised margins: one row above and below where the image has them, one column
+          // on each side, widened on the left to an iMCU boundary.
+          const int above = request.top > 0, below = request.top + request.height < height;
+          const int left_margin = request.left > 0;
+          const int right_margin = request.left + request.width < width;
+          CHECK(decoded.crop_y == above);
+          CHECK(decoded.height == request.height + above + below);
+          CHECK(decoded.width - decoded.crop_x - decoded.crop_w == right_margin);
+          CHECK(decoded.crop_x >= left_margin);
+          CHECK(decoded.crop_x < sample.mcu_width + left_margin);
+          CHECK(static_cast<int>(request.left - decoded.crop_x) % sample.mcu_width == 0);
+          const Comparison comparison = compare_window(decoded, out, request, full);
+          REQUIRE(comparison.mismatches == 0);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("without the one-pixel margin, fancy upsampling would change the edge column", "[jpeg]") {
+  // Documents why the margin exists: a libjpeg crop that starts exactly at the window's first
+  // column replicates the edge chroma there. Seen through the API: the margin column of a 4:2:0
+  // window that starts on an iMCU boundary differs from the whole decode somewhere, while the
+  // window itself never does.
+  const int width = 480, height = 320;
+  const Bytes jpeg = encode(make_image(width, height, true, 7), TJSAMP_420);
+  const RgbImage full = turbo_decode(jpeg, width, height, 8, true);
+  Bytes out;
+  std::int64_t margin_differences = 0;
+  for (int left = 17; left < 400; left += 16) {  // left - 1 lies on an iMCU boundary
+    const JpegWindowRequest request{10, left, 200, 64, 64, 200, true};
+    const DecodedWindow decoded = decode_jpeg_window(jpeg, request, out);
+    REQUIRE(decoded.crop_x == 1);  // the region starts at the margin column, left - 1
+    REQUIRE(compare_window(decoded, out, request, full).mismatches == 0);
+    for (int y = 0; y < decoded.height; ++y) {
+      const std::size_t a = static_cast<std::size_t>(y) * decoded.width * 3;
+      const std::size_t b = (static_cast<std::size_t>(y + 9) * width + left - 1) * 3;
+      for (int c = 0; c < 3; ++c) margin_differences += out[a + c] != full.pixels[b + c];
+    }
+  }
+  CHECK(margin_differences > 0);
+}
+
+TEST_CASE("reduced-scale windows equal a whole decode at the same scale and follow an area resize",
+          "[jpeg]") {
+  // PSNR bound against "full-resolution decode, crop, INTER_AREA resize" (FFCV's path), on smooth
+  // content with windows on the 8-px grid (so the scaled window has integer edges and only the
+  // filters differ): DCT scaling keeps the lowest M x M DCT coefficients of each block, an ideal
+  // low-pass per block, while INTER_AREA box-averages; the two differ by a fraction of a grey
+  // level on smooth content plus the q90 quantisation noise that each filter leaves differently.
+  // 30 dB (RMS error 8 grey levels) is well below what this content gives (measured: mean ~40 dB,
+  // minimum ~33 dB; real photos give 37-44 dB mean with snapped windows per cpu-limits.md §5) and
+  // far above what a geometric error of one source pixel or a colour mix-up would give (< 25 dB).
+  constexpr double kMinPsnr = 30.0;
+  std::mt19937 rng(99);
+  std::map<int, int> scale_counts;
+  std::map<int, double> min_psnr;
+  for (const Sample& sample : kSamples) {
+    const int width = 640, height = 480;
+    const RgbImage source = make_image(width, height, false, 3);
+    const Bytes jpeg = encode(source, sample.subsampling);
+    const RgbImage full8 = turbo_decode(jpeg, width, height, 8, true);
+    std::map<int, RgbImage> full_at;
+    Bytes out;
+    for (int trial = 0; trial < 120; ++trial) {
+      auto uniform = [&](int lo, int hi) {
+        return std::uniform_int_distribution<int>(lo, hi)(rng);
+      };
+      JpegWindowRequest request;
+      request.width = 8 * uniform(8, width / 8);
+      request.height = 8 * uniform(8, height / 8);
+      request.left = 8 * uniform(0, (width - request.width) / 8);
+      request.top = 8 * uniform(0, (height - request.height) / 8);
+      // Aim at scale m/8: an output up to 1/16 of the window below m/8 of it.
+      const int m = uniform(1, 8);
+      request.min_out_width = request.width * m / 8 - uniform(0, request.width / 16);
+      request.min_out_height = request.height * m / 8 - uniform(0, request.height / 16);
+      const DecodedWindow decoded = decode_jpeg_window(jpeg, request, out);
+      const int s = decoded.scale_num;
+      INFO(sample.name << " scale " << s << "/8, window " << request.width << "x" << request.height
+                       << " at " << request.left << "," << request.top << " -> "
+                       << request.min_out_width << "x" << request.min_out_height);
+      REQUIRE(s == choose_window_scale(request.width, request.height, request.min_out_width,
+                                       request.min_out_height));
+      if (!full_at.count(s)) full_at[s] = turbo_decode(jpeg, width, height, s, true);
+      REQUIRE(compare_window(decoded, out, request, full_at[s]).mismatches == 0);
+      ++scale_counts[s];
+      if (s == 8) continue;
+
+      // FFCV's path: the full-resolution window, INTER_AREA to the output size.
+      const cv::Mat full_mat(height, width, CV_8UC3,
+                             const_cast<std::uint8_t*>(full8.pixels.data()));
+      const cv::Size out_size(request.min_out_width, request.min_out_height);
+      cv::Mat expected, actual;
+      cv::resize(full_mat(cv::Rect(request.left, request.top, request.width, request.height)),
+                 expected, out_size, 0, 0, cv::INTER_AREA);
+      const cv::Mat window_mat(decoded.height, decoded.width, CV_8UC3, out.data());
+      const cv::Rect scaled(static_cast<int>(decoded.crop_x), static_cast<int>(decoded.crop_y),
+                            static_cast<int>(decoded.crop_w), static_cast<int>(decoded.crop_h));
+      REQUIRE(scaled.x == decoded.crop_x);  // integer on the 8-px grid
+      REQUIRE(scaled.width == decoded.crop_w);
+      cv::resize(window_mat(scaled), actual, out_size, 0, 0, cv::INTER_AREA);
+      const double value = psnr(expected, actual);
+      CHECK(value >= kMinPsnr);
+      const auto key = s;
+      min_psnr[key] = min_psnr.count(key) ? std::min(min_psnr[key], value) : value;
+    }
+  }
+  std::string summary;
+  for (const auto& [s, count] : scale_counts) {
+    summary += " " + std::to_string(s) + "/8:" + std::to_string(count);
+    if (min_psnr.count(s)) summary += "(min " + std::to_string(min_psnr[s]).substr(0, 5) + " dB)";
+  }
+  WARN("windows per scale, min PSNR vs full decode + INTER_AREA:" << summary);
+  for (int s = 1; s <= 8; ++s) CHECK(scale_counts[s] > 0);
+}
+
+TEST_CASE("the scale is the smallest M/8 that keeps the window at least the output size",
+          "[jpeg]") {
+  CHECK(choose_window_scale(448, 448, 224, 224) == 4);
+  CHECK(choose_window_scale(447, 448, 224, 224) == 5);
+  CHECK(choose_window_scale(896, 900, 224, 224) == 2);
+  CHECK(choose_window_scale(1792, 1800, 224, 224) == 1);
+  CHECK(choose_window_scale(3000, 3000, 224, 224) == 1);  // never below 1/8
+  CHECK(choose_window_scale(100, 100, 224, 224) == 8);    // an upscale: full size
+  CHECK(choose_window_scale(300, 200, 300, 200) == 8);    // the window's own size: no scaling
+  CHECK(choose_window_scale(300, 200, 0, 0) == 8);        // no output size: no scaling
+  CHECK(choose_window_scale(300, 200, 0, 100) == 4);      // one dimension given
+  std::mt19937 rng(5);
+  for (int trial = 0; trial < 20000; ++trial) {
+    auto uniform = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+    const int w = uniform(1, 3000), h = uniform(1, 3000);
+    const int ow = uniform(0, 2 * w), oh = uniform(0, 2 * h);
+    int expected = 8;
+    if (ow > 0 || oh > 0) {
+      for (int m = 8; m >= 1; --m) {
+        // The scaled window, w * m / 8 as a real number, must reach the output size.
+        if (w * m / 8.0 >= ow && h * m / 8.0 >= oh) expected = m;
+      }
+    }
+    INFO(w << "x" << h << " -> " << ow << "x" << oh);
+    REQUIRE(choose_window_scale(w, h, ow, oh) == expected);
+  }
+  // And decode_jpeg_window uses it: a 448x448 window for 224 decodes at 1/2, 224x224 of it.
+  const Bytes jpeg = encode(make_image(640, 480, false, 1), TJSAMP_420);
+  Bytes out;
+  const DecodedWindow decoded = decode_jpeg_window(jpeg, {16, 96, 448, 448, 224, 224, true}, out);
+  CHECK(decoded.scale_num == 4);
+  CHECK(decoded.crop_w == 224);
+  CHECK(decoded.crop_h == 224);
+  CHECK(decoded.crop_y == 1);
+}
+
+TEST_CASE("every encoding of the libjxl test photo decodes through the window decoder", "[jpeg]") {
+  namespace fs = std::filesystem;
+  if (!fs::is_directory(kJxlTestdataDir)) {
+    WARN("libjxl-testdata is not installed (apt-get install libjxl-testdata); skipped");
+    return;
+  }
+  std::vector<fs::path> files;
+  for (const auto& entry : fs::recursive_directory_iterator(kJxlTestdataDir)) {
+    const std::string ext = entry.path().extension().string();
+    if (entry.is_regular_file() && (ext == ".jpg" || ext == ".jpeg")) files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  REQUIRE(files.size() >= 10);
+  std::mt19937 rng(4242);
+  std::string report;
+  for (const fs::path& path : files) {
+    const Bytes jpeg = read_file(path.string());
+    INFO(path.filename().string());
+    // The frame size, read by libjpeg (TurboJPEG 2.1 refuses some of these sampling factors).
+    Bytes out;
+    JpegInfo info{};
+    bool turbo_ok = true;
+    try {
+      info = read_jpeg_info(jpeg);
+    } catch (const EncodeError&) {
+      turbo_ok = false;
+    }
+    int width = info.width, height = info.height;
+    if (!turbo_ok) {
+      // Learn the frame size from OpenCV's decoder.
+      const cv::Mat decoded = cv::imdecode(jpeg, cv::IMREAD_COLOR | cv::IMREAD_IGNORE_ORIENTATION);
+      REQUIRE_FALSE(decoded.empty());
+      width = decoded.cols;
+      height = decoded.rows;
+    }
+    const RgbImage full_lib = libjpeg_decode(jpeg, width, height, 8, true);
+    std::string reference = "own libjpeg full decode";
+    if (turbo_ok) {
+      // The plain libjpeg read loop equals TurboJPEG's whole-image decode.
+      const RgbImage full_turbo = turbo_decode(jpeg, width, height, 8, true);
+      REQUIRE(full_turbo.pixels == full_lib.pixels);
+      reference = "TurboJPEG full decode";
+    } else {
+      // Cross-check with an independent decoder: OpenCV's (accurate IDCT, BGR).
+      const RgbImage accurate = libjpeg_decode(jpeg, width, height, 8, false);
+      cv::Mat bgr = cv::imdecode(jpeg, cv::IMREAD_COLOR | cv::IMREAD_IGNORE_ORIENTATION), rgb;
+      cv::cvtColor(bgr, rgb, cv::COLOR_BGR2RGB);
+      const cv::Mat ours(height, width, CV_8UC3, const_cast<std::uint8_t*>(accurate.pixels.data()));
+      CHECK(psnr(rgb, ours) >= 45.0);
+    }
+    double file_min_psnr = std::numeric_limits<double>::infinity();
+    std::int64_t file_mismatches = 0;
+    for (const int scale : {8, 4, 3, 1}) {
+      if (scaled_size(width, scale) < 8 && scale != 8) continue;
+      const RgbImage full = scale == 8 ? full_lib
+                            : turbo_ok ? turbo_decode(jpeg, width, height, scale, true)
+                                       : libjpeg_decode(jpeg, width, height, scale, true);
+      for (int trial = 0; trial < 8; ++trial) {
+        JpegWindowRequest request = random_window(rng, width, height);
+        if (scale == 8) {
+          request.min_out_width = request.width;
+          request.min_out_height = request.height;
+        } else {
+          request.min_out_width = request.width * scale / 8;
+          request.min_out_height = request.height * scale / 8;
+        }
+        const DecodedWindow decoded = decode_jpeg_window(jpeg, request, out);
+        const int expected_scale = choose_window_scale(
+            request.width, request.height, request.min_out_width, request.min_out_height);
+        REQUIRE(decoded.scale_num == expected_scale);
+        if (decoded.scale_num != scale) continue;  // a window too small for this scale
+        const Comparison comparison = compare_window(decoded, out, request, full);
+        // Measured: exact for every file and scale; 50 dB leaves room for a future libjpeg that
+        // reconstructs edge blocks differently, without letting a wrong region pass.
+        CHECK(comparison.psnr() >= 50.0);
+        file_mismatches += comparison.mismatches;
+        file_min_psnr = std::min(file_min_psnr, comparison.psnr());
+      }
+    }
+    report += "\n  " + path.filename().string() + ": vs " + reference + ", " +
+              std::to_string(file_mismatches) + " differing values, min PSNR " +
+              (std::isinf(file_min_psnr) ? std::string("inf") : std::to_string(file_min_psnr));
+  }
+  WARN("libjxl-testdata windows:" << report);
+}
+
+TEST_CASE("damaged input raises EncodeError and leaves the thread's decoder usable", "[jpeg]") {
+  const int width = 320, height = 240;
+  const Bytes jpeg = encode(make_image(width, height, true, 11), TJSAMP_420);
+  const RgbImage full = turbo_decode(jpeg, width, height, 8, true);
+  const JpegWindowRequest request{40, 56, 120, 150, 150, 120, true};
+  Bytes out;
+  auto check_valid_decode = [&] {
+    const DecodedWindow decoded = decode_jpeg_window(jpeg, request, out);
+    REQUIRE(compare_window(decoded, out, request, full).mismatches == 0);
+  };
+
+  CHECK_THROWS_AS(decode_jpeg_window({}, request, out), EncodeError);
+  check_valid_decode();
+  std::mt19937 rng(1);
+  Bytes garbage(5000);
+  for (auto& b : garbage) b = static_cast<std::uint8_t>(rng());
+  CHECK_THROWS_AS(decode_jpeg_window(garbage, request, out), EncodeError);
+  check_valid_decode();
+  const Bytes soi_only{0xFF, 0xD8};
+  CHECK_THROWS_AS(decode_jpeg_window(soi_only, request, out), EncodeError);
+  check_valid_decode();
+
+  // Truncated before the entropy-coded data: no image, an error. Truncated inside it: libjpeg
+  // warns (premature end) and fills the rest with grey, as TurboJPEG does; either way no crash.
+  std::size_t scan_start = 0;
+  for (std::size_t i = 2; i + 1 < jpeg.size(); ++i) {
+    if (jpeg[i] == 0xFF && jpeg[i + 1] == 0xDA) {
+      scan_start = i;
+      break;
+    }
+  }
+  REQUIRE(scan_start > 0);
+  for (std::size_t size = 1; size < jpeg.size(); size += 37) {
+    const std::span<const std::uint8_t> prefix(jpeg.data(), size);
+    if (size <= scan_start) {
+      CHECK_THROWS_AS(decode_jpeg_window(prefix, request, out), EncodeError);
+    } else {
+      try {
+        const DecodedWindow decoded = decode_jpeg_window(prefix, request, out);
+        CHECK(out.size() == static_cast<std::size_t>(decoded.width) * decoded.height * 3);
+      } catch (const EncodeError&) {
+      }
+    }
+  }
+  check_valid_decode();
+
+  // Corrupted bytes anywhere (headers included): an error or a damaged image, never a crash.
+  for (int trial = 0; trial < 300; ++trial) {
+    Bytes damaged = jpeg;
+    const int flips = 1 + static_cast<int>(rng() % 8);
+    for (int k = 0; k < flips; ++k)
+      damaged[rng() % damaged.size()] = static_cast<std::uint8_t>(rng());
+    try {
+      const DecodedWindow decoded = decode_jpeg_window(damaged, request, out);
+      CHECK(out.size() == static_cast<std::size_t>(decoded.width) * decoded.height * 3);
+    } catch (const EncodeError&) {
+    } catch (const ConfigError&) {
+    }
+  }
+  check_valid_decode();
+
+  // Windows outside the frame, and nonsense windows.
+  CHECK_THROWS_AS(decode_jpeg_window(jpeg, {0, 1, height, width, 0, 0, true}, out), EncodeError);
+  CHECK_THROWS_AS(decode_jpeg_window(jpeg, {200, 0, 41, 10, 0, 0, true}, out), EncodeError);
+  CHECK_THROWS_AS(decode_jpeg_window(jpeg, {0, 0, 0, 10, 0, 0, true}, out), ConfigError);
+  CHECK_THROWS_AS(decode_jpeg_window(jpeg, {-1, 0, 10, 10, 0, 0, true}, out), ConfigError);
+  check_valid_decode();
+}
+
+TEST_CASE("window decoding reuses the output buffer and works from several threads", "[jpeg]") {
+  const int width = 500, height = 375;
+  const Bytes jpeg = encode(make_image(width, height, true, 21), TJSAMP_420);
+  std::mt19937 rng(77);
+  std::vector<JpegWindowRequest> requests;
+  for (int i = 0; i < 200; ++i) {
+    JpegWindowRequest request = random_window(rng, width, height);
+    request.min_out_width = std::max(1, request.width / (1 + i % 3));
+    request.min_out_height = std::max(1, request.height / (1 + i % 3));
+    requests.push_back(request);
+  }
+  std::vector<Bytes> expected(requests.size());
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    decode_jpeg_window(jpeg, requests[i], expected[i]);
+  }
+
+  // After one whole-frame decode the buffer never grows again.
+  Bytes out;
+  decode_jpeg_window(jpeg, {0, 0, height, width, 0, 0, true}, out);
+  const std::uint8_t* data = out.data();
+  for (const auto& request : requests) decode_jpeg_window(jpeg, request, out);
+  CHECK(out.data() == data);
+
+  constexpr int kThreads = 4;
+  std::vector<int> failures(kThreads, 0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      Bytes local;
+      for (int round = 0; round < 3; ++round) {
+        for (std::size_t i = t; i < requests.size(); i += kThreads / 2) {
+          decode_jpeg_window(jpeg, requests[i], local);
+          failures[t] += local != expected[i];
+        }
+        // An error in one thread does not disturb the others.
+        try {
+          decode_jpeg_window(std::span<const std::uint8_t>(jpeg.data(), 100), requests[0], local);
+        } catch (const EncodeError&) {
+        }
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  for (int t = 0; t < kThreads; ++t) CHECK(failures[t] == 0);
+}
