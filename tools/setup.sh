@@ -9,7 +9,7 @@ DEBIAN_PACKAGES=(
   build-essential cmake ninja-build pkg-config git python3 python3-venv python3-dev
   libturbojpeg0-dev libjpeg62-turbo-dev libopencv-dev zlib1g-dev
   libtomlplusplus-dev catch2 libbenchmark-dev
-  dataset-fashion-mnist
+  dataset-fashion-mnist libjxl-testdata
   plasma-workspace-wallpapers lomiri-wallpapers-16.04 mate-backgrounds
 )
 FFCV_PYPI_VERSION=1.0.2

@@ -3,8 +3,9 @@
 // Why: FFCV's RandomResizedCrop decodes the whole JPEG, then area-resizes the crop. Pixels outside
 // the crop, and full resolution when the crop is shrunk 2x or more, are wasted work. This decoder
 // uses the libjpeg API (libjpeg-turbo 2.1 has no cropped TurboJPEG call) to
-//   - pick the DCT scale M/8 (M = 1..8), the smallest whose scaled window still has at least the
-//     caller's output size, so that the later area resize only reduces;
+//   - pick the DCT scale M/8 (by default M = 1, 2, 4 or 8: the fast ones), the smallest whose
+//     scaled window still has at least the caller's output size, so that the later area resize
+//     only reduces;
 //   - skip the rows above the window (jpeg_skip_scanlines: entropy-decoded, not reconstructed),
 //   - reconstruct only the iMCU columns that cover the window (jpeg_crop_scanline),
 //   - stop after the window's last row (the rest of the file is not even entropy-decoded).
@@ -51,15 +52,23 @@ struct JpegWindowRequest {
   int left = 0;
   int height = 0;
   int width = 0;
-  // The size the caller will resize the window to. The decoder picks the smallest scale M/8 with
-  // width * M / 8 >= min_out_width and height * M / 8 >= min_out_height (exactly, as fractions);
-  // when no M <= 8 is enough (an upscale) or both are <= 0, it decodes at full size (M = 8).
+  // The size the caller will resize the window to. The decoder picks the smallest allowed scale
+  // M/8 (see all_scales) with width * M / 8 >= min_out_width and height * M / 8 >= min_out_height
+  // (exactly, as fractions); when no M <= 8 is enough (an upscale) or both are <= 0, it decodes
+  // at full size (M = 8).
   // Pass the window's own size to turn DCT scaling off (exact FFCV parity).
   int min_out_width = 0;
   int min_out_height = 0;
   // The fast integer IDCT (JDCT_IFAST, FFCV's TJFLAG_FASTDCT); false for the accurate one.
   // libjpeg only has this choice for the 8x8 IDCT; reduced scales use its scaled IDCTs either way.
   bool fast_dct = true;
+  // False (default): only the scales 1/8, 1/4, 1/2 and 1 are used, those libjpeg-turbo has SIMD
+  // IDCTs for (at which 4:2:0 chroma also needs no upsampling). The others run plain-C IDCTs:
+  // measured on ImageNet-sized 4:2:0 files (one core, 35%-area windows, img/s relative to a full
+  // TurboJPEG decode) 1/8 1.88x, 1/4 1.74x, 3/8 1.52x, 1/2 1.66x, 5/8 1.20x, 6/8 1.08x, 7/8 0.90x,
+  // 1 1.47x: 5/8-7/8 are slower than no scaling, and 3/8 slower than the larger 1/2.
+  // True: any M/8, for callers that want the fewest pixels whatever the decode cost.
+  bool all_scales = false;
 };
 
 // What decode_jpeg_window wrote into `out`.
@@ -78,6 +87,9 @@ struct JpegWindowRequest {
 //     above), then widened on the left to the iMCU column boundary that jpeg_crop_scanline
 //     requires (8 * max horizontal sampling factor * scale_num / 8 pixels, e.g. 16 px at full
 //     scale for 4:2:0, 8 px for 4:4:4 and grayscale). So crop_x can be up to one iMCU width + 1.
+//     The region is at least 3 px wide where the image is: a 1-px window at the frame's edge gets
+//     one more column inwards, because libjpeg-turbo 2.1's 4:2:0 fancy upsampler reconstructs a
+//     2-px region (a single chroma column) differently from a whole decode.
 // Only pixels inside the window are guaranteed to equal a whole-image decode; the margins may
 // differ in their outermost column.
 //
@@ -94,8 +106,10 @@ struct DecodedWindow {
 };
 
 // The scale numerator decode_jpeg_window picks for a window of window_width x window_height to be
-// resized to at least min_out_width x min_out_height (see JpegWindowRequest): 1..8.
-int choose_window_scale(int window_width, int window_height, int min_out_width, int min_out_height);
+// resized to at least min_out_width x min_out_height (see JpegWindowRequest): 1, 2, 4 or 8, or
+// with all_scales any of 1..8.
+int choose_window_scale(int window_width, int window_height, int min_out_width, int min_out_height,
+                        bool all_scales = false);
 
 // Decodes the part of `jpeg` that covers request's window, at the scale choose_window_scale picks,
 // into `out` (resized to width * height * 3 bytes; its capacity is reused, so a caller that keeps

@@ -176,10 +176,10 @@ DecodedWindow decode_whole_image(std::span<const std::uint8_t> jpeg,
 
 }  // namespace
 
-int choose_window_scale(int window_width, int window_height, int min_out_width,
-                        int min_out_height) {
+int choose_window_scale(int window_width, int window_height, int min_out_width, int min_out_height,
+                        bool all_scales) {
   if (min_out_width <= 0 && min_out_height <= 0) return kDctScaleDenominator;
-  for (int num = 1; num < kDctScaleDenominator; ++num) {
+  for (int num = 1; num < kDctScaleDenominator; num = all_scales ? num + 1 : 2 * num) {
     if (std::int64_t{window_width} * num >= std::int64_t{min_out_width} * kDctScaleDenominator &&
         std::int64_t{window_height} * num >= std::int64_t{min_out_height} * kDctScaleDenominator) {
       return num;
@@ -216,7 +216,7 @@ DecodedWindow decode_jpeg_window(std::span<const std::uint8_t> jpeg,
                       std::to_string(image_width) + "x" + std::to_string(image_height) + " frame");
   }
   const int scale_num = choose_window_scale(request.width, request.height, request.min_out_width,
-                                            request.min_out_height);
+                                            request.min_out_height, request.all_scales);
   if (!libjpeg_converts_to_rgb(cinfo->jpeg_color_space)) {
     jpeg_abort_decompress(cinfo);
     return decode_whole_image(jpeg, request, scale_num, image_width, image_height, out);

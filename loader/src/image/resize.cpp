@@ -5,13 +5,19 @@
 // output row the horizontal pass of the source rows it needs (each source row once, into a ring
 // of 16-bit rows holding value * 256) and the vertical pass of those rows into the output.
 //
-// Arithmetic of the fast path (at most kMaxFastTaps taps per axis): a product is the high half
-// of a 16x16-bit multiply (SSE2 pmulhuw; the scalar path computes the same bits), so each tap
-// truncates by less than 1/256 of a level. Adding half the tap count back makes the error before
-// the final rounding at most (taps_x + taps_y) / 512 of a level, under 0.03 for 10x downscales
-// and never 0.25 or more, so constant images stay constant and results are within 1 of the exact
-// filter. Beyond that many taps (shrinking by more than ~60x) the exact path accumulates full
-// 32-bit products instead.
+// Arithmetic of the fast path (an axis with at most kMaxFastTaps taps): a product is the high
+// half of a 16x16-bit multiply (SSE2 pmulhuw; the scalar fallback computes the same bits), so
+// each tap truncates by less than 1/256 of a level. Adding half the tap count back keeps the
+// error before the final rounding below (taps_x + taps_y + 4) / 512 of a level: under 0.04 for
+// 10x downscales and under 0.27 at the limit, so constant images stay constant and every result
+// is within 1 of the exact filter. An axis with more taps (shrinking by more than ~60x) takes the
+// exact path instead, which accumulates full 32-bit products.
+//
+// Horizontal kernel (SSE2): an 8-byte load holds two RGB pixels (and 2 bytes weighted 0), which
+// one unpack widens to 16 bits; two rows that need the same taps share the offset and weight
+// loads. The vertical pass is plain loops that the compiler vectorises. An AVX2 variant of the
+// horizontal kernel (two rows per 256-bit register) was measured at only ~5% faster overall and
+// left out.
 #include "ffcv/resize.hpp"
 
 #include <algorithm>
@@ -40,15 +46,22 @@ Interpolation parse_interpolation(std::string_view name) {
 namespace {
 
 constexpr std::int64_t kWeightOne = 1 << 16;  // Q16 weights
-constexpr int kMaxFastTaps = 64;
-constexpr double kEdgeTolerance = 1e-6;     // how far a region may stick out of the image
-constexpr double kCoverageEpsilon = 1e-9;   // coverage below this is treated as none
-constexpr int kMaxDimension = 1 << 24;      // keeps every size and index in an int
+// The fast horizontal pass widens a byte p to p * 257 (one unpack of the byte with itself) and
+// so uses weights that sum to 65281 = ~65536 * 256 / 257: the products come out as value * 256
+// (times 1.00002).
+constexpr std::int64_t kHorizontalOne = 65281;
+#ifndef FFCV_RESIZE_MAX_FAST_TAPS  // overridable to test the exact path
+#define FFCV_RESIZE_MAX_FAST_TAPS 64
+#endif
+constexpr int kMaxFastTaps = FFCV_RESIZE_MAX_FAST_TAPS;
+constexpr double kEdgeTolerance = 1e-6;    // how far a region may stick out of the image
+constexpr double kCoverageEpsilon = 1e-9;  // coverage below this is treated as none
+constexpr int kMaxDimension = 1 << 24;     // keeps every size and index in an int
 constexpr std::size_t kAlignment = 64;
 
 enum class AxisFilter {
   kBox,         // exact coverage of [start + d*s, start + (d+1)*s)
-  kTwoTapArea,  // OpenCV INTER_AREA's rule for a shrinking axis when the other one grows
+  kTwoTapArea,  // OpenCV INTER_AREA's two-tap rule, used on both axes when either one grows
   kLinear,      // half-pixel-centred bilinear
 };
 
@@ -61,7 +74,10 @@ struct Axis {
   int last = 0;
   int size = 0;
   AxisFilter filter = AxisFilter::kBox;
-  double scale() const { return length / size; }
+  // Source pixels per output and its inverse, computed as OpenCV does (scale is the inverse of
+  // the inverse) so that cell boundaries round alike.
+  double inverse = 1;
+  double scale = 1;
 };
 
 // The source pixels output d reads: `count` pixels from `first`, weighted by coverage of
@@ -76,16 +92,18 @@ struct OutputTaps {
 };
 
 OutputTaps output_taps(const Axis& axis, int d) {
-  const double scale = axis.scale();
+  const double scale = axis.scale;
   OutputTaps taps;
   if (axis.filter == AxisFilter::kBox) {
     taps.box = true;
     taps.a = axis.start + d * scale;
     taps.b = d + 1 == axis.size ? axis.start + axis.length : axis.start + (d + 1) * scale;
-    const int first = std::clamp(static_cast<int>(std::floor(taps.a + kCoverageEpsilon)),
-                                 axis.first, axis.last);
-    const int last = std::clamp(static_cast<int>(std::ceil(taps.b - kCoverageEpsilon)) - 1,
-                                first, axis.last);
+    // floor and ceil of non-negative values by truncation (cheaper without SSE4.1's roundsd).
+    const int first =
+        std::clamp(static_cast<int>(taps.a + kCoverageEpsilon), axis.first, axis.last);
+    const double end = taps.b - kCoverageEpsilon;
+    const int truncated = static_cast<int>(end);
+    const int last = std::clamp(truncated < end ? truncated : truncated - 1, first, axis.last);
     taps.first = first;
     taps.count = last - first + 1;
     return taps;
@@ -97,11 +115,16 @@ OutputTaps output_taps(const Axis& axis, int d) {
     index = std::floor(centre);
     fraction = centre - index;
   } else {
-    // The share of the output cell that lies beyond source pixel `index`, modulo 1, as OpenCV
-    // computes it for INTER_AREA when either axis grows.
-    index = std::floor(axis.start + d * scale);
-    const double beyond = (axis.start + (d + 1) * scale - (index + 1)) / scale;
-    fraction = beyond <= 0 ? 0 : beyond - std::floor(beyond);
+    // OpenCV INTER_AREA's rule when either axis grows, in its arithmetic (relative to the
+    // region, a float share): the share of the output cell beyond source pixel `index`, modulo
+    // 1. A growing axis gets exact coverage, except that a cell boundary that should fall on a
+    // pixel boundary may round to just before it, selecting the previous pixel as OpenCV does.
+    const double inverse = axis.inverse;
+    const double offset = axis.start - axis.first;  // 0 for an integer region
+    const double relative = std::floor(offset + d * scale);
+    const float beyond = static_cast<float>((d + 1 + offset * inverse) - (relative + 1) * inverse);
+    index = axis.first + relative;
+    fraction = beyond <= 0 ? 0.0 : beyond - std::floor(beyond);
   }
   if (index < axis.first) {
     index = axis.first;
@@ -117,40 +140,58 @@ OutputTaps output_taps(const Axis& axis, int d) {
   return taps;
 }
 
-double tap_weight(const OutputTaps& taps, int k) {
-  if (taps.box) {
-    const double lo = std::max(taps.a, static_cast<double>(taps.first + k));
-    const double hi = std::min(taps.b, static_cast<double>(taps.first + k + 1));
-    return std::max(0.0, hi - lo) / (taps.b - taps.a);
-  }
-  return k == 0 ? 1 - taps.next_weight : taps.next_weight;
+// An upper bound of the taps of any output: a box of width s touches at most floor(s) + 2
+// pixels; the other filters read two.
+int tap_bound(const Axis& axis) {
+  if (axis.filter != AxisFilter::kBox) return 2;
+  const double region = axis.last - axis.first + 1;
+  return static_cast<int>(std::min(std::floor(axis.scale) + 2, region));
 }
 
-int max_taps(const Axis& axis) {
+// Fills first[d] (the first source index relative to axis.first, times `index_scale`) and
+// weights[d * stride + k] (summing to `one` with error diffusion, zero beyond the output's own
+// taps, at most 65535). Returns the most taps any output has (<= stride).
+int fill_axis_table(const Axis& axis, int stride, int index_scale, std::int64_t one,
+                    std::int32_t* first, std::uint16_t* weights) {
   int taps = 1;
-  for (int d = 0; d < axis.size; ++d) taps = std::max(taps, output_taps(axis, d).count);
+  for (int d = 0; d < axis.size; ++d) {
+    OutputTaps t = output_taps(axis, d);
+    first[d] = (t.first - axis.first) * index_scale;
+    t.count = std::min(t.count, stride);  // never more than the bound; kept in bounds regardless
+    taps = std::max(taps, t.count);
+    std::uint16_t* w = weights + static_cast<std::size_t>(d) * stride;
+    if (t.box) {
+      const double to_q16 = one / (t.b - t.a);
+      double covered = 0;
+      std::int64_t previous = 0;
+      for (int k = 0; k < t.count; ++k) {
+        const double lo = std::max(t.a, static_cast<double>(t.first + k));
+        const double hi = std::min(t.b, static_cast<double>(t.first + k + 1));
+        covered += std::max(0.0, hi - lo);
+        const std::int64_t q =
+            k + 1 == t.count
+                ? one
+                : std::clamp(static_cast<std::int64_t>(covered * to_q16 + 0.5), previous, one);
+        w[k] = static_cast<std::uint16_t>(std::min<std::int64_t>(q - previous, 65535));
+        previous = q;
+      }
+    } else {
+      const std::int64_t next =
+          std::min<std::int64_t>(static_cast<std::int64_t>(t.next_weight * one + 0.5), 65535);
+      w[0] = static_cast<std::uint16_t>(std::min<std::int64_t>(one - next, 65535));
+      if (t.count > 1) w[1] = static_cast<std::uint16_t>(next);
+    }
+    for (int k = t.count; k < stride; ++k) w[k] = 0;
+  }
   return taps;
 }
 
-// Fills first[d] (relative to axis.first) and weights[d * taps + k] (Q16, summing to 1 with
-// error diffusion, zero beyond the output's own taps; a lone weight of 1 is stored as 65535).
-void fill_axis_table(const Axis& axis, int taps, std::int32_t* first, std::uint16_t* weights) {
-  for (int d = 0; d < axis.size; ++d) {
-    const OutputTaps t = output_taps(axis, d);
-    first[d] = t.first - axis.first;
-    std::uint16_t* w = weights + static_cast<std::size_t>(d) * taps;
-    double cumulative = 0;
-    std::int64_t previous = 0;
-    for (int k = 0; k < taps; ++k) {
-      std::int64_t q = previous;
-      if (k < t.count) {
-        cumulative += tap_weight(t, k);
-        q = k + 1 == t.count ? kWeightOne : std::llround(cumulative * kWeightOne);
-        q = std::clamp(q, previous, kWeightOne);
-      }
-      w[k] = static_cast<std::uint16_t>(std::min<std::int64_t>(q - previous, kWeightOne - 1));
-      previous = q;
-    }
+// Re-lays weights[d * stride + k] as weights[d * taps + k] (taps <= stride), in place.
+void compact_weights(std::uint16_t* weights, int size, int stride, int taps) {
+  if (taps == stride) return;
+  for (int d = 1; d < size; ++d) {
+    std::memmove(weights + static_cast<std::size_t>(d) * taps,
+                 weights + static_cast<std::size_t>(d) * stride, taps * sizeof(std::uint16_t));
   }
 }
 
@@ -158,8 +199,9 @@ inline std::uint16_t mul_high(std::uint16_t a, std::uint16_t b) {
   return static_cast<std::uint16_t>((static_cast<std::uint32_t>(a) * b) >> 16);
 }
 
-// --- Horizontal pass: one source row (8-bit RGB from the region's first column) to one row of
-// dst_width*3 values * 256 (16-bit). `out` has room for one element more (the SIMD store).
+// --- Horizontal pass: one source row (8-bit RGB, from the region's first column) to one row of
+// dst_width*3 values * 256 (16-bit). offset[d] is the byte offset of output d's first pixel;
+// `out` has room for one element more (the SIMD store).
 
 #if FFCV_RESIZE_SSE2
 // Expanded weights for the SIMD kernel: per output and pair of taps, eight 16-bit lanes
@@ -167,8 +209,8 @@ inline std::uint16_t mul_high(std::uint16_t a, std::uint16_t b) {
 void expand_pair_weights(const std::uint16_t* weights, int taps, int size, std::uint16_t* out) {
   const int pairs = (taps + 1) / 2;
   for (int d = 0; d < size; ++d) {
+    const std::uint16_t* w = weights + static_cast<std::size_t>(d) * taps;
     for (int j = 0; j < pairs; ++j) {
-      const std::uint16_t* w = weights + static_cast<std::size_t>(d) * taps;
       const std::uint16_t w0 = w[2 * j];
       const std::uint16_t w1 = 2 * j + 1 < taps ? w[2 * j + 1] : 0;
       std::uint16_t* lanes = out + (static_cast<std::size_t>(d) * pairs + j) * 8;
@@ -179,57 +221,73 @@ void expand_pair_weights(const std::uint16_t* weights, int taps, int size, std::
   }
 }
 
-// kPairs > 0: the pair count fixed at compile time (fully unrolled); 0: `pairs` at run time.
+// One row (out1 == nullptr) or two rows `stride` bytes apart, which share offsets and weights.
+// kPairs > 0: the pair count fixed at compile time (unrolled); 0: `pairs` at run time.
 template <int kPairs>
-void horizontal_fast_sse2(const std::uint8_t* src, const std::int32_t* first,
-                          const std::uint16_t* pair_weights, int pairs, int dst_width,
-                          std::uint16_t bias, std::uint16_t* out) {
+void horizontal_fast_sse2(const std::uint8_t* src, std::ptrdiff_t stride,
+                          const std::int32_t* offset, const std::uint16_t* pair_weights, int pairs,
+                          int dst_width, std::uint16_t bias, std::uint16_t* out0,
+                          std::uint16_t* out1) {
   const int n = kPairs > 0 ? kPairs : pairs;
-  const __m128i zero = _mm_setzero_si128();
-  const __m128i initial = _mm_setr_epi16(static_cast<short>(bias), static_cast<short>(bias),
-                                         static_cast<short>(bias), 0, 0, 0, 0, 0);
+  const auto b = static_cast<short>(bias);
+  const __m128i initial = _mm_setr_epi16(b, b, b, 0, 0, 0, 0, 0);
   const __m128i* w = reinterpret_cast<const __m128i*>(pair_weights);
-  for (int d = 0; d < dst_width; ++d) {
-    const std::uint8_t* p = src + 3 * static_cast<std::ptrdiff_t>(first[d]);
-    __m128i acc = initial;
-    for (int j = 0; j < n; ++j) {
-      // Two pixels (6 bytes, 2 more read and weighted 0), widened to value * 256.
-      const __m128i bytes = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p + 6 * j));
-      acc = _mm_add_epi16(acc, _mm_mulhi_epu16(_mm_unpacklo_epi8(zero, bytes), w[j]));
-    }
-    w += n;
+  // Two pixels (6 bytes, 2 more read and weighted 0) widened to p * 257, times the weights.
+  auto product = [](const std::uint8_t* p, __m128i weights) {
+    const __m128i bytes = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p));
+    return _mm_mulhi_epu16(_mm_unpacklo_epi8(bytes, bytes), weights);
+  };
+  auto store = [](std::uint16_t* out, __m128i acc) {
     acc = _mm_add_epi16(acc, _mm_srli_si128(acc, 6));  // lanes 0-2 += lanes 3-5
-    _mm_storel_epi64(reinterpret_cast<__m128i*>(out + 3 * d), acc);
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(out), acc);
+  };
+  if (out1 == nullptr) {
+    for (int d = 0; d < dst_width; ++d, w += n) {
+      const std::uint8_t* p = src + offset[d];
+      __m128i acc = initial;
+      for (int j = 0; j < n; ++j) acc = _mm_add_epi16(acc, product(p + 6 * j, w[j]));
+      store(out0 + 3 * d, acc);
+    }
+    return;
+  }
+  for (int d = 0; d < dst_width; ++d, w += n) {
+    const std::uint8_t* p = src + offset[d];
+    __m128i acc0 = initial;
+    __m128i acc1 = initial;
+    for (int j = 0; j < n; ++j) {
+      const __m128i weights = w[j];
+      acc0 = _mm_add_epi16(acc0, product(p + 6 * j, weights));
+      acc1 = _mm_add_epi16(acc1, product(p + stride + 6 * j, weights));
+    }
+    store(out0 + 3 * d, acc0);
+    store(out1 + 3 * d, acc1);
   }
 }
 #endif
 
 // The same bits as the SIMD kernel, one channel at a time (the portable fallback).
-[[maybe_unused]] void horizontal_fast_scalar(const std::uint8_t* src, const std::int32_t* first,
-                                             const std::uint16_t* weights, int taps,
-                                             int dst_width, std::uint16_t bias,
-                                             std::uint16_t* out) {
+[[maybe_unused]] void horizontal_fast_scalar(const std::uint8_t* src, const std::int32_t* offset,
+                                             const std::uint16_t* weights, int taps, int dst_width,
+                                             std::uint16_t bias, std::uint16_t* out) {
   for (int d = 0; d < dst_width; ++d) {
-    const std::uint8_t* p = src + 3 * static_cast<std::ptrdiff_t>(first[d]);
+    const std::uint8_t* p = src + offset[d];
     const std::uint16_t* w = weights + static_cast<std::size_t>(d) * taps;
     for (int c = 0; c < 3; ++c) {
       std::uint16_t acc = bias;
       for (int k = 0; k < taps; ++k) {
-        acc = static_cast<std::uint16_t>(acc +
-                                         mul_high(static_cast<std::uint16_t>(p[3 * k + c] << 8),
-                                                  w[k]));
+        const auto widened = static_cast<std::uint16_t>(p[3 * k + c] * 257);
+        acc = static_cast<std::uint16_t>(acc + mul_high(widened, w[k]));
       }
       out[3 * d + c] = acc;
     }
   }
 }
 
-// Full 32-bit products, rounded once to value * 256 (for very many taps).
-void horizontal_exact(const std::uint8_t* src, const std::int32_t* first,
-                      const std::uint16_t* weights, int taps, int dst_width,
-                      std::uint16_t* out) {
+// Full 32-bit products with Q16 weights, rounded once to value * 256 (for very many taps).
+void horizontal_exact(const std::uint8_t* src, const std::int32_t* offset,
+                      const std::uint16_t* weights, int taps, int dst_width, std::uint16_t* out) {
   for (int d = 0; d < dst_width; ++d) {
-    const std::uint8_t* p = src + 3 * static_cast<std::ptrdiff_t>(first[d]);
+    const std::uint8_t* p = src + offset[d];
     const std::uint16_t* w = weights + static_cast<std::size_t>(d) * taps;
     std::uint32_t acc[3] = {128, 128, 128};
     for (int k = 0; k < taps; ++k) {
@@ -263,15 +321,16 @@ void vertical_fast_fixed(const std::uint16_t* const* rows, const std::uint16_t* 
   }
 }
 
-void vertical_fast_generic(const std::uint16_t* const* rows, const std::uint16_t* weights,
-                           int taps, std::uint16_t bias, int length,
-                           std::uint16_t* __restrict acc, std::uint8_t* __restrict out) {
+void vertical_fast_generic(const std::uint16_t* const* rows, const std::uint16_t* weights, int taps,
+                           std::uint16_t bias, int length, std::uint16_t* __restrict acc,
+                           std::uint8_t* __restrict out) {
   const std::uint16_t initial = static_cast<std::uint16_t>(bias + 128);
   for (int i = 0; i < length; ++i) acc[i] = initial;
   for (int k = 0; k < taps; ++k) {
     const std::uint16_t* __restrict row = rows[k];
     const std::uint16_t w = weights[k];
-    for (int i = 0; i < length; ++i) acc[i] = static_cast<std::uint16_t>(acc[i] + mul_high(row[i], w));
+    for (int i = 0; i < length; ++i)
+      acc[i] = static_cast<std::uint16_t>(acc[i] + mul_high(row[i], w));
   }
   for (int i = 0; i < length; ++i) out[i] = static_cast<std::uint8_t>(acc[i] >> 8);
 }
@@ -323,11 +382,14 @@ Axis make_axis(double start, double length, int extent, int size, const char* na
   if (axis.length <= 0) {
     throw ConfigError(std::string("resize: the region is empty along ") + name);
   }
-  axis.first = std::clamp(static_cast<int>(std::floor(axis.start + kCoverageEpsilon)), 0,
-                          extent - 1);
-  axis.last = std::clamp(static_cast<int>(std::ceil(axis.start + axis.length - kCoverageEpsilon)) - 1,
-                         axis.first, extent - 1);
+  axis.first =
+      std::clamp(static_cast<int>(std::floor(axis.start + kCoverageEpsilon)), 0, extent - 1);
+  axis.last =
+      std::clamp(static_cast<int>(std::ceil(axis.start + axis.length - kCoverageEpsilon)) - 1,
+                 axis.first, extent - 1);
   axis.size = size;
+  axis.inverse = size / axis.length;
+  axis.scale = 1.0 / axis.inverse;
   return axis;
 }
 
@@ -339,51 +401,52 @@ void resize_rgb(const ResizeSource& source, std::uint8_t* dst, int dst_width, in
     throw ConfigError("resize: null source or destination");
   }
   if (source.width <= 0 || source.height <= 0 || source.width > kMaxDimension ||
-      source.height > kMaxDimension ||
-      source.stride < static_cast<std::size_t>(source.width) * 3) {
+      source.height > kMaxDimension || source.stride < static_cast<std::size_t>(source.width) * 3) {
     throw ConfigError("resize: bad source image geometry " + std::to_string(source.width) + "x" +
-                      std::to_string(source.height) + ", stride " +
-                      std::to_string(source.stride));
+                      std::to_string(source.height) + ", stride " + std::to_string(source.stride));
   }
   Axis ax = make_axis(source.x, source.w, source.width, dst_width, "x");
   Axis ay = make_axis(source.y, source.h, source.height, dst_height, "y");
   if (interpolation == Interpolation::kLinear) {
     ax.filter = ay.filter = AxisFilter::kLinear;
-  } else if (ax.scale() >= 1 && ay.scale() >= 1) {
+  } else if (ax.scale >= 1 && ay.scale >= 1) {
     ax.filter = ay.filter = AxisFilter::kBox;
   } else {
-    ax.filter = ax.scale() >= 1 ? AxisFilter::kTwoTapArea : AxisFilter::kBox;
-    ay.filter = ay.scale() >= 1 ? AxisFilter::kTwoTapArea : AxisFilter::kBox;
+    ax.filter = ay.filter = AxisFilter::kTwoTapArea;
   }
 
-  const int taps_x = max_taps(ax);
-  const int taps_y = max_taps(ay);
-  const bool fast = taps_x <= kMaxFastTaps && taps_y <= kMaxFastTaps;
-  const int pairs_x = (taps_x + 1) / 2;
+  // Each axis takes the fast 16-bit arithmetic unless it may have more than kMaxFastTaps taps.
+  const int bound_x = tap_bound(ax);
+  const int bound_y = tap_bound(ay);
+  const bool fast_x = bound_x <= kMaxFastTaps;
+  const bool fast_y = bound_y <= kMaxFastTaps;
+  const int pairs_bound = (bound_x + 1) / 2;
   const int region_columns = ax.last - ax.first + 1;
   const int region_rows = ay.last - ay.first + 1;
   const int row_length = 3 * dst_width;
   const std::size_t ring_row = static_cast<std::size_t>(row_length) + 8;
   // Bytes a horizontal kernel may read from a row's first region pixel on (two-pixel loads).
-  const std::size_t max_read_bound = 3 * static_cast<std::size_t>(region_columns) +
-                                     6 * static_cast<std::size_t>(pairs_x) + 8;
+  const std::size_t max_read_bound =
+      3 * static_cast<std::size_t>(region_columns) + 6 * static_cast<std::size_t>(pairs_bound) + 8;
 
+  // Everything lives in the scratch vector: tables laid out for the tap bounds (then compacted
+  // to the taps used), the ring of horizontal-pass rows (the rows one output row needs plus one
+  // read ahead), a padded copy of a source row, and a vertical-pass accumulator row.
   ScratchLayout layout;
-  const std::size_t at_first_x = layout.add<std::int32_t>(dst_width);
-  const std::size_t at_weights_x = layout.add<std::uint16_t>(std::size_t{1} * dst_width * taps_x);
-  const std::size_t at_pairs_x =
-      layout.add<std::uint16_t>(FFCV_RESIZE_SSE2 && fast ? std::size_t{8} * dst_width * pairs_x : 0);
+  const std::size_t at_offset_x = layout.add<std::int32_t>(dst_width);
+  const std::size_t at_weights_x = layout.add<std::uint16_t>(std::size_t{1} * dst_width * bound_x);
+  const std::size_t at_pairs_x = layout.add<std::uint16_t>(
+      FFCV_RESIZE_SSE2 && fast_x ? std::size_t{8} * dst_width * pairs_bound : 0);
   const std::size_t at_first_y = layout.add<std::int32_t>(dst_height);
-  const std::size_t at_weights_y =
-      layout.add<std::uint16_t>(std::size_t{1} * dst_height * taps_y);
-  const std::size_t at_ring = layout.add<std::uint16_t>(ring_row * taps_y);
-  const std::size_t at_rows = layout.add<const std::uint16_t*>(taps_y);
+  const std::size_t at_weights_y = layout.add<std::uint16_t>(std::size_t{1} * dst_height * bound_y);
+  const std::size_t at_ring = layout.add<std::uint16_t>(ring_row * (bound_y + 1));
+  const std::size_t at_rows = layout.add<const std::uint16_t*>(bound_y);
   const std::size_t at_padded = layout.add<std::uint8_t>(max_read_bound);
   const std::size_t at_acc = layout.add<std::uint32_t>(row_length);
   std::uint8_t* base = layout.bind(scratch);
-  auto* first_x = reinterpret_cast<std::int32_t*>(base + at_first_x);
+  auto* offset_x = reinterpret_cast<std::int32_t*>(base + at_offset_x);
   auto* weights_x = reinterpret_cast<std::uint16_t*>(base + at_weights_x);
-  [[maybe_unused]] auto* pairs_weights_x = reinterpret_cast<std::uint16_t*>(base + at_pairs_x);
+  [[maybe_unused]] auto* pair_weights_x = reinterpret_cast<std::uint16_t*>(base + at_pairs_x);
   auto* first_y = reinterpret_cast<std::int32_t*>(base + at_first_y);
   auto* weights_y = reinterpret_cast<std::uint16_t*>(base + at_weights_y);
   auto* ring = reinterpret_cast<std::uint16_t*>(base + at_ring);
@@ -391,67 +454,100 @@ void resize_rgb(const ResizeSource& source, std::uint8_t* dst, int dst_width, in
   std::uint8_t* padded = base + at_padded;
   void* acc = base + at_acc;
 
-  fill_axis_table(ax, taps_x, first_x, weights_x);
-  fill_axis_table(ay, taps_y, first_y, weights_y);
+  const int taps_x =
+      fill_axis_table(ax, bound_x, 3, fast_x ? kHorizontalOne : kWeightOne, offset_x, weights_x);
+  const int taps_y = fill_axis_table(ay, bound_y, 1, kWeightOne, first_y, weights_y);
+  compact_weights(weights_x, dst_width, bound_x, taps_x);
+  compact_weights(weights_y, dst_height, bound_y, taps_y);
+  const int pairs_x = (taps_x + 1) / 2;
 #if FFCV_RESIZE_SSE2
-  if (fast) expand_pair_weights(weights_x, taps_x, dst_width, pairs_weights_x);
+  if (fast_x) expand_pair_weights(weights_x, taps_x, dst_width, pair_weights_x);
 #endif
   std::size_t max_read = 0;
   for (int d = 0; d < dst_width; ++d) {
-    max_read = std::max(max_read, 3 * static_cast<std::size_t>(first_x[d]) +
+    max_read = std::max(max_read, static_cast<std::size_t>(offset_x[d]) +
                                       6 * static_cast<std::size_t>(pairs_x - 1) + 8);
   }
-  const std::uint8_t* image_end =
-      source.pixels + (source.height - 1) * source.stride + 3 * static_cast<std::size_t>(source.width);
+  const std::size_t image_bytes =
+      (source.height - 1) * source.stride + 3 * static_cast<std::size_t>(source.width);
+  const std::size_t region_offset =
+      ay.first * source.stride + 3 * static_cast<std::size_t>(ax.first);
+  // Half the taps, in units of 1/256 of a level: what the truncating products lose on average.
   const auto bias_x = static_cast<std::uint16_t>(taps_x / 2);
   const auto bias_y = static_cast<std::uint16_t>(taps_y / 2);
+  const std::uint8_t* region_origin = source.pixels + region_offset;
+  const int ring_rows = taps_y + 1;
+  auto ring_slot = [&](int row) { return ring + (row % ring_rows) * ring_row; };
 
-  auto horizontal = [&](const std::uint8_t* src, std::uint16_t* out) {
-    if (src + max_read > image_end) {  // the loads would run past the image: copy the row
+  // Horizontal pass of one region row, copied first when the kernel's loads would run past the
+  // image's last byte; and of two adjacent rows at once (sharing offset and weight loads),
+  // neither of which needs the copy.
+  auto needs_copy = [&](int row) {
+    return region_offset + row * source.stride + max_read > image_bytes;
+  };
+  auto horizontal_one = [&](int row) {
+    const std::uint8_t* src = region_origin + row * source.stride;
+    if (needs_copy(row)) {
       const std::size_t bytes = 3 * static_cast<std::size_t>(region_columns);
       std::memcpy(padded, src, bytes);
       std::memset(padded + bytes, 0, max_read_bound - bytes);
       src = padded;
     }
-    if (!fast) {
-      horizontal_exact(src, first_x, weights_x, taps_x, dst_width, out);
-      return;
-    }
+    std::uint16_t* out = ring_slot(row);
+    if (!fast_x) return horizontal_exact(src, offset_x, weights_x, taps_x, dst_width, out);
 #if FFCV_RESIZE_SSE2
-    switch (pairs_x) {
-      case 1:
-        return horizontal_fast_sse2<1>(src, first_x, pairs_weights_x, 1, dst_width, bias_x, out);
-      case 2:
-        return horizontal_fast_sse2<2>(src, first_x, pairs_weights_x, 2, dst_width, bias_x, out);
-      case 3:
-        return horizontal_fast_sse2<3>(src, first_x, pairs_weights_x, 3, dst_width, bias_x, out);
-      case 4:
-        return horizontal_fast_sse2<4>(src, first_x, pairs_weights_x, 4, dst_width, bias_x, out);
-      default:
-        return horizontal_fast_sse2<0>(src, first_x, pairs_weights_x, pairs_x, dst_width, bias_x,
-                                       out);
-    }
+    horizontal_fast_sse2<0>(src, 0, offset_x, pair_weights_x, pairs_x, dst_width, bias_x, out,
+                            nullptr);
 #else
-    horizontal_fast_scalar(src, first_x, weights_x, taps_x, dst_width, bias_x, out);
+    horizontal_fast_scalar(src, offset_x, weights_x, taps_x, dst_width, bias_x, out);
 #endif
   };
+  auto horizontal_two = [&](int row) {
+#if FFCV_RESIZE_SSE2
+    const std::uint8_t* src = region_origin + row * source.stride;
+    const auto stride = static_cast<std::ptrdiff_t>(source.stride);
+    std::uint16_t* out0 = ring_slot(row);
+    std::uint16_t* out1 = ring_slot(row + 1);
+    switch (pairs_x) {
+      case 1:
+        return horizontal_fast_sse2<1>(src, stride, offset_x, pair_weights_x, 1, dst_width, bias_x,
+                                       out0, out1);
+      case 2:
+        return horizontal_fast_sse2<2>(src, stride, offset_x, pair_weights_x, 2, dst_width, bias_x,
+                                       out0, out1);
+      case 3:
+        return horizontal_fast_sse2<3>(src, stride, offset_x, pair_weights_x, 3, dst_width, bias_x,
+                                       out0, out1);
+      default:
+        return horizontal_fast_sse2<0>(src, stride, offset_x, pair_weights_x, pairs_x, dst_width,
+                                       bias_x, out0, out1);
+    }
+#else
+    horizontal_one(row);
+    horizontal_one(row + 1);
+#endif
+  };
+  const bool pair_rows = FFCV_RESIZE_SSE2 && fast_x;
 
-  const std::uint8_t* region_origin =
-      source.pixels + ay.first * source.stride + 3 * static_cast<std::size_t>(ax.first);
-  int next_row = 0;  // the next region row the horizontal pass has not seen
+  int next_row = 0;  // the first region row the horizontal pass has not done
   for (int r = 0; r < dst_height; ++r) {
     const int top = first_y[r];
     const int end = std::min(top + taps_y, region_rows);
-    for (int row = std::max(next_row, top); row < end; ++row) {
-      horizontal(region_origin + row * source.stride, ring + (row % taps_y) * ring_row);
+    int row = std::max(next_row, top);
+    while (row < end) {
+      if (pair_rows && row + 1 < region_rows && !needs_copy(row + 1)) {
+        horizontal_two(row);  // may do one row ahead, which the ring keeps for the next outputs
+        row += 2;
+      } else {
+        horizontal_one(row);
+        row += 1;
+      }
     }
-    next_row = std::max(next_row, end);
-    for (int k = 0; k < taps_y; ++k) {
-      rows[k] = ring + (std::min(top + k, region_rows - 1) % taps_y) * ring_row;
-    }
+    next_row = std::max(next_row, row);
+    for (int k = 0; k < taps_y; ++k) rows[k] = ring_slot(std::min(top + k, region_rows - 1));
     const std::uint16_t* w = weights_y + static_cast<std::size_t>(r) * taps_y;
     std::uint8_t* out = dst + static_cast<std::size_t>(r) * row_length;
-    if (!fast) {
+    if (!fast_y) {
       vertical_exact(rows, w, taps_y, row_length, static_cast<std::uint32_t*>(acc), out);
       continue;
     }
@@ -469,8 +565,8 @@ void resize_rgb(const ResizeSource& source, std::uint8_t* dst, int dst_width, in
         vertical_fast_fixed<4>(rows, w, bias_y, row_length, out);
         break;
       default:
-        vertical_fast_generic(rows, w, taps_y, bias_y, row_length,
-                              static_cast<std::uint16_t*>(acc), out);
+        vertical_fast_generic(rows, w, taps_y, bias_y, row_length, static_cast<std::uint16_t*>(acc),
+                              out);
     }
   }
 }

@@ -17,6 +17,15 @@ void register_builtin_steps(OpRegistry& registry) {
       [](const OpParams&) { return std::make_shared<BytesDecoder>(); });
   registry.register_decoder("image", "RGBImage field of one image size -> uint8 [H, W, 3]",
                             [](const OpParams&) { return std::make_shared<SimpleImageDecoder>(); });
+  registry.register_decoder(
+      "random_resized_crop",
+      "RGBImage -> uint8 [size, size, 3]: torchvision's random crop (`scale`, `ratio`), window "
+      "decode at reduced DCT scale, `interpolation` area|linear",
+      make_random_resized_crop);
+  registry.register_decoder("center_crop",
+                            "RGBImage -> uint8 [size, size, 3]: centred square of `ratio` "
+                            "(224/256) x the short side, resized",
+                            make_center_crop);
   registry.register_operation("random_horizontal_flip",
                               "mirror (H, W, C) left-right with `probability` (0.5)",
                               make_random_horizontal_flip);

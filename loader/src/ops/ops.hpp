@@ -17,5 +17,7 @@ std::shared_ptr<Operation> make_random_brightness(const OpParams& params);
 std::shared_ptr<Operation> make_random_contrast(const OpParams& params);
 std::shared_ptr<Operation> make_random_saturation(const OpParams& params);
 std::shared_ptr<Operation> make_replace_label(const OpParams& params);
+std::shared_ptr<Decoder> make_random_resized_crop(const OpParams& params);
+std::shared_ptr<Decoder> make_center_crop(const OpParams& params);
 
 }  // namespace ffcv
