@@ -1,6 +1,6 @@
 // Tests of the window decoder (ffcv/jpeg_window.hpp): windows equal the same pixels of a whole
-// decode (full scale and DCT-reduced scales, fast and accurate IDCT, 4:2:0 / 4:2:2 / 4:4:4 /
-// grayscale), the scale choice, the margins it promises, every encoding in Debian's
+// decode (full scale and DCT-reduced scales, fast and accurate IDCT, 4:2:0 / 4:2:2 / 4:4:0 /
+// 4:4:4 / grayscale), the scale choice, the margins it promises, every encoding in Debian's
 // libjxl-testdata, damaged input, and use from several threads.
 #include <turbojpeg.h>
 
@@ -16,14 +16,15 @@
 #include <limits>
 #include <map>
 #include <memory>
-#include <opencv2/imgcodecs.hpp>
-#include <opencv2/imgproc.hpp>
 #include <random>
 #include <span>
 #include <string>
 #include <thread>
 #include <tuple>
 #include <vector>
+
+#include <opencv2/imgcodecs.hpp>
+#include <opencv2/imgproc.hpp>
 
 #include "ffcv/errors.hpp"
 #include "ffcv/jpeg_codec.hpp"

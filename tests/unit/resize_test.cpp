@@ -172,13 +172,13 @@ struct Diff {
     }
     count += a.size();
     ++cases;
-    if (case_max > max || worst.empty()) worst = label;
+    if (case_max > max || worst.empty()) worst = label;  // the first case at the max
     max = std::max(max, case_max);
     return case_max;
   }
   void report(const char* what) const {
-    std::printf("[resize] %-44s %4zu cases: max |diff| %d, mean |diff| %.4f (worst %s)\n", what,
-                cases, max, count ? sum / count : 0.0, worst.c_str());
+    std::printf("[resize] %-44s %4zu cases: max |diff| %d, mean |diff| %.4f (first at max: %s)\n",
+                what, cases, max, count ? sum / count : 0.0, worst.c_str());
   }
 };
 

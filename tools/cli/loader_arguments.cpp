@@ -2,6 +2,8 @@
 
 #include <sstream>
 
+#include "ffcv/op_registry.hpp"
+
 namespace ffcv::tools {
 
 void add_loader_arguments(Arguments& args) {
@@ -20,7 +22,12 @@ void add_loader_arguments(Arguments& args) {
       .option("latency-ms", "MS", "simulated storage latency per read (process cache)", "0")
       .option("bandwidth-mbs", "MB/S", "simulated storage bandwidth (process cache; 0: unlimited)",
               "0")
-      .option("fields", "A,B", "load only these fields [default: all]");
+      .option("fields", "A,B", "load only these fields [default: all]")
+      .option("image-decoder", "NAME",
+              "decoder of the image field: image | random_resized_crop | center_crop")
+      .option("image-size", "PX", "output size of a cropping image decoder", "224")
+      .flag("no-dct-scaling", "cropping decoders decode at full scale (FFCV's pixels)")
+      .flag("flip", "add random_horizontal_flip after the image decoder");
 }
 
 LoaderOptions loader_options(const Arguments& args) {
@@ -47,13 +54,36 @@ LoaderOptions loader_options(const Arguments& args) {
 
 std::vector<PipelineSpec> field_pipelines(const Arguments& args) {
   std::vector<PipelineSpec> pipelines;
-  if (!args.has("fields")) return pipelines;
-  std::stringstream list(args.get("fields"));
-  std::string field;
-  while (std::getline(list, field, ',')) {
-    if (!field.empty()) pipelines.push_back({field, field, nullptr, {}});
+  if (args.has("fields")) {
+    std::stringstream list(args.get("fields"));
+    std::string field;
+    while (std::getline(list, field, ',')) {
+      if (!field.empty()) pipelines.push_back({field, field, nullptr, {}});
+    }
+    if (pipelines.empty()) throw UsageError("--fields lists no field");
   }
-  if (pipelines.empty()) throw UsageError("--fields lists no field");
+  if (!args.has("image-decoder") && !args.get_flag("flip")) return pipelines;
+  PipelineSpec image{"image", "image", nullptr, {}};
+  if (args.has("image-decoder")) {
+    const std::string name = args.get("image-decoder");
+    OpParams params;
+    if (name != "image") {
+      params.set("size", static_cast<std::int64_t>(args.get_int("image-size")));
+      params.set("dct_scaling", !args.get_flag("no-dct-scaling"));
+    }
+    image.decoder = OpRegistry::global().make_decoder(name, params);
+  }
+  if (args.get_flag("flip")) {
+    image.operations.push_back(OpRegistry::global().make_operation("random_horizontal_flip", {}));
+  }
+  bool replaced = false;
+  for (PipelineSpec& spec : pipelines) {
+    if (spec.field == "image") {
+      spec = image;
+      replaced = true;
+    }
+  }
+  if (!replaced) pipelines.insert(pipelines.begin(), image);
   return pipelines;
 }
 

@@ -52,7 +52,8 @@ class Decompressor {
     error_.manager.output_message = &on_output_message;
   }
   ~Decompressor() {
-    // Frees all of libjpeg's memory; safe on an object whose creation failed (mem is null).
+    // Frees all of libjpeg's memory; safe on an object whose creation failed (mem is null), and
+    // raises no errors.
     jpeg_destroy_decompress(&cinfo_);
   }
   Decompressor(const Decompressor&) = delete;
@@ -60,6 +61,12 @@ class Decompressor {
 
   j_decompress_ptr cinfo() { return &cinfo_; }
   const char* message() const { return error_.message; }
+
+  // Returns the object to its state after jpeg_read_header was never called, freeing the image's
+  // memory. (jpeg_abort cannot fail; run() only guards against a stale jump buffer.)
+  void abort() {
+    run([this] { jpeg_abort_decompress(&cinfo_); });
+  }
 
   // Runs `fn`, which calls libjpeg, and returns false when libjpeg raised a fatal error (message()
   // says which). `fn` must not own objects with non-trivial destructors: the error longjmps out
@@ -209,7 +216,7 @@ DecodedWindow decode_jpeg_window(std::span<const std::uint8_t> jpeg,
   const int image_height = static_cast<int>(cinfo->image_height);
   if (std::int64_t{request.left} + request.width > image_width ||
       std::int64_t{request.top} + request.height > image_height) {
-    jpeg_abort_decompress(cinfo);
+    decompressor.abort();
     throw EncodeError("JPEG crop window " + std::to_string(request.width) + "x" +
                       std::to_string(request.height) + " at (" + std::to_string(request.left) +
                       ", " + std::to_string(request.top) + ") exceeds the " +
@@ -218,7 +225,7 @@ DecodedWindow decode_jpeg_window(std::span<const std::uint8_t> jpeg,
   const int scale_num = choose_window_scale(request.width, request.height, request.min_out_width,
                                             request.min_out_height, request.all_scales);
   if (!libjpeg_converts_to_rgb(cinfo->jpeg_color_space)) {
-    jpeg_abort_decompress(cinfo);
+    decompressor.abort();
     return decode_whole_image(jpeg, request, scale_num, image_width, image_height, out);
   }
 

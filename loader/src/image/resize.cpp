@@ -7,11 +7,13 @@
 //
 // Arithmetic of the fast path (an axis with at most kMaxFastTaps taps): a product is the high
 // half of a 16x16-bit multiply (SSE2 pmulhuw; the scalar fallback computes the same bits), so
-// each tap truncates by less than 1/256 of a level. Adding half the tap count back keeps the
-// error before the final rounding below (taps_x + taps_y + 4) / 512 of a level: under 0.04 for
-// 10x downscales and under 0.27 at the limit, so constant images stay constant and every result
-// is within 1 of the exact filter. An axis with more taps (shrinking by more than ~60x) takes the
-// exact path instead, which accumulates full 32-bit products.
+// each tap truncates by less than 1/256 of a level. Adding half the tap count back keeps that
+// error below (taps_x + taps_y + 5) / 512 of a level (0.06 for 10x downscales, 0.26 at the
+// limit). The Q16 weight rounding adds at most (taps - 1) * 255 / 131072 per axis, and only on
+// content that alternates between extremes (its prefix sums are exact to half a unit). The total
+// stays below 0.52, so every result is within 1 of the exactly rounded filter, and constant
+// images (no rounding of weights matters) stay constant. An axis with more taps (shrinking by
+// more than ~60x) takes the exact path instead, which accumulates full 32-bit products.
 //
 // Horizontal kernel (SSE2): an 8-byte load holds two RGB pixels (and 2 bytes weighted 0), which
 // one unpack widens to 16 bits; two rows that need the same taps share the offset and weight
@@ -161,7 +163,7 @@ int fill_axis_table(const Axis& axis, int stride, int index_scale, std::int64_t 
     taps = std::max(taps, t.count);
     std::uint16_t* w = weights + static_cast<std::size_t>(d) * stride;
     if (t.box) {
-      const double to_q16 = one / (t.b - t.a);
+      const double to_q16 = static_cast<double>(one) / (t.b - t.a);
       double covered = 0;
       std::int64_t previous = 0;
       for (int k = 0; k < t.count; ++k) {
@@ -176,8 +178,8 @@ int fill_axis_table(const Axis& axis, int stride, int index_scale, std::int64_t 
         previous = q;
       }
     } else {
-      const std::int64_t next =
-          std::min<std::int64_t>(static_cast<std::int64_t>(t.next_weight * one + 0.5), 65535);
+      const std::int64_t next = std::min<std::int64_t>(
+          static_cast<std::int64_t>(t.next_weight * static_cast<double>(one) + 0.5), 65535);
       w[0] = static_cast<std::uint16_t>(std::min<std::int64_t>(one - next, 65535));
       if (t.count > 1) w[1] = static_cast<std::uint16_t>(next);
     }
