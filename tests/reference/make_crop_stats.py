@@ -12,7 +12,7 @@ range no window can satisfy), which the test compares window for window.
 Regenerate (about 2 minutes on one core) with the project's virtual environment, which has torch
 and torchvision (pip install torchvision==0.26.0 matches torch 2.11.0):
 
-    .venv/bin/python tests/reference/make_crop_stats.py   # writes tests/golden/crop_stats.json
+    .venv/bin/python tests/reference/make_crop_stats.py   # writes tests/reference/crop_stats.json
     .venv/bin/python tests/reference/make_crop_stats.py --draws 20000 --output /tmp/x.json
 
 Run from the repository root. The output is deterministic for a given seed and torch version.
@@ -142,7 +142,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--draws", type=int, default=200_000)
     parser.add_argument("--seed", type=int, default=20240601)
-    parser.add_argument("--output", default="tests/golden/crop_stats.json")
+    parser.add_argument("--output", default="tests/reference/crop_stats.json")
     args = parser.parse_args()
 
     torch.set_num_threads(1)

@@ -1,7 +1,7 @@
 // Crop windows (ffcv/crop.hpp): exact cases from FFCV's formulas, and the distribution of
 // random_resized_crop against torchvision's RandomResizedCrop.get_params.
 //
-// The torchvision side is tests/golden/crop_stats.json, written by
+// The torchvision side is tests/reference/crop_stats.json, written by
 // tests/reference/make_crop_stats.py (see there to regenerate). For each configuration it holds
 // summary statistics over 200,000 torchvision draws with their standard errors; this test draws
 // the same number of windows from Philox and requires every statistic to agree within 5 standard
@@ -36,7 +36,7 @@ constexpr std::array<double, 2> kDefaultScale{0.08, 1.0};
 constexpr std::array<double, 2> kDefaultRatio{3.0 / 4.0, 4.0 / 3.0};
 constexpr std::array<double, 2> kImpossibleScale{1e6, 1e6};  // forces the fallback
 
-// --- a minimal JSON reader for tests/golden/crop_stats.json ---
+// --- a minimal JSON reader for tests/reference/crop_stats.json ---
 
 struct Json {
   enum class Kind { kNull, kNumber, kString, kArray, kObject };
@@ -145,9 +145,9 @@ class JsonParser {
 std::string golden_path() {
   if (const char* path = std::getenv("FFCV_CROP_STATS")) return path;
 #ifdef FFCV_SOURCE_DIR
-  return std::string(FFCV_SOURCE_DIR) + "/tests/golden/crop_stats.json";
+  return std::string(FFCV_SOURCE_DIR) + "/tests/reference/crop_stats.json";
 #else
-  return "tests/golden/crop_stats.json";  // relative to the repository root
+  return "tests/reference/crop_stats.json";  // relative to the repository root
 #endif
 }
 
