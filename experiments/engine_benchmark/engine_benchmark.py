@@ -17,7 +17,6 @@ Writes results/engine-benchmark.{json,md,png}.
 import argparse
 import json
 import os
-import platform
 import resource
 import subprocess
 import sys
@@ -26,16 +25,11 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "experiments"))
+from benchmark_machine import machine  # noqa: E402
 CLI = ROOT / "build" / "bin" / "ffcv"
 
 
-def machine():
-    model = "unknown"
-    for line in open("/proc/cpuinfo"):
-        if line.startswith("model name"):
-            model = line.split(":", 1)[1].strip()
-            break
-    return {"cpu": model, "cores": os.cpu_count(), "platform": platform.platform()}
 
 
 def make_dataset(path, count):

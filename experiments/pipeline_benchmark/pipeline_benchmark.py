@@ -19,21 +19,18 @@ Writes results/pipeline-benchmark.{json,md,png}.
 import argparse
 import json
 import os
-import platform
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "experiments"))
+from benchmark_machine import machine  # noqa: E402
 CLI = ROOT / "build" / "bin" / "ffcv"
 DECODE_LIMIT = ROOT / "build" / "bin" / "ffcv_decode_limit"
 
 
-def machine():
-    model = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo")
-                  if l.startswith("model name")), "unknown")
-    return {"cpu": model, "cores": os.cpu_count(), "platform": platform.platform()}
 
 
 def ours(path, decoder, size, epochs, batch):

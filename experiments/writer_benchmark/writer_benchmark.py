@@ -13,7 +13,6 @@ Writes results/writer-benchmark.json and results/writer-benchmark.md.
 import argparse
 import json
 import os
-import platform
 import shutil
 import subprocess
 import sys
@@ -22,6 +21,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "experiments"))
+from benchmark_machine import machine  # noqa: E402
 CLI = ROOT / "build" / "bin" / "ffcv"
 
 CONFIGS = [
@@ -35,16 +36,6 @@ CONFIGS = [
 ]
 
 
-def machine():
-    model = "unknown"
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return {"cpu": model, "cores": os.cpu_count(), "platform": platform.platform()}
 
 
 def image_files(root):
