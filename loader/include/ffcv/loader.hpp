@@ -150,8 +150,10 @@ class Loader {
   const std::vector<std::uint64_t>& page_of_samples() const { return page_of_sample_; }
   const LoaderOptions& options() const { return options_; }
   std::uint64_t batches_per_epoch() const;
-  // Output names and their per-sample states, in output order.
-  std::vector<std::pair<std::string, TensorState>> outputs() const;
+  // Output names and their per-sample states, in output order, as the last declaration (at
+  // construction, then at each epoch()) found them; reading them never re-runs declare(), which
+  // may scan the dataset and must not run while an epoch uses the steps.
+  const std::vector<std::pair<std::string, TensorState>>& outputs() const { return outputs_; }
 
  private:
   std::shared_ptr<const Reader> reader_;
@@ -161,6 +163,7 @@ class Loader {
   std::shared_ptr<PageSource> source_;
   std::vector<std::uint64_t> page_of_sample_;
   std::weak_ptr<EpochState> running_;
+  std::vector<std::pair<std::string, TensorState>> outputs_;
 };
 
 }  // namespace ffcv

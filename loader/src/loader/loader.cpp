@@ -128,6 +128,7 @@ Loader::Loader(const std::string& path, std::vector<PipelineSpec> pipelines, Loa
     if (!names.insert(compiled.name).second) {
       throw ConfigError("two outputs are named '" + compiled.name + "'");
     }
+    outputs_.emplace_back(compiled.name, compiled.output_state());
   }
   page_of_sample_ = reader_->page_of_samples();
   options_.order.batch_size = options_.batch_size;
@@ -155,15 +156,6 @@ std::uint64_t Loader::batches_per_epoch() const {
   return (order_->rank_size() + options_.batch_size - 1) / options_.batch_size;
 }
 
-std::vector<std::pair<std::string, TensorState>> Loader::outputs() const {
-  std::vector<std::pair<std::string, TensorState>> out;
-  for (std::size_t i = 0; i < pipelines_.size(); ++i) {
-    const CompiledPipeline compiled = compile(*reader_, pipelines_[i], 0);
-    out.emplace_back(compiled.name, compiled.output_state());
-  }
-  return out;
-}
-
 EpochIterator Loader::epoch(std::uint64_t epoch, std::uint64_t first_batch) {
   if (auto running = running_.lock()) running->stop();
   const std::uint64_t num_batches = batches_per_epoch();
@@ -174,9 +166,11 @@ EpochIterator Loader::epoch(std::uint64_t epoch, std::uint64_t first_batch) {
   }
   std::vector<CompiledPipeline> compiled;
   bool reads_payload = false;
+  outputs_.clear();
   for (std::size_t i = 0; i < pipelines_.size(); ++i) {
     compiled.push_back(compile(*reader_, pipelines_[i], static_cast<std::uint32_t>(i * 1024)));
     reads_payload = reads_payload || compiled.back().decoder->reads_payload();
+    outputs_.emplace_back(compiled.back().name, compiled.back().output_state());
   }
   EpochPlan plan;
   plan.epoch = epoch;

@@ -23,11 +23,7 @@ class Cutout final : public Operation {
       throw ConfigError("cutout: size " + std::to_string(size_) + " exceeds the image " +
                         input.to_string());
     }
-    if (fill_.empty()) fill_.assign(input.shape[2], 0.0);
-    if (fill_.size() != input.shape[2]) {
-      throw ConfigError("cutout: fill needs one value per channel (" +
-                        std::to_string(input.shape[2]) + ")");
-    }
+    fill_ = resolve_fill(fill_, input.shape[2], "cutout");
     state_ = input;
     return input;
   }

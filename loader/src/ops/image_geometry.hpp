@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "ffcv/errors.hpp"
 #include "ffcv/tensor_state.hpp"
@@ -13,6 +14,17 @@ inline void require_u8_image(const TensorState& state, const std::string& op) {
   if (state.shape.size() != 3 || state.dtype.kind != 'u' || state.dtype.itemsize != 1) {
     throw ConfigError(op + " needs an (H, W, C) uint8 image, got " + state.to_string());
   }
+}
+
+// A fill colour for an image of `channels` channels: zeros when none was given; ConfigError
+// unless it has one value per channel.
+inline std::vector<double> resolve_fill(std::vector<double> fill, std::uint64_t channels,
+                                        const std::string& op) {
+  if (fill.empty()) fill.assign(channels, 0.0);
+  if (fill.size() != channels) {
+    throw ConfigError(op + ": fill needs one value per channel (" + std::to_string(channels) + ")");
+  }
+  return fill;
 }
 
 // Uniform integer in [0, bound) from a uniform double in [0, 1).

@@ -16,10 +16,7 @@ class RandomTranslate final : public Operation {
 
   TensorState declare(const TensorState& input) override {
     require_u8_image(input, "random_translate");
-    if (fill_.empty()) fill_.assign(input.shape[2], 0.0);
-    if (fill_.size() != input.shape[2]) {
-      throw ConfigError("random_translate: fill needs one value per channel");
-    }
+    fill_ = resolve_fill(fill_, input.shape[2], "random_translate");
     state_ = input;
     return input;
   }
