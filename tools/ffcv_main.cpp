@@ -22,6 +22,7 @@ const std::map<std::string, Command>& commands() {
        {ffcv::tools::inspect_command, "describe a .beton file, a sample, or export one"}},
       {"bench", {ffcv::tools::bench_command, "measure the loader's throughput and stage times"}},
       {"doctor", {ffcv::tools::doctor_command, "find the loader's bottleneck and what helps"}},
+      {"run", {ffcv::tools::run_trainer_command, "train what a TOML recipe describes"}},
   };
   return kCommands;
 }

@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 DEBIAN_PACKAGES=(
   build-essential cmake ninja-build pkg-config git python3 python3-venv python3-dev
   libturbojpeg0-dev libjpeg62-turbo-dev libopencv-dev zlib1g-dev
-  libtomlplusplus-dev catch2 libbenchmark-dev
+  libtomlplusplus-dev libgloo-dev catch2 libbenchmark-dev
   dataset-fashion-mnist libjxl-testdata
   plasma-workspace-wallpapers lomiri-wallpapers-16.04 mate-backgrounds
 )
@@ -52,6 +52,10 @@ if [ ! -f build/build.ninja ]; then
   cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DFFCV_PYTHON="$PWD/.venv/bin/python" >/dev/null
 fi
 log "building with $jobs jobs"
-cmake --build build -j "$jobs" | grep -vE '^\[[0-9]+/[0-9]+\] ' || true
-test -x build/bin/ffcv || { echo "[setup] build failed" >&2; exit 1; }
+# Progress lines are filtered out; compiler messages and a failed build's status are kept.
+set +e
+cmake --build build -j "$jobs" 2>&1 | grep -vE '^\[[0-9]+/[0-9]+\] '
+build_status=${PIPESTATUS[0]}
+set -e
+[ "$build_status" -eq 0 ] || { echo "[setup] build failed (see the messages above)" >&2; exit 1; }
 log "ready: build/bin/ffcv"

@@ -1,28 +1,11 @@
 #include "arguments.hpp"
 
-#include <algorithm>
 #include <cstdio>
 #include <stdexcept>
 
+#include "ffcv/closest_name.hpp"
+
 namespace ffcv::tools {
-namespace {
-
-std::size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1])});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
-}
-
-}  // namespace
 
 Arguments::Arguments(std::string command, std::string summary)
     : command_(std::move(command)), summary_(std::move(summary)) {}
@@ -50,6 +33,17 @@ Arguments& Arguments::pair_option(std::string name, std::string value_names, std
   return *this;
 }
 
+Arguments& Arguments::repeated_option(std::string name, std::string value_name, std::string help) {
+  specs_.push_back({std::move(name), std::move(value_name), std::move(help), ""});
+  specs_.back().is_repeated = true;
+  return *this;
+}
+
+std::vector<std::string> Arguments::get_all(const std::string& name) const {
+  auto it = repeated_values_.find(name);
+  return it == repeated_values_.end() ? std::vector<std::string>{} : it->second;
+}
+
 std::pair<std::string, std::string> Arguments::get_pair(const std::string& name) const {
   const std::string both = get(name);
   const std::size_t split = both.find('\n');
@@ -64,17 +58,11 @@ const Arguments::Spec* Arguments::find(const std::string& name) const {
 }
 
 std::string Arguments::closest(const std::string& name) const {
-  std::string best;
-  std::size_t best_distance = 4;
+  std::vector<std::string> options;
   for (const Spec& spec : specs_) {
-    if (spec.is_positional) continue;
-    const std::size_t distance = edit_distance(name, spec.name);
-    if (distance < best_distance) {
-      best_distance = distance;
-      best = spec.name;
-    }
+    if (!spec.is_positional) options.push_back(spec.name);
   }
-  return best;
+  return closest_name(name, options);
 }
 
 bool Arguments::parse(const std::vector<std::string>& argv) {
@@ -115,11 +103,13 @@ bool Arguments::parse(const std::vector<std::string>& argv) {
         both += argv[i + 2];
         values_[name] = std::move(both);
         i += 2;
-      } else if (inline_value) {
-        values_[name] = *inline_value;
       } else {
-        if (i + 1 >= argv.size()) throw UsageError("option --" + name + " needs a value");
-        values_[name] = argv[++i];
+        if (!inline_value && i + 1 >= argv.size()) {
+          throw UsageError("option --" + name + " needs a value");
+        }
+        std::string value = inline_value ? *inline_value : argv[++i];
+        if (spec->is_repeated) repeated_values_[name].push_back(value);
+        values_[name] = std::move(value);
       }
       continue;
     }

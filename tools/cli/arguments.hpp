@@ -29,6 +29,8 @@ class Arguments {
   Arguments& option(std::string name, std::string value_name, std::string help,
                     std::string default_value = "");
   Arguments& flag(std::string name, std::string help);
+  // An option that may be given several times, e.g. `--set a.b=1 --set c.d=2`.
+  Arguments& repeated_option(std::string name, std::string value_name, std::string help);
   // An option followed by two values, e.g. `--export I PATH.png`.
   Arguments& pair_option(std::string name, std::string value_names, std::string help);
 
@@ -45,6 +47,7 @@ class Arguments {
   double get_double(const std::string& name) const;
   bool get_flag(const std::string& name) const;
   std::pair<std::string, std::string> get_pair(const std::string& name) const;
+  std::vector<std::string> get_all(const std::string& name) const;  // a repeated option's values
   // Sizes with an optional binary suffix: 4096, 8M, 8MiB, 2G.
   unsigned long long get_size(const std::string& name) const;
 
@@ -52,6 +55,7 @@ class Arguments {
   struct Spec {
     std::string name, value_name, help, default_value;
     bool is_flag = false, is_positional = false, required = false, is_pair = false;
+    bool is_repeated = false;
   };
   const Spec* find(const std::string& name) const;
   std::string closest(const std::string& name) const;
@@ -59,6 +63,7 @@ class Arguments {
   std::string command_, summary_;
   std::vector<Spec> specs_;
   std::map<std::string, std::string> values_;
+  std::map<std::string, std::vector<std::string>> repeated_values_;
 };
 
 }  // namespace ffcv::tools

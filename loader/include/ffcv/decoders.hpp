@@ -17,6 +17,17 @@ namespace ffcv {
 
 class Reader;
 
+// A decoder whose output size can change between epochs, for progressive resizing (the
+// random_resized_crop and center_crop decoders are). The new size takes effect at the next
+// Loader::epoch(), which declares every pipeline again; call it only while no iterator of the
+// loader that uses the decoder is running. Throws ConfigError outside 1..65535.
+class ResizableDecoder : public Decoder {
+ public:
+  virtual void set_output_size(int height, int width) = 0;
+  virtual int output_height() const = 0;
+  virtual int output_width() const = 0;
+};
+
 // The decoder FFCV would use by default for `field` of `reader`.
 std::shared_ptr<Decoder> default_decoder(const Reader& reader, std::size_t field);
 

@@ -10,6 +10,7 @@
 #include <cmath>
 
 #include "ffcv/crop.hpp"
+#include "ffcv/decoders.hpp"
 #include "ffcv/errors.hpp"
 #include "ffcv/fields/rgb_image_field.hpp"
 #include "ffcv/jpeg_window.hpp"
@@ -27,24 +28,37 @@ struct CropDecoderOptions {
   bool fast_dct = true;
 };
 
+void check_output_size(std::int64_t height, std::int64_t width, const std::string& name) {
+  if (height < 1 || width < 1 || height > 65535 || width > 65535) {
+    throw ConfigError(name + ": give the output `size` (or `height` and `width`), 1..65535");
+  }
+}
+
 CropDecoderOptions read_common(const OpParams& params, const std::string& name) {
   CropDecoderOptions options;
   const std::int64_t size = params.get_int("size", 0);
-  options.out_height = static_cast<int>(params.get_int("height", size));
-  options.out_width = static_cast<int>(params.get_int("width", size));
-  if (options.out_height < 1 || options.out_width < 1 || options.out_height > 65535 ||
-      options.out_width > 65535) {
-    throw ConfigError(name + ": give the output `size` (or `height` and `width`), 1..65535");
-  }
+  const std::int64_t height = params.get_int("height", size);
+  const std::int64_t width = params.get_int("width", size);
+  check_output_size(height, width, name);
+  options.out_height = static_cast<int>(height);
+  options.out_width = static_cast<int>(width);
   options.interpolation = parse_interpolation(params.get_string("interpolation", "area"));
   options.dct_scaling = params.get_bool("dct_scaling", true);
   options.fast_dct = params.get_bool("fast_dct", true);
   return options;
 }
 
-class ResizedCropDecoder : public Decoder {
+class ResizedCropDecoder : public ResizableDecoder {
  public:
   explicit ResizedCropDecoder(CropDecoderOptions options) : options_(options) {}
+
+  void set_output_size(int height, int width) override {
+    check_output_size(height, width, name());
+    options_.out_height = height;
+    options_.out_width = width;
+  }
+  int output_height() const override { return options_.out_height; }
+  int output_width() const override { return options_.out_width; }
 
   TensorState declare(const Reader& reader, std::size_t field) override {
     if (dynamic_cast<const RgbImageField*>(reader.fields().at(field).field.get()) == nullptr) {

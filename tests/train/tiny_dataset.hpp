@@ -1,0 +1,58 @@
+// A tiny two-class image dataset for trainer tests: class 1 images are brighter than class 0,
+// so a few iterations of training already separate them.
+#pragma once
+
+#include <string>
+
+#include "ffcv/fields/rgb_image_field.hpp"
+#include "ffcv/fields/scalar_fields.hpp"
+#include "ffcv/train/recipe.hpp"
+#include "test_support.hpp"
+
+namespace ffcv::test {
+
+inline void write_tiny_dataset(const std::string& path, std::uint64_t samples, std::uint64_t seed) {
+  RgbImageOptions options;
+  options.write_mode = ImageWriteMode::kRaw;
+  DatasetWriter(path, {{"image", std::make_shared<RgbImageField>(options)},
+                       {"label", std::make_shared<IntField>()}})
+      .write(FunctionSource(samples, [seed](std::uint64_t i) {
+        const std::int64_t label = static_cast<std::int64_t>((i * 7 + seed) % 2);
+        RgbImage image = gradient_image(20 + static_cast<int>(i % 3) * 4, 20, i + seed);
+        for (auto& p : image.pixels) p = static_cast<std::uint8_t>(label ? 128 + p / 2 : p / 2);
+        return std::vector<FieldValue>{image, label};
+      }));
+}
+
+// A recipe for the tiny dataset in `dir`: a ResNet-18 of width 1/8, 16 -> 24 px.
+inline train::Recipe tiny_recipe(const TempDir& dir) {
+  write_tiny_dataset(dir.file("train.beton"), 64, 0);
+  write_tiny_dataset(dir.file("val.beton"), 30, 1);
+  train::Recipe recipe;
+  recipe.name = "tiny";
+  recipe.data.train = dir.file("train.beton");
+  recipe.data.val = dir.file("val.beton");
+  recipe.data.num_workers = 2;
+  recipe.data.order = "random";
+  recipe.data.mean = {96, 96, 96};
+  recipe.data.std = {64, 64, 64};
+  recipe.augment.scale = {0.5, 1.0};
+  recipe.model.width = 0.125;
+  recipe.model.stem = "small";
+  recipe.model.num_classes = 2;
+  recipe.resolution = {16, 24, 0, 1, 8};
+  recipe.lr.lr = 0.1;
+  recipe.lr.peak_epoch = 1;
+  recipe.training.epochs = 2;
+  recipe.training.batch_size = 8;
+  recipe.training.threads = 1;
+  recipe.training.weight_decay = 5e-4;
+  recipe.validation.batch_size = 16;
+  recipe.validation.resolution = 24;
+  recipe.logging.folder = dir.file("runs");
+  recipe.logging.progress = "never";
+  recipe.checkpoint.every = 1;
+  return recipe;
+}
+
+}  // namespace ffcv::test

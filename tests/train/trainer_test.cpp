@@ -1,0 +1,260 @@
+// The trainer's parts against their formulas, and whole runs on a tiny dataset: resume,
+// progressive resizing, the command line, two ranks over Gloo.
+#include <torch/torch.h>
+
+#include <catch2/catch.hpp>
+#include <fstream>
+#include <sstream>
+
+#include "ffcv/errors.hpp"
+#include "ffcv/train/batch_input.hpp"
+#include "ffcv/train/checkpoint.hpp"
+#include "ffcv/train/evaluate.hpp"
+#include "ffcv/train/loss_scaler.hpp"
+#include "ffcv/train/resnet.hpp"
+#include "ffcv/train/run_log.hpp"
+#include "ffcv/train/schedules.hpp"
+#include "ffcv/train/trainer.hpp"
+#include "tiny_dataset.hpp"
+
+using namespace ffcv;
+using namespace ffcv::train;
+
+namespace {
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::vector<std::string> lines_with(const std::string& text, const std::string& needle) {
+  std::vector<std::string> result;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (line.find(needle) != std::string::npos) result.push_back(line);
+  }
+  return result;
+}
+
+double json_number(const std::string& line, const std::string& key) {
+  const std::size_t at = line.find("\"" + key + "\": ");
+  REQUIRE(at != std::string::npos);
+  return std::stod(line.substr(at + key.size() + 4));
+}
+
+}  // namespace
+
+TEST_CASE("label-smoothed cross-entropy equals (1-e) CE + e mean(-log p)", "[trainer]") {
+  torch::manual_seed(3);
+  const at::Tensor logits = torch::randn({6, 5}, torch::kFloat64);
+  const at::Tensor labels = torch::tensor({0, 4, 2, 2, 1, 3}, torch::kInt64);
+  const double eps = 0.1;
+  const double loss =
+      torch::nn::functional::cross_entropy(
+          logits, labels, torch::nn::functional::CrossEntropyFuncOptions().label_smoothing(eps))
+          .item<double>();
+  const at::Tensor log_p = torch::log_softmax(logits, 1);
+  double expected = 0;
+  for (int i = 0; i < 6; ++i) {
+    const double nll = -log_p[i][labels[i].item<std::int64_t>()].item<double>();
+    const double uniform = -log_p[i].mean().item<double>();
+    expected += (1 - eps) * nll + eps * uniform;
+  }
+  CHECK(loss == Approx(expected / 6).epsilon(1e-12));
+}
+
+TEST_CASE("loss scaler unscales, skips non-finite steps, backs off and grows", "[trainer]") {
+  LossScalerOptions options;
+  options.enabled = true;
+  options.init_scale = 1024;
+  options.growth_interval = 3;
+  LossScaler scaler(options, at::Device(at::kCPU));
+  at::Tensor w = torch::ones({3}, torch::requires_grad());
+  CHECK(scaler.scale(torch::tensor(2.0f)).item<float>() == 2048.0f);
+
+  // A finite step: gradients come back divided by the scale.
+  scaler.scale((w * torch::tensor({1.0f, 2.0f, 3.0f})).sum()).backward();
+  CHECK(scaler.unscale_and_check({w}));
+  CHECK(torch::allclose(w.grad(), torch::tensor({1.0f, 2.0f, 3.0f})));
+  scaler.update();
+  CHECK(scaler.current_scale() == 1024);
+
+  // An overflow: the step is reported as skipped and the scale halves.
+  w.mutable_grad() = torch::tensor({1.0f, std::numeric_limits<float>::infinity(), 0.0f});
+  CHECK_FALSE(scaler.unscale_and_check({w}));
+  scaler.update();
+  CHECK(scaler.current_scale() == 512);
+  CHECK(scaler.skipped_steps() == 1);
+
+  // growth_interval clean steps in a row double it.
+  for (int i = 0; i < 3; ++i) {
+    w.mutable_grad() = torch::ones({3});
+    CHECK(scaler.unscale_and_check({w}));
+    scaler.update();
+  }
+  CHECK(scaler.current_scale() == 1024);
+
+  // Disabled, it changes nothing.
+  LossScaler off(LossScalerOptions{}, at::Device(at::kCPU));
+  CHECK(off.scale(torch::tensor(2.0f)).item<float>() == 2.0f);
+  w.mutable_grad() = torch::full({3}, std::numeric_limits<float>::quiet_NaN());
+  CHECK(off.unscale_and_check({w}));
+}
+
+TEST_CASE("TTA sums the logits of the image and its mirror; top-k counts", "[trainer]") {
+  // A "model" that looks at the left half only: mirroring changes its answer.
+  const auto forward = [](const at::Tensor& x) {
+    const at::Tensor left = x.narrow(3, 0, x.size(3) / 2).mean({1, 2, 3});
+    return torch::stack({left, -left}, 1);
+  };
+  const at::Tensor images = torch::rand({4, 3, 6, 8});
+  const at::Tensor expected = forward(images) + forward(images.flip({3}));
+  CHECK(torch::allclose(tta_logits(forward, images, true), expected));
+  CHECK(torch::allclose(tta_logits(forward, images, false), forward(images)));
+
+  const at::Tensor logits = torch::tensor({9.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0,   // label 0: top-1
+                                           1.0, 9.0, 8.0, 7.0, 6.0, 5.0, 4.0,   // label 4: top-5
+                                           1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0})  // label 0: neither
+                                .view({3, 7});
+  const TopKCounts counts = count_correct(logits, torch::tensor({0, 4, 0}));
+  CHECK(counts.top1 == 1);
+  CHECK(counts.top5 == 2);
+}
+
+TEST_CASE("input normalizer: uint8 NHWC to normalised NCHW in channels_last", "[trainer]") {
+  const at::Tensor images = torch::randint(0, 256, {2, 5, 4, 3}, torch::kUInt8);
+  const InputNormalizer normalize({10, 20, 30}, {2, 4, 8}, at::Device(at::kCPU), at::kFloat, true);
+  const ModelInput input = normalize(images, torch::tensor({{3}, {1}}, torch::kInt64));
+  REQUIRE(input.images.sizes() == at::IntArrayRef({2, 3, 5, 4}));
+  CHECK(input.images.is_contiguous(at::MemoryFormat::ChannelsLast));
+  CHECK(input.labels.sizes() == at::IntArrayRef({2}));
+  for (int c = 0; c < 3; ++c) {
+    const double mean = 10.0 * (c + 1), std = 2.0 * (1 << c);
+    const at::Tensor expected = (images.select(3, c).to(torch::kFloat) - mean) / std;
+    CHECK(torch::allclose(input.images.select(1, c), expected, 1e-5, 1e-5));
+  }
+}
+
+TEST_CASE("checkpoint restores weights, momentum and position; other models are refused",
+          "[trainer]") {
+  test::TempDir dir;
+  torch::manual_seed(1);
+  ResNet model(ResNetOptions{"resnet18", 0.125, "small", 3});
+  torch::optim::SGD optimizer(model->parameters(), torch::optim::SGDOptions(0.1).momentum(0.9));
+  LossScaler scaler(LossScalerOptions{true}, at::Device(at::kCPU));
+  const at::Tensor x = torch::rand({4, 3, 16, 16});
+  torch::nn::functional::cross_entropy(model->forward(x), torch::tensor({0, 1, 2, 0})).backward();
+  optimizer.step();
+  save_checkpoint(dir.file("c.pt"), *model, optimizer, scaler, {3, 5, 77}, "recipe text");
+
+  ResNet other(ResNetOptions{"resnet18", 0.125, "small", 3});
+  torch::optim::SGD other_optimizer(other->parameters(),
+                                    torch::optim::SGDOptions(0.1).momentum(0.9));
+  LossScaler other_scaler(LossScalerOptions{true, 8.0}, at::Device(at::kCPU));
+  const TrainPosition position =
+      load_checkpoint(dir.file("c.pt"), *other, other_optimizer, other_scaler);
+  CHECK(position.epoch == 3);
+  CHECK(position.batches_done == 5);
+  CHECK(position.steps == 77);
+  CHECK(other_scaler.current_scale() == 65536.0);
+  const auto a = model->named_parameters(), b = other->named_parameters();
+  for (const auto& item : a) CHECK(torch::equal(item.value(), b[item.key()]));
+  // The momentum buffers: one more identical step keeps both models identical.
+  for (auto* m : {&model, &other}) {
+    (*m)->zero_grad();
+    torch::nn::functional::cross_entropy((*m)->forward(x), torch::tensor({2, 1, 0, 0})).backward();
+  }
+  optimizer.step();
+  other_optimizer.step();
+  for (const auto& item : a) CHECK(torch::equal(item.value(), b[item.key()]));
+
+  ResNet wider(ResNetOptions{"resnet18", 0.25, "small", 3});
+  torch::optim::SGD wider_optimizer(wider->parameters(), torch::optim::SGDOptions(0.1));
+  CHECK_THROWS_WITH(load_checkpoint(dir.file("c.pt"), *wider, wider_optimizer, other_scaler),
+                    Catch::Contains("has shape"));
+  test::write_file(dir.file("junk.pt"), {1, 2, 3});
+  CHECK_THROWS_AS(load_checkpoint(dir.file("junk.pt"), *other, other_optimizer, other_scaler),
+                  ConfigError);
+}
+
+TEST_CASE("a run trains, follows the resolution schedule and logs every epoch", "[trainer]") {
+  test::TempDir dir;
+  Recipe recipe = test::tiny_recipe(dir);
+  recipe.training.epochs = 3;
+  recipe.resolution = {16, 24, 0, 2, 8};  // 16, then the ramp's midpoint 20 rounds to 16, 24
+  RunOptions options;
+  options.run_dir = dir.file("run");
+  options.quiet = true;
+  const RunSummary summary = run_training(recipe, options);
+  CHECK(summary.finished);
+  CHECK(summary.epochs_done == 3);
+  CHECK(summary.steps == 3 * 8);
+  CHECK(summary.val_top1 > 0.9);  // brightness separates the classes
+  const auto epochs = lines_with(read_text(dir.file("run/log.jsonl")), "\"event\": \"epoch\"");
+  REQUIRE(epochs.size() == 3);
+  for (int e = 0; e < 3; ++e) {
+    CHECK(json_number(epochs[e], "resolution") == resolution_at(recipe.resolution, e));
+    CHECK(json_number(epochs[e], "lr") ==
+          Approx(lr_at_iteration(recipe.lr, 3, e, 7, 8)).epsilon(1e-6));
+  }
+  CHECK(json_number(epochs[2], "val_top1") == Approx(summary.val_top1));
+  const Recipe saved = load_recipe(dir.file("run/recipe.toml"));
+  CHECK(saved.resolution == recipe.resolution);
+  CHECK(read_text(dir.file("run/summary.json")).find("\"finished\": true") != std::string::npos);
+}
+
+TEST_CASE("resuming a mid-epoch checkpoint gives the uninterrupted run's weights", "[trainer]") {
+  test::TempDir dir;
+  const Recipe recipe = test::tiny_recipe(dir);
+  RunOptions options;
+  options.quiet = true;
+  options.run_dir = dir.file("straight");
+  const RunSummary straight = run_training(recipe, options);
+  REQUIRE(straight.finished);
+
+  options.run_dir = dir.file("interrupted");
+  options.stop_after_steps = 11;  // epoch 1, batch 3 of 8
+  const RunSummary first = run_training(recipe, options);
+  CHECK_FALSE(first.finished);
+  CHECK(first.steps == 11);
+
+  Recipe resume = recipe;
+  resume.checkpoint.resume = dir.file("interrupted/checkpoint.pt");
+  options.run_dir = dir.file("resumed");
+  options.stop_after_steps = 0;
+  const RunSummary second = run_training(resume, options);
+  CHECK(second.finished);
+  CHECK(second.steps == straight.steps);
+  CHECK(second.parameter_checksum == straight.parameter_checksum);
+  CHECK(second.val_top1 == straight.val_top1);
+}
+
+TEST_CASE("ffcv run: strict recipes, overrides, two ranks over Gloo", "[trainer][cli]") {
+  test::TempDir dir;
+  const Recipe recipe = test::tiny_recipe(dir);
+  train::write_text_file(dir.file("tiny.toml"), recipe_to_toml(recipe));
+  std::string output;
+
+  CHECK(test::run_cli("run " + dir.file("tiny.toml") + " --set training.epoch=3", output) == 1);
+  CHECK_THAT(output, Catch::Contains("did you mean 'training.epochs'"));
+  CHECK(test::run_cli("run " + dir.file("missing.toml"), output) == 1);
+  CHECK(test::run_cli("run " + dir.file("tiny.toml") + " --print-recipe --set lr.lr=0.25",
+                      output) == 0);
+  CHECK_THAT(output, Catch::Contains("lr = 0.25"));
+
+  const std::string run_dir = dir.file("two-ranks");
+  const int status =
+      test::run_cli("run " + dir.file("tiny.toml") +
+                        " --nproc 2 --set training.batch_size=4 --output-dir " + run_dir,
+                    output);
+  INFO(output);
+  REQUIRE(status == 0);
+  const std::string summary = read_text(run_dir + "/summary.json");
+  CHECK(summary.find("\"replicas_identical\": true") != std::string::npos);
+  CHECK(summary.find("\"world_size\": 2") != std::string::npos);
+  CHECK(json_number(summary, "val_top1") > 0.9);
+  // Each rank trains 32 samples in batches of 4: 8 steps per epoch.
+  CHECK(json_number(summary, "steps") == 16);
+}

@@ -1,0 +1,166 @@
+#include "cli/rank_launcher.hpp"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+
+#include "ffcv/errors.hpp"
+
+extern char** environ;
+
+namespace ffcv::tools {
+namespace {
+
+std::atomic<int> g_forward_signal{0};
+
+void remember_signal(int signal) { g_forward_signal.store(signal); }
+
+int exit_status(int status) {
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return 1;
+}
+
+// The launcher's environment with `overrides` (NAME=VALUE) replacing same-named variables.
+std::vector<std::string> environment_with(const std::vector<std::string>& overrides) {
+  std::vector<std::string> result;
+  for (char** entry = environ; *entry != nullptr; ++entry) {
+    const std::string text = *entry;
+    const std::string name = text.substr(0, text.find('='));
+    bool replaced = false;
+    for (const std::string& o : overrides)
+      replaced |= o.compare(0, name.size() + 1, name + "=") == 0;
+    if (!replaced) result.push_back(text);
+  }
+  result.insert(result.end(), overrides.begin(), overrides.end());
+  return result;
+}
+
+std::vector<char*> pointers(std::vector<std::string>& strings) {
+  std::vector<char*> result;
+  for (std::string& s : strings) result.push_back(s.data());
+  result.push_back(nullptr);
+  return result;
+}
+
+}  // namespace
+
+int free_local_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) throw IoError("socket", "create", errno);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_port = 0;
+  socklen_t length = sizeof(address);
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+    const int error = errno;
+    ::close(fd);
+    throw IoError("127.0.0.1", "bind a free port", error);
+  }
+  ::close(fd);
+  return ntohs(address.sin_port);
+}
+
+int launch_ranks(const std::string& program, const std::vector<std::string>& arguments, int nproc,
+                 double grace_seconds) {
+  const char* address = std::getenv("MASTER_ADDR");
+  const char* port = std::getenv("MASTER_PORT");
+  const std::string master_address = address && *address ? address : "127.0.0.1";
+  const std::string master_port =
+      port && *port ? std::string(port) : std::to_string(free_local_port());
+
+  struct sigaction action {};
+  action.sa_handler = remember_signal;
+  sigemptyset(&action.sa_mask);
+  struct sigaction old_int {
+  }, old_term{};
+  sigaction(SIGINT, &action, &old_int);
+  sigaction(SIGTERM, &action, &old_term);
+
+  std::vector<pid_t> children;
+  std::vector<std::string> argv_strings{program};
+  argv_strings.insert(argv_strings.end(), arguments.begin(), arguments.end());
+  for (int rank = 0; rank < nproc; ++rank) {
+    std::vector<std::string> env = environment_with({
+        "RANK=" + std::to_string(rank),
+        "LOCAL_RANK=" + std::to_string(rank),
+        "WORLD_SIZE=" + std::to_string(nproc),
+        "LOCAL_WORLD_SIZE=" + std::to_string(nproc),
+        "MASTER_ADDR=" + master_address,
+        "MASTER_PORT=" + master_port,
+    });
+    std::vector<char*> argv = pointers(argv_strings);
+    std::vector<char*> envp = pointers(env);
+    pid_t pid = 0;
+    const int error =
+        ::posix_spawn(&pid, program.c_str(), nullptr, nullptr, argv.data(), envp.data());
+    if (error != 0) {
+      for (pid_t child : children) ::kill(child, SIGKILL);
+      for (pid_t child : children) ::waitpid(child, nullptr, 0);
+      throw IoError(program, "start rank " + std::to_string(rank), error);
+    }
+    children.push_back(pid);
+  }
+
+  int result = 0;
+  std::size_t running = children.size();
+  bool terminating = false;
+  auto terminate_deadline = std::chrono::steady_clock::time_point::max();
+  while (running > 0) {
+    if (const int signal = g_forward_signal.exchange(0); signal != 0) {
+      for (pid_t child : children) {
+        if (child > 0) ::kill(child, signal);
+      }
+    }
+    int status = 0;
+    const pid_t pid = ::waitpid(-1, &status, WNOHANG);
+    if (pid > 0) {
+      for (pid_t& child : children) {
+        if (child != pid) continue;
+        child = -1;
+        --running;
+        const int code = exit_status(status);
+        if (code != 0 && result == 0) {
+          result = code;
+          if (!terminating && running > 0) {
+            std::fprintf(stderr, "ffcv run: a rank failed (status %d); stopping the others\n",
+                         code);
+            for (pid_t other : children) {
+              if (other > 0) ::kill(other, SIGTERM);
+            }
+            terminating = true;
+            terminate_deadline = std::chrono::steady_clock::now() +
+                                 std::chrono::milliseconds(static_cast<long>(grace_seconds * 1000));
+          }
+        }
+      }
+      continue;
+    }
+    if (terminating && std::chrono::steady_clock::now() > terminate_deadline) {
+      for (pid_t other : children) {
+        if (other > 0) ::kill(other, SIGKILL);
+      }
+      terminate_deadline = std::chrono::steady_clock::time_point::max();
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  sigaction(SIGINT, &old_int, nullptr);
+  sigaction(SIGTERM, &old_term, nullptr);
+  return result;
+}
+
+}  // namespace ffcv::tools

@@ -1,0 +1,149 @@
+// `ffcv run RECIPE.toml [--set section.key=value ...] [--nproc N]`: trains what the recipe
+// describes (trainer/), as one process or as N ranks on this machine.
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+
+#include "cli/arguments.hpp"
+#include "cli/rank_launcher.hpp"
+#include "cli/run_command.hpp"
+#include "ffcv/errors.hpp"
+#include "ffcv/train/recipe.hpp"
+#include "ffcv/train/trainer.hpp"
+
+namespace ffcv::tools {
+namespace {
+
+std::atomic<bool> g_stop{false};
+void request_stop(int) { g_stop.store(true); }
+
+Arguments run_arguments() {
+  Arguments args("run",
+                 "Train the model a TOML recipe describes (docs/recipes.md): ResNet fed by the\n"
+                 "loader, evaluated with test-time augmentation. Writes recipe.toml, log.jsonl,\n"
+                 "checkpoint.pt and summary.json into the run's folder. Ctrl-C stops after the\n"
+                 "current batch with a checkpoint; resume with --set checkpoint.resume=PATH.");
+  args.positional("RECIPE", "the recipe, e.g. recipes/fashion_mnist.toml")
+      .repeated_option("set", "SECTION.KEY=VALUE", "override one recipe key (repeatable)")
+      .option("nproc", "N", "ranks to start on this machine [default: dist.world_size]")
+      .option("output-dir", "DIR", "the run's folder [default: logging.folder/NAME-DATE-TIME]")
+      .option("stop-after-steps", "N", "stop with a checkpoint after N training iterations")
+      .flag("print-recipe", "print the resolved recipe (defaults and overrides) and exit")
+      .flag("quiet", "print nothing but errors");
+  return args;
+}
+
+// logging.folder/NAME-YYYYMMDD-HHMMSS, with -2, -3, ... when that exists already.
+std::string new_run_dir(const train::Recipe& recipe) {
+  const std::time_t now = std::time(nullptr);
+  std::tm local{};
+  localtime_r(&now, &local);
+  char stamp[32];
+  std::strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &local);
+  const std::string base = recipe.logging.folder + "/" + recipe.name + "-" + stamp;
+  std::string dir = base;
+  for (int n = 2; std::filesystem::exists(dir); ++n) dir = base + "-" + std::to_string(n);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+std::string self_executable() {
+  std::error_code error;
+  const auto path = std::filesystem::read_symlink("/proc/self/exe", error);
+  if (error) throw Error("cannot find this program's path: " + error.message());
+  return path.string();
+}
+
+}  // namespace
+
+int run_command(const CommandArgs& argv) {
+  Arguments args = run_arguments();
+  if (!args.parse(argv)) return 0;
+  const std::vector<std::string> overrides = args.get_all("set");
+  const train::Recipe recipe = train::load_recipe(args.get("RECIPE"), overrides);
+  if (args.get_flag("print-recipe")) {
+    std::fputs(train::recipe_to_toml(recipe).c_str(), stdout);
+    return 0;
+  }
+  const bool is_rank = std::getenv("WORLD_SIZE") != nullptr;
+  const long long nproc = args.has("nproc") ? args.get_int("nproc") : recipe.dist.world_size;
+  if (nproc < 1 || nproc > 1024) throw UsageError("--nproc must be 1..1024");
+
+  std::string run_dir;
+  if (args.has("output-dir")) {
+    run_dir = args.get("output-dir");
+  } else if (!is_rank || std::getenv("RANK") == std::string("0")) {
+    run_dir = new_run_dir(recipe);
+  }
+
+  if (!is_rank && nproc > 1) {
+    // Re-run this program once per rank, with the same arguments and one shared folder.
+    std::vector<std::string> rank_args;
+    for (std::size_t i = 0; i < argv.size(); ++i) {
+      if (argv[i] == "--nproc") {
+        ++i;
+        continue;
+      }
+      if (argv[i].rfind("--nproc=", 0) == 0 || argv[i] == "--output-dir" ||
+          argv[i].rfind("--output-dir=", 0) == 0) {
+        if (argv[i] == "--output-dir") ++i;
+        continue;
+      }
+      rank_args.push_back(argv[i]);
+    }
+    rank_args.push_back("--output-dir=" + run_dir);
+    if (!args.get_flag("quiet")) {
+      std::printf("starting %lld ranks; output: %s\n", nproc, run_dir.c_str());
+      std::fflush(stdout);
+    }
+    return launch_ranks(self_executable(), rank_args, static_cast<int>(nproc));
+  }
+
+  struct sigaction action {};
+  action.sa_handler = request_stop;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+
+  train::RunOptions options;
+  options.run_dir = run_dir;
+  options.quiet = args.get_flag("quiet");
+  const std::string& progress = recipe.logging.progress;
+  options.progress = progress == "always" || (progress == "auto" && ::isatty(STDERR_FILENO));
+  options.stop = &g_stop;
+  if (args.has("stop-after-steps")) {
+    const long long steps = args.get_int("stop-after-steps");
+    if (steps < 1) throw UsageError("--stop-after-steps must be at least 1");
+    options.stop_after_steps = static_cast<std::uint64_t>(steps);
+  }
+  const auto start = std::chrono::steady_clock::now();
+  const train::RunSummary summary = train::run_training(recipe, options);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const bool main_rank = !is_rank || std::getenv("RANK") == std::string("0");
+  if (main_rank && !options.quiet) {
+    if (summary.finished) {
+      std::printf(
+          "done: %llu epochs in %.1f s (%.1f s training, %.0f images/s); validation "
+          "top-1 %.2f%%, top-5 %.2f%%\n",
+          static_cast<unsigned long long>(summary.epochs_done), seconds, summary.train_seconds,
+          summary.images_per_second, 100 * summary.val_top1, 100 * summary.val_top5);
+    } else {
+      std::printf("stopped; resume with: ffcv run %s --set checkpoint.resume=%s/checkpoint.pt\n",
+                  args.get("RECIPE").c_str(), summary.run_dir.c_str());
+    }
+    if (!summary.run_dir.empty()) std::printf("output: %s\n", summary.run_dir.c_str());
+  }
+  if (!summary.replicas_identical) {
+    throw Error("the ranks' parameters differ at the end of the run");
+  }
+  return summary.finished || !g_stop.load() ? 0 : 130;
+}
+
+}  // namespace ffcv::tools

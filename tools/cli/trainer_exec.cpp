@@ -1,0 +1,30 @@
+// `ffcv run` in the main program: hands the command line to ffcv-train, installed beside it.
+#include <unistd.h>
+
+#include <cerrno>
+#include <filesystem>
+
+#include "cli/commands.hpp"
+#include "ffcv/errors.hpp"
+
+namespace ffcv::tools {
+
+int run_trainer_command(const CommandArgs& args) {
+  std::error_code error;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
+  const std::filesystem::path trainer = self.parent_path() / "ffcv-train";
+  if (error || !std::filesystem::exists(trainer)) {
+    throw Error(
+        "this build has no trainer: LibTorch was not found when it was configured "
+        "(tools/setup.sh installs it into .venv)");
+  }
+  std::vector<std::string> strings{trainer.string()};
+  strings.insert(strings.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (std::string& s : strings) argv.push_back(s.data());
+  argv.push_back(nullptr);
+  ::execv(trainer.c_str(), argv.data());
+  throw IoError(trainer.string(), "execute", errno);
+}
+
+}  // namespace ffcv::tools

@@ -1,0 +1,54 @@
+// The two loaders a recipe trains and evaluates on, built from the recipe's [data] and
+// [augment] sections, FFCV's ImageNet pipelines:
+//
+//   train  image: random_resized_crop(resolution, scale, ratio) -> random_horizontal_flip
+//          label: int
+//          order from data.order, drop_last, sharded by rank
+//   val    image: center_crop(validation.resolution, crop_ratio)
+//          label: int
+//          sequential, keep the last partial batch, sharded by rank
+//
+// Both produce uint8 [N, H, W, 3] images and int64 [N, 1] labels; normalisation and the layout
+// change happen on the training device (see batch_input.hpp), as FFCV does them on the GPU.
+// Progressive resizing changes the train crop's output size between epochs.
+#pragma once
+
+#include <memory>
+#include <optional>
+
+#include "ffcv/decoders.hpp"
+#include "ffcv/loader.hpp"
+#include "ffcv/train/recipe.hpp"
+
+namespace ffcv::train {
+
+// Names of the loader outputs the trainer reads.
+inline constexpr const char* kImageOutput = "image";
+inline constexpr const char* kLabelOutput = "label";
+
+struct ShardSpec {
+  int rank = 0;
+  int world_size = 1;
+};
+
+class TrainData {
+ public:
+  // Opens both files (FormatError / ConfigError when they do not fit the recipe: missing
+  // fields, a label field that is not an Int). `allocator` is where batch memory comes from
+  // (pinned host memory when training on a GPU).
+  TrainData(const Recipe& recipe, ShardSpec shard, int initial_resolution,
+            std::optional<BatchAllocator> allocator);
+
+  Loader& train() { return *train_; }
+  Loader& val() { return *val_; }
+  // The train crop size for the epochs that start from now on; call between epochs.
+  void set_train_resolution(int resolution);
+  int train_resolution() const { return crop_->output_height(); }
+
+ private:
+  std::shared_ptr<ResizableDecoder> crop_;
+  std::unique_ptr<Loader> train_;
+  std::unique_ptr<Loader> val_;
+};
+
+}  // namespace ffcv::train

@@ -1,0 +1,116 @@
+#include "ffcv/train/checkpoint.hpp"
+
+#include <torch/torch.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <sstream>
+
+#include "ffcv/errors.hpp"
+#include "ffcv/train/loss_scaler.hpp"
+
+namespace ffcv::train {
+namespace {
+
+// Parameters and buffers by full name; shape checks happen against these before loading.
+std::vector<std::pair<std::string, at::Tensor>> model_tensors(const torch::nn::Module& model) {
+  std::vector<std::pair<std::string, at::Tensor>> tensors;
+  for (const auto& item : model.named_parameters()) tensors.emplace_back(item.key(), item.value());
+  for (const auto& item : model.named_buffers()) tensors.emplace_back(item.key(), item.value());
+  return tensors;
+}
+
+}  // namespace
+
+void save_checkpoint(const std::string& path, const torch::nn::Module& model,
+                     const torch::optim::Optimizer& optimizer, const LossScaler& scaler,
+                     const TrainPosition& position, const std::string& recipe_toml) {
+  torch::serialize::OutputArchive archive;
+  torch::serialize::OutputArchive model_archive, optimizer_archive, scaler_archive;
+  for (const auto& [name, tensor] : model_tensors(model)) {
+    model_archive.write(name, tensor.detach().cpu().contiguous(), /*is_buffer=*/true);
+  }
+  optimizer.save(optimizer_archive);
+  scaler.save(scaler_archive);
+  archive.write("model", model_archive);
+  archive.write("optimizer", optimizer_archive);
+  archive.write("scaler", scaler_archive);
+  archive.write("position",
+                torch::tensor({static_cast<std::int64_t>(position.epoch),
+                               static_cast<std::int64_t>(position.batches_done),
+                               static_cast<std::int64_t>(position.steps)}),
+                /*is_buffer=*/true);
+  archive.write("cpu_rng", at::detail::getDefaultCPUGenerator().get_state(), /*is_buffer=*/true);
+  const at::Tensor recipe =
+      torch::from_blob(const_cast<char*>(recipe_toml.data()),
+                       {static_cast<std::int64_t>(recipe_toml.size())}, torch::kUInt8)
+          .clone();
+  archive.write("recipe", recipe, /*is_buffer=*/true);
+  const std::string temporary = path + ".tmp";
+  archive.save_to(temporary);
+  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+    throw IoError(path, "rename checkpoint", errno);
+  }
+}
+
+TrainPosition load_checkpoint(const std::string& path, torch::nn::Module& model,
+                              torch::optim::Optimizer& optimizer, LossScaler& scaler) {
+  torch::serialize::InputArchive archive;
+  try {
+    archive.load_from(path);
+  } catch (const c10::Error& e) {
+    throw ConfigError("checkpoint " + path + " cannot be read: " + e.what_without_backtrace());
+  }
+  torch::serialize::InputArchive model_archive, optimizer_archive, scaler_archive;
+  at::Tensor position;
+  try {
+    archive.read("model", model_archive);
+    archive.read("optimizer", optimizer_archive);
+    archive.read("scaler", scaler_archive);
+    archive.read("position", position, /*is_buffer=*/true);
+  } catch (const c10::Error& e) {
+    throw ConfigError("checkpoint " + path +
+                      " is not a trainer checkpoint: " + e.what_without_backtrace());
+  }
+  torch::NoGradGuard no_grad;
+  for (auto& [name, tensor] : model_tensors(model)) {
+    at::Tensor stored;
+    if (!model_archive.try_read(name, stored, /*is_buffer=*/true)) {
+      throw ConfigError("checkpoint " + path + " has no '" + name +
+                        "': it was saved from a different model");
+    }
+    if (stored.sizes() != tensor.sizes()) {
+      std::ostringstream message;
+      message << "checkpoint " << path << ": '" << name << "' has shape " << stored.sizes()
+              << ", the model's is " << tensor.sizes();
+      throw ConfigError(message.str());
+    }
+    tensor.copy_(stored);
+  }
+  optimizer.load(optimizer_archive);
+  // The state comes back on the CPU; SGD's momentum must live where its parameter does.
+  for (auto& group : optimizer.param_groups()) {
+    for (auto& parameter : group.params()) {
+      auto it = optimizer.state().find(parameter.unsafeGetTensorImpl());
+      if (it == optimizer.state().end()) continue;
+      if (auto* sgd = dynamic_cast<torch::optim::SGDParamState*>(it->second.get())) {
+        if (sgd->momentum_buffer().defined()) {
+          sgd->momentum_buffer(sgd->momentum_buffer().to(parameter.device()));
+        }
+      }
+    }
+  }
+  scaler.load(scaler_archive);
+  at::Tensor rng;
+  if (archive.try_read("cpu_rng", rng, /*is_buffer=*/true)) {
+    at::Generator generator = at::detail::getDefaultCPUGenerator();
+    generator.set_state(rng);
+  }
+  TrainPosition result;
+  result.epoch = static_cast<std::uint64_t>(position[0].item<std::int64_t>());
+  result.batches_done = static_cast<std::uint64_t>(position[1].item<std::int64_t>());
+  result.steps = static_cast<std::uint64_t>(position[2].item<std::int64_t>());
+  return result;
+}
+
+}  // namespace ffcv::train

@@ -1,0 +1,66 @@
+#include "ffcv/train/evaluate.hpp"
+
+#include <torch/torch.h>
+
+#include <chrono>
+
+#include "ffcv/torch/batch_tensors.hpp"
+#include "ffcv/train/distributed.hpp"
+#include "ffcv/train/train_data.hpp"
+
+namespace ffcv::train {
+
+TopKCounts count_correct(const at::Tensor& logits, const at::Tensor& labels) {
+  const std::int64_t k = std::min<std::int64_t>(5, logits.size(1));
+  const at::Tensor top = std::get<1>(logits.topk(k, /*dim=*/1));
+  const at::Tensor hits = top.eq(labels.view({-1, 1}));
+  TopKCounts counts;
+  counts.top1 = hits.narrow(1, 0, 1).sum().item<std::int64_t>();
+  counts.top5 = hits.sum().item<std::int64_t>();
+  return counts;
+}
+
+at::Tensor tta_logits(const std::function<at::Tensor(const at::Tensor&)>& forward,
+                      const at::Tensor& images, bool tta) {
+  at::Tensor logits = forward(images);
+  if (tta) logits = logits + forward(images.flip({3}));
+  return logits;
+}
+
+EvalResult evaluate(const std::function<at::Tensor(const at::Tensor&)>& forward, Loader& val,
+                    std::uint64_t epoch, const InputNormalizer& normalize, bool tta,
+                    Communicator& communicator) {
+  const auto start = std::chrono::steady_clock::now();
+  torch::NoGradGuard no_grad;
+  // top-1, top-5, summed loss, samples: reduced over ranks in one collective.
+  double top1 = 0, top5 = 0, loss_sum = 0, samples = 0;
+  EpochIterator it = val.epoch(epoch);
+  while (auto batch = it.next()) {
+    std::vector<at::Tensor> tensors = torch_adapter::to_tensors(std::move(*batch));
+    const ModelInput input = normalize(tensors[0], tensors[1]);
+    at::Tensor logits = tta_logits(forward, input.images, tta).to(torch::kFloat32);
+    if (tta) logits = logits * 0.5;
+    const TopKCounts counts = count_correct(logits, input.labels);
+    top1 += static_cast<double>(counts.top1);
+    top5 += static_cast<double>(counts.top5);
+    loss_sum += torch::nn::functional::cross_entropy(
+                    logits, input.labels,
+                    torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum))
+                    .item<double>();
+    samples += static_cast<double>(input.labels.size(0));
+  }
+  at::Tensor totals = torch::tensor({top1, top5, loss_sum, samples}, torch::kFloat64);
+  communicator.sum(totals);
+  EvalResult result;
+  const double n = totals[3].item<double>();
+  result.samples = static_cast<std::uint64_t>(n);
+  if (n > 0) {
+    result.top1 = totals[0].item<double>() / n;
+    result.top5 = totals[1].item<double>() / n;
+    result.loss = totals[2].item<double>() / n;
+  }
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return result;
+}
+
+}  // namespace ffcv::train

@@ -1,0 +1,98 @@
+#include "ffcv/train/train_data.hpp"
+
+#include <thread>
+
+#include "ffcv/errors.hpp"
+#include "ffcv/fields/scalar_fields.hpp"
+#include "ffcv/op_registry.hpp"
+#include "ffcv/reader.hpp"
+
+namespace ffcv::train {
+namespace {
+
+std::shared_ptr<ResizableDecoder> make_crop(const std::string& name, const OpParams& params) {
+  auto decoder =
+      std::dynamic_pointer_cast<ResizableDecoder>(OpRegistry::global().make_decoder(name, params));
+  if (!decoder) throw ConfigError(name + " is not a resizable decoder");
+  return decoder;
+}
+
+OpParams crop_params(const Recipe& recipe, int size) {
+  OpParams params;
+  params.set("size", std::int64_t{size});
+  params.set("interpolation", recipe.data.interpolation);
+  params.set("fast_dct", recipe.data.fast_dct);
+  return params;
+}
+
+void check_fields(const Loader& loader, const Recipe& recipe) {
+  const Reader& reader = loader.reader();
+  const auto& fields = reader.fields();
+  for (const auto& field : fields) {
+    if (field.name == recipe.data.label_field &&
+        dynamic_cast<const IntField*>(field.field.get()) == nullptr) {
+      throw ConfigError(reader.path() + ": label field '" + field.name + "' is " +
+                        field.field->type_name() + ", the trainer needs an Int field");
+    }
+  }
+}
+
+LoaderOptions base_options(const Recipe& recipe, ShardSpec shard, std::uint64_t batch_size) {
+  LoaderOptions options;
+  options.batch_size = batch_size;
+  options.num_workers = recipe.data.num_workers;
+  options.batches_ahead = static_cast<std::uint64_t>(recipe.data.batches_ahead);
+  options.order.rank = static_cast<std::uint32_t>(shard.rank);
+  options.order.world_size = static_cast<std::uint32_t>(shard.world_size);
+  options.order.seed = recipe.data.seed;
+  options.default_pipelines = false;
+  return options;
+}
+
+std::vector<PipelineSpec> pipelines(const Recipe& recipe, std::shared_ptr<Decoder> image,
+                                    std::vector<std::shared_ptr<Operation>> image_ops) {
+  return {
+      {kImageOutput, recipe.data.image_field, std::move(image), std::move(image_ops)},
+      {kLabelOutput, recipe.data.label_field, OpRegistry::global().make_decoder("int", {}), {}}};
+}
+
+}  // namespace
+
+TrainData::TrainData(const Recipe& recipe, ShardSpec shard, int initial_resolution,
+                     std::optional<BatchAllocator> allocator) {
+  OpParams train_crop = crop_params(recipe, initial_resolution);
+  train_crop.set("scale", std::vector<double>{recipe.augment.scale[0], recipe.augment.scale[1]});
+  train_crop.set("ratio", std::vector<double>{recipe.augment.ratio[0], recipe.augment.ratio[1]});
+  crop_ = make_crop("random_resized_crop", train_crop);
+  std::vector<std::shared_ptr<Operation>> augment;
+  if (recipe.augment.flip) {
+    augment.push_back(OpRegistry::global().make_operation("random_horizontal_flip", {}));
+  }
+  LoaderOptions train_options =
+      base_options(recipe, shard, static_cast<std::uint64_t>(recipe.training.batch_size));
+  train_options.order.kind = parse_order_kind(recipe.data.order);
+  train_options.order.batch_size = train_options.batch_size;
+  train_options.os_cache = recipe.data.os_cache;
+  train_options.drop_last = true;
+  train_options.allocator = allocator;
+  train_ = std::make_unique<Loader>(recipe.data.train, pipelines(recipe, crop_, std::move(augment)),
+                                    train_options);
+  check_fields(*train_, recipe);
+
+  OpParams val_crop = crop_params(recipe, recipe.validation.resolution);
+  val_crop.set("ratio", recipe.validation.crop_ratio);
+  LoaderOptions val_options =
+      base_options(recipe, shard, static_cast<std::uint64_t>(recipe.validation.batch_size));
+  val_options.order.kind = OrderKind::kSequential;
+  val_options.drop_last = false;
+  val_options.allocator = allocator;
+  val_ = std::make_unique<Loader>(
+      recipe.data.val, pipelines(recipe, make_crop("center_crop", val_crop), {}), val_options);
+  check_fields(*val_, recipe);
+}
+
+void TrainData::set_train_resolution(int resolution) {
+  crop_->set_output_size(resolution, resolution);
+}
+
+}  // namespace ffcv::train

@@ -1,0 +1,452 @@
+#include "ffcv/train/trainer.hpp"
+
+#include <ATen/autocast_mode.h>
+#include <torch/torch.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <thread>
+
+#include "ffcv/errors.hpp"
+#include "ffcv/progress_bar.hpp"
+#include "ffcv/torch/batch_tensors.hpp"
+#include "ffcv/train/batch_input.hpp"
+#include "ffcv/train/blurpool.hpp"
+#include "ffcv/train/checkpoint.hpp"
+#include "ffcv/train/distributed.hpp"
+#include "ffcv/train/evaluate.hpp"
+#include "ffcv/train/loss_scaler.hpp"
+#include "ffcv/train/param_groups.hpp"
+#include "ffcv/train/resnet.hpp"
+#include "ffcv/train/run_log.hpp"
+#include "ffcv/train/schedules.hpp"
+#include "ffcv/train/train_data.hpp"
+#ifdef FFCV_WITH_CUDA
+#include "ffcv/torch/device_transfer.hpp"
+#endif
+
+namespace ffcv::train {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// Autocast for the enclosed forward pass (the C++ counterpart of torch.autocast).
+class AutocastScope {
+ public:
+  AutocastScope(at::DeviceType device, at::ScalarType dtype, bool enabled)
+      : device_(device), enabled_(enabled) {
+    if (!enabled_) return;
+    previous_enabled_ = at::autocast::is_autocast_enabled(device_);
+    previous_dtype_ = at::autocast::get_autocast_dtype(device_);
+    at::autocast::set_autocast_enabled(device_, true);
+    at::autocast::set_autocast_dtype(device_, dtype);
+    at::autocast::increment_nesting();
+  }
+  ~AutocastScope() {
+    if (!enabled_) return;
+    if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
+    at::autocast::set_autocast_enabled(device_, previous_enabled_);
+    at::autocast::set_autocast_dtype(device_, previous_dtype_);
+  }
+  AutocastScope(const AutocastScope&) = delete;
+  AutocastScope& operator=(const AutocastScope&) = delete;
+
+ private:
+  at::DeviceType device_;
+  bool enabled_;
+  bool previous_enabled_ = false;
+  at::ScalarType previous_dtype_ = at::kFloat;
+};
+
+at::Device choose_device(const std::string& setting, int local_rank) {
+  const bool cuda = torch::cuda::is_available();
+  if (setting == "cpu" || (setting == "auto" && !cuda)) return at::Device(at::kCPU);
+  if (!cuda) throw ConfigError("training.device = \"cuda\" but no CUDA device is available");
+  const int count = static_cast<int>(torch::cuda::device_count());
+  return at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(local_rank % count));
+}
+
+int local_processes(const RankInfo& info) {
+  if (const char* text = std::getenv("LOCAL_WORLD_SIZE"); text != nullptr && *text) {
+    const int value = std::atoi(text);
+    if (value > 0) return value;
+  }
+  return info.world_size;
+}
+
+void to_channels_last(torch::nn::Module& model) {
+  torch::NoGradGuard no_grad;
+  for (auto& p : model.parameters()) {
+    if (p.dim() == 4) p.set_data(p.data().contiguous(at::MemoryFormat::ChannelsLast));
+  }
+  for (auto& b : model.buffers()) {
+    if (b.dim() == 4) b.set_data(b.data().contiguous(at::MemoryFormat::ChannelsLast));
+  }
+}
+
+std::vector<at::Tensor> all_tensors(const torch::nn::Module& model) {
+  std::vector<at::Tensor> tensors = model.parameters();
+  for (const auto& b : model.buffers()) tensors.push_back(b);
+  return tensors;
+}
+
+void set_learning_rate(torch::optim::Optimizer& optimizer, double lr) {
+  for (auto& group : optimizer.param_groups()) {
+    static_cast<torch::optim::SGDOptions&>(group.options()).lr(lr);
+  }
+}
+
+std::string percent(double fraction) {
+  char text[16];
+  std::snprintf(text, sizeof(text), "%.2f%%", 100.0 * fraction);
+  return text;
+}
+
+// Where the images of one training epoch come from: the loader directly (CPU), or through the
+// copy stream (CUDA), which holds each host slot until its copy has finished.
+class BatchFeed {
+ public:
+  BatchFeed(EpochIterator iterator, at::Device device) {
+#ifdef FFCV_WITH_CUDA
+    if (device.is_cuda()) {
+      transfer_ =
+          std::make_unique<torch_adapter::DeviceTransfer>(std::move(iterator), device.index());
+      return;
+    }
+#endif
+    (void)device;
+    iterator_.emplace(std::move(iterator));
+  }
+  std::optional<std::vector<at::Tensor>> next() {
+#ifdef FFCV_WITH_CUDA
+    if (transfer_) return transfer_->next();
+#endif
+    auto batch = iterator_->next();
+    if (!batch) return std::nullopt;
+    return torch_adapter::to_tensors(std::move(*batch));
+  }
+  std::uint64_t num_batches() const { return batches_; }
+  void set_num_batches(std::uint64_t n) { batches_ = n; }
+
+ private:
+  std::optional<EpochIterator> iterator_;
+#ifdef FFCV_WITH_CUDA
+  std::unique_ptr<torch_adapter::DeviceTransfer> transfer_;
+#endif
+  std::uint64_t batches_ = 0;
+};
+
+}  // namespace
+
+RunSummary run_training(const Recipe& recipe_in, const RunOptions& options) {
+  Recipe recipe = recipe_in;
+  const RankInfo info = rank_from_environment(recipe.dist);
+  recipe.dist.world_size = info.world_size;
+  const at::Device device = choose_device(recipe.training.device, info.local_rank);
+  const bool on_cuda = device.is_cuda();
+  Communicator comm(info, resolve_backend(recipe.dist.backend, on_cuda));
+  const bool main_rank = comm.is_main();
+  const bool verbose = main_rank && !options.quiet;
+
+  // Threads: the recipe's, or this machine's cores shared among its ranks.
+  const int cores = std::max(1u, std::thread::hardware_concurrency());
+  const int per_rank = std::max(1, cores / std::max(1, local_processes(info)));
+  torch::set_num_threads(recipe.training.threads > 0 ? recipe.training.threads : per_rank);
+  if (recipe.data.num_workers == 0) recipe.data.num_workers = per_rank;
+  at::globalContext().setBenchmarkCuDNN(recipe.training.cudnn_benchmark);
+
+  RunSummary summary;
+  summary.run_dir = options.run_dir;
+  if (main_rank && !options.run_dir.empty()) {
+    std::filesystem::create_directories(options.run_dir);
+    write_text_file(options.run_dir + "/recipe.toml", recipe_to_toml(recipe));
+  }
+  RunLog log(main_rank && !options.run_dir.empty() ? options.run_dir + "/log.jsonl" : "");
+  const std::string checkpoint_path =
+      options.run_dir.empty() ? "" : options.run_dir + "/checkpoint.pt";
+
+  // The model, identical on every rank.
+  torch::manual_seed(static_cast<std::uint64_t>(recipe.data.seed));
+  ResNet model(ResNetOptions{recipe.model.arch, recipe.model.width, recipe.model.stem,
+                             recipe.model.num_classes});
+  const int blurred = recipe.model.blurpool ? apply_blurpool(*model) : 0;
+  if (recipe.training.channels_last) to_channels_last(*model);
+  model->to(device);
+  comm.broadcast(all_tensors(*model));
+  const std::vector<at::Tensor> parameters = model->parameters();
+  const std::vector<at::Tensor> buffers = model->buffers();
+
+  torch::optim::SGDOptions sgd(1.0);
+  sgd.momentum(recipe.training.momentum);
+  WeightDecayGroups groups =
+      weight_decay_groups(*model, sgd, recipe.training.weight_decay, recipe.training.wd_exclude);
+  torch::optim::SGD optimizer(groups.groups, sgd);
+
+  const std::string& precision = recipe.training.precision;
+  const bool autocast = precision != "fp32";
+  const at::ScalarType compute_dtype = precision == "fp16"   ? at::kHalf
+                                       : precision == "bf16" ? at::kBFloat16
+                                                             : at::kFloat;
+  LossScalerOptions scaler_options;
+  scaler_options.enabled = precision == "fp16";
+  LossScaler scaler(scaler_options, device);
+
+  TrainPosition position;
+  if (!recipe.checkpoint.resume.empty()) {
+    position = load_checkpoint(recipe.checkpoint.resume, *model, optimizer, scaler);
+    comm.broadcast(all_tensors(*model));
+  }
+
+  const int epochs = recipe.training.epochs;
+  std::optional<BatchAllocator> allocator;
+  if (on_cuda) allocator = torch_adapter::pinned_allocator();
+  TrainData data(recipe, ShardSpec{info.rank, info.world_size},
+                 resolution_at(recipe.resolution, position.epoch), allocator);
+  // Inputs in the compute dtype on CUDA (half the bytes through the network's first layer);
+  // float32 on the CPU, where autocast converts as it needs.
+  const InputNormalizer normalize(recipe.data.mean, recipe.data.std, device,
+                                  on_cuda ? compute_dtype : at::kFloat,
+                                  recipe.training.channels_last);
+  const auto forward_eval = [&](const at::Tensor& images) {
+    AutocastScope scope(device.type(), compute_dtype, autocast);
+    return model->forward(images).to(torch::kFloat32);
+  };
+
+  if (verbose) {
+    std::printf(
+        "run: %s, %s x%.3g (%lld parameters, %d BlurPool convs), %s, %s, %d rank%s (%s), "
+        "%d threads, %d loader workers\n",
+        recipe.name.c_str(), recipe.model.arch.c_str(), recipe.model.width,
+        static_cast<long long>(parameter_count(*model)), blurred, device.str().c_str(),
+        precision.c_str(), info.world_size, info.world_size == 1 ? "" : "s", comm.backend().c_str(),
+        torch::get_num_threads(), recipe.data.num_workers);
+    std::printf("data: %llu training samples, %llu validation samples\n",
+                static_cast<unsigned long long>(data.train().reader().num_samples()),
+                static_cast<unsigned long long>(data.val().reader().num_samples()));
+    if (!options.run_dir.empty()) std::printf("output: %s\n", options.run_dir.c_str());
+    std::fflush(stdout);
+  }
+  log.write(JsonRecord()
+                .add("event", "start")
+                .add("recipe", recipe.name)
+                .add("arch", recipe.model.arch)
+                .add("width", recipe.model.width)
+                .add("parameters", parameter_count(*model))
+                .add("device", device.str())
+                .add("precision", precision)
+                .add("world_size", info.world_size)
+                .add("threads", torch::get_num_threads())
+                .add("resumed_epoch", position.epoch)
+                .add("resumed_batches", position.batches_done));
+
+  const auto stop_requested = [&](std::uint64_t iteration) {
+    bool stop = (options.stop != nullptr && options.stop->load()) ||
+                (options.stop_after_steps != 0 && position.steps >= options.stop_after_steps);
+    if (info.world_size == 1) return stop;
+    if (iteration % 16 != 15) return false;  // ranks agree every 16 iterations
+    at::Tensor flag = torch::tensor({stop ? 1.0 : 0.0}, torch::kFloat64);
+    comm.sum(flag);
+    return flag.item<double>() > 0;
+  };
+
+  EvalResult last_eval;
+  bool evaluated = false;
+  double train_seconds = 0;
+  std::uint64_t train_images = 0;
+  double last_loss = 0;
+  bool stopped = false;
+  for (std::uint64_t epoch = position.epoch; epoch < static_cast<std::uint64_t>(epochs); ++epoch) {
+    const int resolution = resolution_at(recipe.resolution, epoch);
+    data.set_train_resolution(resolution);
+    model->train();
+    const auto epoch_start = Clock::now();
+    EpochIterator iterator = data.train().epoch(epoch, position.batches_done);
+    // Every rank runs the same number of iterations, or the collectives would not pair up.
+    at::Tensor rank_batches =
+        torch::tensor({static_cast<std::int64_t>(iterator.num_batches())}, torch::kInt64);
+    comm.min(rank_batches);
+    const std::uint64_t iters = static_cast<std::uint64_t>(rank_batches.item<std::int64_t>());
+    if (iters == 0) {
+      throw ConfigError(recipe.data.train + ": fewer samples per rank than one batch of " +
+                        std::to_string(recipe.training.batch_size));
+    }
+    BatchFeed feed(std::move(iterator), device);
+    const std::uint64_t global_batch =
+        static_cast<std::uint64_t>(recipe.training.batch_size) * info.world_size;
+    ProgressBar bar("epoch " + std::to_string(epoch + 1) + "/" + std::to_string(epochs),
+                    (iters - std::min(iters, position.batches_done)) * global_batch, "images");
+    at::Tensor loss_sum =
+        torch::zeros({1}, torch::TensorOptions().device(device).dtype(at::kDouble));
+    at::Tensor correct = torch::zeros({1}, torch::TensorOptions().device(device).dtype(at::kLong));
+    double wait_seconds = 0;
+    double lr = 0;
+    std::uint64_t done = 0;
+    std::uint64_t i = position.batches_done;
+    for (; i < iters; ++i) {
+      lr = lr_at_iteration(recipe.lr, epochs, epoch, i, iters);
+      set_learning_rate(optimizer, lr);
+      const auto wait_start = Clock::now();
+      std::optional<std::vector<at::Tensor>> tensors = feed.next();
+      wait_seconds += seconds_since(wait_start);
+      if (!tensors) throw Error("the loader ended the epoch before its last batch");
+      const ModelInput input = normalize((*tensors)[0], (*tensors)[1]);
+      tensors.reset();
+      if (info.world_size > 1) comm.broadcast(buffers);  // BatchNorm statistics from rank 0
+      optimizer.zero_grad(/*set_to_none=*/true);
+      at::Tensor logits, loss;
+      {
+        AutocastScope scope(device.type(), compute_dtype, autocast);
+        logits = model->forward(input.images);
+        loss = torch::nn::functional::cross_entropy(
+            logits, input.labels,
+            torch::nn::functional::CrossEntropyFuncOptions().label_smoothing(
+                recipe.training.label_smoothing));
+      }
+      scaler.scale(loss).backward();
+      comm.average_gradients(parameters);
+      if (scaler.unscale_and_check(parameters)) optimizer.step();
+      scaler.update();
+      {
+        torch::NoGradGuard no_grad;
+        loss_sum += loss.detach().to(at::kDouble);
+        correct += logits.argmax(1).eq(input.labels).sum();
+      }
+      ++position.steps;
+      ++done;
+      if (main_rank && options.progress) bar.update(done * global_batch);
+      if (stop_requested(i)) {
+        stopped = true;
+        ++i;
+        break;
+      }
+    }
+    if (main_rank && options.progress) bar.finish();
+    const double epoch_seconds = seconds_since(epoch_start);
+    at::Tensor totals = torch::cat({loss_sum.cpu(), correct.cpu().to(at::kDouble),
+                                    torch::tensor({static_cast<double>(done)}, at::kDouble)});
+    comm.sum(totals);
+    const double batches_all = std::max(1.0, totals[2].item<double>());
+    last_loss = totals[0].item<double>() / batches_all;
+    const double train_accuracy =
+        totals[1].item<double>() / (batches_all * recipe.training.batch_size);
+    train_seconds += epoch_seconds;
+    train_images += done * global_batch;
+    const double images_per_second = done * global_batch / std::max(1e-9, epoch_seconds);
+
+    if (stopped) {
+      position.batches_done = i;
+      if (main_rank && !checkpoint_path.empty()) {
+        save_checkpoint(checkpoint_path, *model, optimizer, scaler, position,
+                        recipe_to_toml(recipe));
+      }
+      log.write(JsonRecord()
+                    .add("event", "stopped")
+                    .add("epoch", epoch)
+                    .add("batches_done", i)
+                    .add("steps", position.steps)
+                    .add("checkpoint", checkpoint_path));
+      if (verbose) {
+        std::printf("stopped in epoch %llu after batch %llu; checkpoint: %s\n",
+                    static_cast<unsigned long long>(epoch + 1), static_cast<unsigned long long>(i),
+                    checkpoint_path.c_str());
+      }
+      break;
+    }
+    position.epoch = epoch + 1;
+    position.batches_done = 0;
+
+    const bool last = epoch + 1 == static_cast<std::uint64_t>(epochs);
+    const int every = recipe.validation.every;
+    const bool evaluate_now = last || (every > 0 && (epoch + 1) % every == 0);
+    JsonRecord record;
+    record.add("event", "epoch")
+        .add("epoch", epoch)
+        .add("resolution", resolution)
+        .add("lr", lr)
+        .add("train_loss", last_loss)
+        .add("train_top1", train_accuracy)
+        .add("images_per_second", images_per_second)
+        .add("epoch_seconds", epoch_seconds)
+        .add("loader_wait_seconds", wait_seconds)
+        .add("step_seconds", epoch_seconds - wait_seconds)
+        .add("loss_scale", scaler.current_scale());
+    if (evaluate_now) {
+      model->eval();
+      if (info.world_size > 1) comm.broadcast(buffers);
+      last_eval = evaluate(forward_eval, data.val(), epoch, normalize, recipe.validation.tta, comm);
+      evaluated = true;
+      record.add("val_top1", last_eval.top1)
+          .add("val_top5", last_eval.top5)
+          .add("val_loss", last_eval.loss)
+          .add("val_seconds", last_eval.seconds);
+    }
+    log.write(record);
+    if (verbose) {
+      std::printf(
+          "epoch %llu/%d  res %d  lr %.4g  loss %.4f  train %s  %.0f img/s  loader wait "
+          "%.0f%%",
+          static_cast<unsigned long long>(epoch + 1), epochs, resolution, lr, last_loss,
+          percent(train_accuracy).c_str(), images_per_second,
+          100.0 * wait_seconds / std::max(1e-9, epoch_seconds));
+      if (evaluate_now) {
+        std::printf("  val top1 %s top5 %s (%.1f s)", percent(last_eval.top1).c_str(),
+                    percent(last_eval.top5).c_str(), last_eval.seconds);
+      }
+      std::printf("\n");
+      std::fflush(stdout);
+    }
+    const int checkpoint_every = recipe.checkpoint.every;
+    if (main_rank && !checkpoint_path.empty() && checkpoint_every > 0 &&
+        (last || (epoch + 1) % checkpoint_every == 0)) {
+      save_checkpoint(checkpoint_path, *model, optimizer, scaler, position, recipe_to_toml(recipe));
+    }
+  }
+
+  // Replicas must agree: compare every parameter's sum across ranks.
+  at::Tensor sums = torch::empty({static_cast<std::int64_t>(parameters.size())}, at::kDouble);
+  for (std::size_t k = 0; k < parameters.size(); ++k) {
+    sums[static_cast<std::int64_t>(k)] = parameters[k].detach().to(at::kDouble).sum().cpu();
+  }
+  at::Tensor low = sums.clone(), negated_high = -sums;
+  comm.min(low);
+  comm.min(negated_high);
+  summary.replicas_identical = torch::equal(low, -negated_high);
+  summary.parameter_checksum = sums.sum().item<double>();
+  summary.finished = !stopped;
+  summary.epochs_done = position.epoch;
+  summary.steps = position.steps;
+  summary.train_loss = last_loss;
+  summary.train_seconds = train_seconds;
+  summary.images_per_second = train_images / std::max(1e-9, train_seconds);
+  if (evaluated) {
+    summary.val_top1 = last_eval.top1;
+    summary.val_top5 = last_eval.top5;
+    summary.val_loss = last_eval.loss;
+  }
+  if (main_rank && !options.run_dir.empty()) {
+    JsonRecord record;
+    record.add("recipe", recipe.name)
+        .add("finished", summary.finished)
+        .add("epochs_done", summary.epochs_done)
+        .add("steps", summary.steps)
+        .add("world_size", info.world_size)
+        .add("val_top1", summary.val_top1)
+        .add("val_top5", summary.val_top5)
+        .add("val_loss", summary.val_loss)
+        .add("train_loss", summary.train_loss)
+        .add("train_seconds", summary.train_seconds)
+        .add("images_per_second", summary.images_per_second)
+        .add("replicas_identical", summary.replicas_identical)
+        .add("parameter_checksum", summary.parameter_checksum)
+        .add("skipped_steps", scaler.skipped_steps());
+    write_text_file(options.run_dir + "/summary.json", record.str() + "\n");
+  }
+  return summary;
+}
+
+}  // namespace ffcv::train
