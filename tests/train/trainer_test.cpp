@@ -258,3 +258,30 @@ TEST_CASE("ffcv run: strict recipes, overrides, two ranks over Gloo", "[trainer]
   // Each rank trains 32 samples in batches of 4: 8 steps per epoch.
   CHECK(json_number(summary, "steps") == 16);
 }
+
+TEST_CASE("mixed precision on the CPU: bf16 autocast, fp16 with loss scaling", "[trainer]") {
+  test::TempDir dir;
+  for (const char* precision : {"bf16", "fp16"}) {
+    Recipe recipe = test::tiny_recipe(dir);
+    recipe.training.precision = precision;
+    RunOptions options;
+    options.quiet = true;
+    options.run_dir = dir.file(std::string("run-") + precision);
+    const RunSummary summary = run_training(recipe, options);
+    INFO(precision);
+    CHECK(summary.finished);
+    CHECK(summary.val_top1 > 0.9);
+    const std::string log = read_text(options.run_dir + "/log.jsonl");
+    const auto epochs = lines_with(log, "\"event\": \"epoch\"");
+    REQUIRE(epochs.size() == 2);
+    // fp16 scales the loss (from GradScaler's 2^16, halved on each overflow); bf16 does not.
+    const double scale = json_number(epochs[0], "loss_scale");
+    if (std::string(precision) == "fp16") {
+      CHECK(scale >= 1024);
+      CHECK(scale <= 65536);
+      CHECK(std::exp2(std::round(std::log2(scale))) == scale);
+    } else {
+      CHECK(scale == 1);
+    }
+  }
+}

@@ -1,6 +1,5 @@
 #include "ffcv/train/trainer.hpp"
 
-#include <ATen/autocast_mode.h>
 #include <torch/torch.h>
 
 #include <chrono>
@@ -11,20 +10,16 @@
 #include "ffcv/errors.hpp"
 #include "ffcv/progress_bar.hpp"
 #include "ffcv/torch/batch_tensors.hpp"
+#include "ffcv/train/batch_feed.hpp"
 #include "ffcv/train/batch_input.hpp"
-#include "ffcv/train/blurpool.hpp"
 #include "ffcv/train/checkpoint.hpp"
 #include "ffcv/train/distributed.hpp"
 #include "ffcv/train/evaluate.hpp"
-#include "ffcv/train/loss_scaler.hpp"
-#include "ffcv/train/param_groups.hpp"
 #include "ffcv/train/resnet.hpp"
 #include "ffcv/train/run_log.hpp"
 #include "ffcv/train/schedules.hpp"
 #include "ffcv/train/train_data.hpp"
-#ifdef FFCV_WITH_CUDA
-#include "ffcv/torch/device_transfer.hpp"
-#endif
+#include "ffcv/train/train_step.hpp"
 
 namespace ffcv::train {
 namespace {
@@ -34,34 +29,6 @@ using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
-
-// Autocast for the enclosed forward pass (the C++ counterpart of torch.autocast).
-class AutocastScope {
- public:
-  AutocastScope(at::DeviceType device, at::ScalarType dtype, bool enabled)
-      : device_(device), enabled_(enabled) {
-    if (!enabled_) return;
-    previous_enabled_ = at::autocast::is_autocast_enabled(device_);
-    previous_dtype_ = at::autocast::get_autocast_dtype(device_);
-    at::autocast::set_autocast_enabled(device_, true);
-    at::autocast::set_autocast_dtype(device_, dtype);
-    at::autocast::increment_nesting();
-  }
-  ~AutocastScope() {
-    if (!enabled_) return;
-    if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
-    at::autocast::set_autocast_enabled(device_, previous_enabled_);
-    at::autocast::set_autocast_dtype(device_, previous_dtype_);
-  }
-  AutocastScope(const AutocastScope&) = delete;
-  AutocastScope& operator=(const AutocastScope&) = delete;
-
- private:
-  at::DeviceType device_;
-  bool enabled_;
-  bool previous_enabled_ = false;
-  at::ScalarType previous_dtype_ = at::kFloat;
-};
 
 at::Device choose_device(const std::string& setting, int local_rank) {
   const bool cuda = torch::cuda::is_available();
@@ -79,67 +46,11 @@ int local_processes(const RankInfo& info) {
   return info.world_size;
 }
 
-void to_channels_last(torch::nn::Module& model) {
-  torch::NoGradGuard no_grad;
-  for (auto& p : model.parameters()) {
-    if (p.dim() == 4) p.set_data(p.data().contiguous(at::MemoryFormat::ChannelsLast));
-  }
-  for (auto& b : model.buffers()) {
-    if (b.dim() == 4) b.set_data(b.data().contiguous(at::MemoryFormat::ChannelsLast));
-  }
-}
-
-std::vector<at::Tensor> all_tensors(const torch::nn::Module& model) {
-  std::vector<at::Tensor> tensors = model.parameters();
-  for (const auto& b : model.buffers()) tensors.push_back(b);
-  return tensors;
-}
-
-void set_learning_rate(torch::optim::Optimizer& optimizer, double lr) {
-  for (auto& group : optimizer.param_groups()) {
-    static_cast<torch::optim::SGDOptions&>(group.options()).lr(lr);
-  }
-}
-
 std::string percent(double fraction) {
   char text[16];
   std::snprintf(text, sizeof(text), "%.2f%%", 100.0 * fraction);
   return text;
 }
-
-// Where the images of one training epoch come from: the loader directly (CPU), or through the
-// copy stream (CUDA), which holds each host slot until its copy has finished.
-class BatchFeed {
- public:
-  BatchFeed(EpochIterator iterator, at::Device device) {
-#ifdef FFCV_WITH_CUDA
-    if (device.is_cuda()) {
-      transfer_ =
-          std::make_unique<torch_adapter::DeviceTransfer>(std::move(iterator), device.index());
-      return;
-    }
-#endif
-    (void)device;
-    iterator_.emplace(std::move(iterator));
-  }
-  std::optional<std::vector<at::Tensor>> next() {
-#ifdef FFCV_WITH_CUDA
-    if (transfer_) return transfer_->next();
-#endif
-    auto batch = iterator_->next();
-    if (!batch) return std::nullopt;
-    return torch_adapter::to_tensors(std::move(*batch));
-  }
-  std::uint64_t num_batches() const { return batches_; }
-  void set_num_batches(std::uint64_t n) { batches_ = n; }
-
- private:
-  std::optional<EpochIterator> iterator_;
-#ifdef FFCV_WITH_CUDA
-  std::unique_ptr<torch_adapter::DeviceTransfer> transfer_;
-#endif
-  std::uint64_t batches_ = 0;
-};
 
 }  // namespace
 
@@ -170,36 +81,17 @@ RunSummary run_training(const Recipe& recipe_in, const RunOptions& options) {
   const std::string checkpoint_path =
       options.run_dir.empty() ? "" : options.run_dir + "/checkpoint.pt";
 
-  // The model, identical on every rank.
-  torch::manual_seed(static_cast<std::uint64_t>(recipe.data.seed));
-  ResNet model(ResNetOptions{recipe.model.arch, recipe.model.width, recipe.model.stem,
-                             recipe.model.num_classes});
-  const int blurred = recipe.model.blurpool ? apply_blurpool(*model) : 0;
-  if (recipe.training.channels_last) to_channels_last(*model);
-  model->to(device);
-  comm.broadcast(all_tensors(*model));
-  const std::vector<at::Tensor> parameters = model->parameters();
-  const std::vector<at::Tensor> buffers = model->buffers();
-
-  torch::optim::SGDOptions sgd(1.0);
-  sgd.momentum(recipe.training.momentum);
-  WeightDecayGroups groups =
-      weight_decay_groups(*model, sgd, recipe.training.weight_decay, recipe.training.wd_exclude);
-  torch::optim::SGD optimizer(groups.groups, sgd);
-
+  // The model, identical on every rank, and its optimizer.
+  TrainStep step(recipe, device, comm);
+  ResNet& model = step.model();
   const std::string& precision = recipe.training.precision;
-  const bool autocast = precision != "fp32";
-  const at::ScalarType compute_dtype = precision == "fp16"   ? at::kHalf
-                                       : precision == "bf16" ? at::kBFloat16
-                                                             : at::kFloat;
-  LossScalerOptions scaler_options;
-  scaler_options.enabled = precision == "fp16";
-  LossScaler scaler(scaler_options, device);
 
   TrainPosition position;
   if (!recipe.checkpoint.resume.empty()) {
-    position = load_checkpoint(recipe.checkpoint.resume, *model, optimizer, scaler);
-    comm.broadcast(all_tensors(*model));
+    position = load_checkpoint(recipe.checkpoint.resume, *model, step.optimizer(), step.scaler());
+    std::vector<at::Tensor> state = model->parameters();
+    for (const auto& b : model->buffers()) state.push_back(b);
+    comm.broadcast(state);
   }
 
   const int epochs = recipe.training.epochs;
@@ -209,22 +101,18 @@ RunSummary run_training(const Recipe& recipe_in, const RunOptions& options) {
                  resolution_at(recipe.resolution, position.epoch), allocator);
   // Inputs in the compute dtype on CUDA (half the bytes through the network's first layer);
   // float32 on the CPU, where autocast converts as it needs.
-  const InputNormalizer normalize(recipe.data.mean, recipe.data.std, device,
-                                  on_cuda ? compute_dtype : at::kFloat,
+  const InputNormalizer normalize(recipe.data.mean, recipe.data.std, device, step.input_dtype(),
                                   recipe.training.channels_last);
-  const auto forward_eval = [&](const at::Tensor& images) {
-    AutocastScope scope(device.type(), compute_dtype, autocast);
-    return model->forward(images).to(torch::kFloat32);
-  };
+  const auto forward_eval = [&](const at::Tensor& images) { return step.forward_eval(images); };
 
   if (verbose) {
     std::printf(
         "run: %s, %s x%.3g (%lld parameters, %d BlurPool convs), %s, %s, %d rank%s (%s), "
         "%d threads, %d loader workers\n",
         recipe.name.c_str(), recipe.model.arch.c_str(), recipe.model.width,
-        static_cast<long long>(parameter_count(*model)), blurred, device.str().c_str(),
-        precision.c_str(), info.world_size, info.world_size == 1 ? "" : "s", comm.backend().c_str(),
-        torch::get_num_threads(), recipe.data.num_workers);
+        static_cast<long long>(parameter_count(*model)), step.blurpool_convs(),
+        device.str().c_str(), precision.c_str(), info.world_size, info.world_size == 1 ? "" : "s",
+        comm.backend().c_str(), torch::get_num_threads(), recipe.data.num_workers);
     std::printf("data: %llu training samples, %llu validation samples\n",
                 static_cast<unsigned long long>(data.train().reader().num_samples()),
                 static_cast<unsigned long long>(data.val().reader().num_samples()));
@@ -289,32 +177,17 @@ RunSummary run_training(const Recipe& recipe_in, const RunOptions& options) {
     std::uint64_t i = position.batches_done;
     for (; i < iters; ++i) {
       lr = lr_at_iteration(recipe.lr, epochs, epoch, i, iters);
-      set_learning_rate(optimizer, lr);
       const auto wait_start = Clock::now();
       std::optional<std::vector<at::Tensor>> tensors = feed.next();
       wait_seconds += seconds_since(wait_start);
       if (!tensors) throw Error("the loader ended the epoch before its last batch");
       const ModelInput input = normalize((*tensors)[0], (*tensors)[1]);
       tensors.reset();
-      if (info.world_size > 1) comm.broadcast(buffers);  // BatchNorm statistics from rank 0
-      optimizer.zero_grad(/*set_to_none=*/true);
-      at::Tensor logits, loss;
-      {
-        AutocastScope scope(device.type(), compute_dtype, autocast);
-        logits = model->forward(input.images);
-        loss = torch::nn::functional::cross_entropy(
-            logits, input.labels,
-            torch::nn::functional::CrossEntropyFuncOptions().label_smoothing(
-                recipe.training.label_smoothing));
-      }
-      scaler.scale(loss).backward();
-      comm.average_gradients(parameters);
-      if (scaler.unscale_and_check(parameters)) optimizer.step();
-      scaler.update();
+      const StepResult result = step(input, lr);
       {
         torch::NoGradGuard no_grad;
-        loss_sum += loss.detach().to(at::kDouble);
-        correct += logits.argmax(1).eq(input.labels).sum();
+        loss_sum += result.loss.to(at::kDouble);
+        correct += result.correct;
       }
       ++position.steps;
       ++done;
@@ -341,7 +214,7 @@ RunSummary run_training(const Recipe& recipe_in, const RunOptions& options) {
     if (stopped) {
       position.batches_done = i;
       if (main_rank && !checkpoint_path.empty()) {
-        save_checkpoint(checkpoint_path, *model, optimizer, scaler, position,
+        save_checkpoint(checkpoint_path, *model, step.optimizer(), step.scaler(), position,
                         recipe_to_toml(recipe));
       }
       log.write(JsonRecord()
@@ -374,10 +247,10 @@ RunSummary run_training(const Recipe& recipe_in, const RunOptions& options) {
         .add("epoch_seconds", epoch_seconds)
         .add("loader_wait_seconds", wait_seconds)
         .add("step_seconds", epoch_seconds - wait_seconds)
-        .add("loss_scale", scaler.current_scale());
+        .add("loss_scale", step.scaler().current_scale());
     if (evaluate_now) {
       model->eval();
-      if (info.world_size > 1) comm.broadcast(buffers);
+      step.broadcast_buffers();
       last_eval = evaluate(forward_eval, data.val(), epoch, normalize, recipe.validation.tta, comm);
       evaluated = true;
       record.add("val_top1", last_eval.top1)
@@ -403,11 +276,13 @@ RunSummary run_training(const Recipe& recipe_in, const RunOptions& options) {
     const int checkpoint_every = recipe.checkpoint.every;
     if (main_rank && !checkpoint_path.empty() && checkpoint_every > 0 &&
         (last || (epoch + 1) % checkpoint_every == 0)) {
-      save_checkpoint(checkpoint_path, *model, optimizer, scaler, position, recipe_to_toml(recipe));
+      save_checkpoint(checkpoint_path, *model, step.optimizer(), step.scaler(), position,
+                      recipe_to_toml(recipe));
     }
   }
 
   // Replicas must agree: compare every parameter's sum across ranks.
+  const std::vector<at::Tensor> parameters = model->parameters();
   at::Tensor sums = torch::empty({static_cast<std::int64_t>(parameters.size())}, at::kDouble);
   for (std::size_t k = 0; k < parameters.size(); ++k) {
     sums[static_cast<std::int64_t>(k)] = parameters[k].detach().to(at::kDouble).sum().cpu();
@@ -443,7 +318,7 @@ RunSummary run_training(const Recipe& recipe_in, const RunOptions& options) {
         .add("images_per_second", summary.images_per_second)
         .add("replicas_identical", summary.replicas_identical)
         .add("parameter_checksum", summary.parameter_checksum)
-        .add("skipped_steps", scaler.skipped_steps());
+        .add("skipped_steps", step.scaler().skipped_steps());
     write_text_file(options.run_dir + "/summary.json", record.str() + "\n");
   }
   return summary;

@@ -1,0 +1,67 @@
+// TrainStep: the recipe's model and optimizer, and one optimisation step on a batch.
+//
+// Built once per run: the torchvision ResNet, BlurPool, channels_last, moved to the device and
+// broadcast from rank 0; SGD with the weight-decay groups; the loss scaler for fp16. A step is
+// forward under autocast, label-smoothed cross-entropy, scaled backward, gradients averaged over
+// ranks, unscale and check, SGD step (skipped on overflow), scaler update. Nothing in a step
+// waits for the device except the loss scaler's overflow check.
+//
+// The training loop (trainer.hpp) and the training benchmark (experiments/) share it, so the
+// benchmark measures exactly the step the trainer runs.
+#pragma once
+
+#include <torch/types.h>
+
+#include <memory>
+
+#include "ffcv/train/batch_input.hpp"
+#include "ffcv/train/loss_scaler.hpp"
+#include "ffcv/train/recipe.hpp"
+#include "ffcv/train/resnet.hpp"
+
+namespace torch::optim {
+class SGD;
+}
+
+namespace ffcv::train {
+
+class Communicator;
+
+struct StepResult {
+  at::Tensor loss;     // scalar on the device
+  at::Tensor correct;  // int64 scalar on the device: top-1 hits in the batch
+};
+
+class TrainStep {
+ public:
+  TrainStep(const Recipe& recipe, at::Device device, Communicator& communicator);
+  ~TrainStep();
+
+  StepResult operator()(const ModelInput& input, double learning_rate);
+  // Logits (float32) of `images` in eval mode's forward, under the recipe's autocast.
+  at::Tensor forward_eval(const at::Tensor& images);
+
+  // The dtype inputs should arrive in: the autocast dtype on CUDA, float32 on the CPU.
+  at::ScalarType input_dtype() const;
+  // Copies rank 0's BatchNorm statistics to every rank (before forward passes).
+  void broadcast_buffers();
+
+  ResNet& model() { return model_; }
+  torch::optim::SGD& optimizer() { return *optimizer_; }
+  LossScaler& scaler() { return scaler_; }
+  int blurpool_convs() const { return blurred_; }
+
+ private:
+  const Recipe& recipe_;
+  at::Device device_;
+  Communicator& communicator_;
+  ResNet model_{nullptr};
+  int blurred_ = 0;
+  std::vector<at::Tensor> parameters_, buffers_;
+  std::unique_ptr<torch::optim::SGD> optimizer_;
+  LossScaler scaler_;
+  bool autocast_;
+  at::ScalarType compute_dtype_;
+};
+
+}  // namespace ffcv::train

@@ -1,0 +1,124 @@
+#include "ffcv/train/train_step.hpp"
+
+#include <ATen/autocast_mode.h>
+#include <torch/torch.h>
+
+#include "ffcv/train/distributed.hpp"
+#include "ffcv/train/param_groups.hpp"
+
+namespace ffcv::train {
+namespace {
+
+// Autocast for the enclosed forward pass (the C++ counterpart of torch.autocast).
+class AutocastScope {
+ public:
+  AutocastScope(at::DeviceType device, at::ScalarType dtype, bool enabled)
+      : device_(device), enabled_(enabled) {
+    if (!enabled_) return;
+    previous_enabled_ = at::autocast::is_autocast_enabled(device_);
+    previous_dtype_ = at::autocast::get_autocast_dtype(device_);
+    at::autocast::set_autocast_enabled(device_, true);
+    at::autocast::set_autocast_dtype(device_, dtype);
+    at::autocast::increment_nesting();
+  }
+  ~AutocastScope() {
+    if (!enabled_) return;
+    if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
+    at::autocast::set_autocast_enabled(device_, previous_enabled_);
+    at::autocast::set_autocast_dtype(device_, previous_dtype_);
+  }
+  AutocastScope(const AutocastScope&) = delete;
+  AutocastScope& operator=(const AutocastScope&) = delete;
+
+ private:
+  at::DeviceType device_;
+  bool enabled_;
+  bool previous_enabled_ = false;
+  at::ScalarType previous_dtype_ = at::kFloat;
+};
+
+void to_channels_last(torch::nn::Module& model) {
+  torch::NoGradGuard no_grad;
+  for (auto& p : model.parameters()) {
+    if (p.dim() == 4) p.set_data(p.data().contiguous(at::MemoryFormat::ChannelsLast));
+  }
+  for (auto& b : model.buffers()) {
+    if (b.dim() == 4) b.set_data(b.data().contiguous(at::MemoryFormat::ChannelsLast));
+  }
+}
+
+LossScalerOptions scaler_options(const Recipe& recipe) {
+  LossScalerOptions options;
+  options.enabled = recipe.training.precision == "fp16";
+  return options;
+}
+
+}  // namespace
+
+TrainStep::TrainStep(const Recipe& recipe, at::Device device, Communicator& communicator)
+    : recipe_(recipe),
+      device_(device),
+      communicator_(communicator),
+      scaler_(scaler_options(recipe), device),
+      autocast_(recipe.training.precision != "fp32"),
+      compute_dtype_(recipe.training.precision == "fp16"   ? at::kHalf
+                     : recipe.training.precision == "bf16" ? at::kBFloat16
+                                                           : at::kFloat) {
+  torch::manual_seed(recipe.data.seed);
+  model_ = ResNet(ResNetOptions{recipe.model.arch, recipe.model.width, recipe.model.stem,
+                                recipe.model.num_classes});
+  if (recipe.model.blurpool) blurred_ = apply_blurpool(*model_);
+  if (recipe.training.channels_last) to_channels_last(*model_);
+  model_->to(device);
+  parameters_ = model_->parameters();
+  buffers_ = model_->buffers();
+  std::vector<at::Tensor> everything = parameters_;
+  everything.insert(everything.end(), buffers_.begin(), buffers_.end());
+  communicator_.broadcast(everything);
+
+  torch::optim::SGDOptions sgd(1.0);
+  sgd.momentum(recipe.training.momentum);
+  WeightDecayGroups groups =
+      weight_decay_groups(*model_, sgd, recipe.training.weight_decay, recipe.training.wd_exclude);
+  optimizer_ = std::make_unique<torch::optim::SGD>(groups.groups, sgd);
+}
+
+TrainStep::~TrainStep() = default;
+
+at::ScalarType TrainStep::input_dtype() const {
+  return device_.is_cuda() ? compute_dtype_ : at::kFloat;
+}
+
+void TrainStep::broadcast_buffers() {
+  if (communicator_.world_size() > 1) communicator_.broadcast(buffers_);
+}
+
+StepResult TrainStep::operator()(const ModelInput& input, double learning_rate) {
+  for (auto& group : optimizer_->param_groups()) {
+    static_cast<torch::optim::SGDOptions&>(group.options()).lr(learning_rate);
+  }
+  broadcast_buffers();
+  optimizer_->zero_grad(/*set_to_none=*/true);
+  at::Tensor logits, loss;
+  {
+    AutocastScope scope(device_.type(), compute_dtype_, autocast_);
+    logits = model_->forward(input.images);
+    loss = torch::nn::functional::cross_entropy(
+        logits, input.labels,
+        torch::nn::functional::CrossEntropyFuncOptions().label_smoothing(
+            recipe_.training.label_smoothing));
+  }
+  scaler_.scale(loss).backward();
+  communicator_.average_gradients(parameters_);
+  if (scaler_.unscale_and_check(parameters_)) optimizer_->step();
+  scaler_.update();
+  torch::NoGradGuard no_grad;
+  return {loss.detach(), logits.argmax(1).eq(input.labels).sum()};
+}
+
+at::Tensor TrainStep::forward_eval(const at::Tensor& images) {
+  AutocastScope scope(device_.type(), compute_dtype_, autocast_);
+  return model_->forward(images).to(torch::kFloat32);
+}
+
+}  // namespace ffcv::train
