@@ -433,7 +433,7 @@ TEST_CASE("center_crop is FFCV's truncated centred square", "[crop]") {
   }
 }
 
-TEST_CASE("center_crop rejects ratios outside (0, 1] and empty images", "[crop]") {
+TEST_CASE("center_crop rejects ratios outside 0 < r <= 1 and empty images", "[crop]") {
   CHECK_THROWS_AS(center_crop(375, 500, 1.0001), ConfigError);
   CHECK_THROWS_AS(center_crop(375, 500, 0.0), ConfigError);
   CHECK_THROWS_AS(center_crop(375, 500, -0.5), ConfigError);

@@ -32,6 +32,8 @@ struct PipelineSpec {
   std::string field;                 // source field; may feed several outputs
   std::shared_ptr<Decoder> decoder;  // null: the field's default decoder
   std::vector<std::shared_ptr<Operation>> operations;
+  // Run on the whole batch after the per-sample steps (image and label mixup).
+  std::vector<std::shared_ptr<BatchOperation>> batch_operations = {};
 };
 
 // Where batch memory comes from; the LibTorch adapter supplies pinned host memory.

@@ -1,7 +1,9 @@
 // OpRegistry: decoders and operations by name, so recipes and the CLI can list them.
 //
-// Built-in steps register themselves at start-up; a library can add its own (a recipe may load
-// a shared library of user operations, which registers them from a static initializer).
+// The global registry starts with the built-in steps; user operations come from shared
+// libraries loaded at run time (ffcv/op_library.hpp), which register into an empty registry of
+// their own that is then added to the global one whole. A name is registered once: a later
+// registration under the same name is an error, so nothing can silently replace a built-in.
 #pragma once
 
 #include <functional>
@@ -18,25 +20,46 @@ namespace ffcv {
 
 using DecoderFactory = std::function<std::shared_ptr<Decoder>(const OpParams&)>;
 using OperationFactory = std::function<std::shared_ptr<Operation>(const OpParams&)>;
+using BatchOperationFactory = std::function<std::shared_ptr<BatchOperation>(const OpParams&)>;
 
 class OpRegistry {
  public:
+  // The process-wide registry, holding the built-in steps.
   static OpRegistry& global();
 
+  // An empty registry (no built-ins), e.g. to collect what an op library registers.
+  OpRegistry() = default;
+  OpRegistry(const OpRegistry&) = delete;
+  OpRegistry& operator=(const OpRegistry&) = delete;
+
+  // Throw ConfigError when a step of the same kind already has the name.
   void register_decoder(const std::string& name, std::string summary, DecoderFactory factory);
   void register_operation(const std::string& name, std::string summary, OperationFactory factory);
+  void register_batch_operation(const std::string& name, std::string summary,
+                                BatchOperationFactory factory);
+
+  bool has_decoder(const std::string& name) const;
+  bool has_operation(const std::string& name) const;
+  bool has_batch_operation(const std::string& name) const;
+  bool empty() const;  // no step of any kind
+
+  // Adds every step of `other`, or none: throws ConfigError naming the first step whose name is
+  // already registered here.
+  void add_all(const OpRegistry& other);
 
   // Builds a step; throws ConfigError for an unknown name (suggesting the closest) or for
   // parameters the step does not take.
   std::shared_ptr<Decoder> make_decoder(const std::string& name, const OpParams& params) const;
   std::shared_ptr<Operation> make_operation(const std::string& name, const OpParams& params) const;
+  std::shared_ptr<BatchOperation> make_batch_operation(const std::string& name,
+                                                       const OpParams& params) const;
 
   // (name, summary) of every registered step, sorted by name.
   std::vector<std::pair<std::string, std::string>> decoders() const;
   std::vector<std::pair<std::string, std::string>> operations() const;
+  std::vector<std::pair<std::string, std::string>> batch_operations() const;
 
  private:
-  OpRegistry();
   template <typename Factory>
   struct Entry {
     std::string summary;
@@ -45,6 +68,7 @@ class OpRegistry {
   mutable std::mutex mutex_;
   std::map<std::string, Entry<DecoderFactory>> decoders_;
   std::map<std::string, Entry<OperationFactory>> operations_;
+  std::map<std::string, Entry<BatchOperationFactory>> batch_operations_;
 };
 
 }  // namespace ffcv

@@ -79,4 +79,31 @@ class Operation {
                      std::span<std::uint8_t> scratch, const SampleContext& context) const = 0;
 };
 
+// What a batch operation knows about the batch it is processing.
+struct BatchContext {
+  std::uint64_t epoch = 0;
+  std::uint64_t batch = 0;                   // position of the batch in its epoch
+  std::span<const std::uint64_t> indices;    // dataset indices of its samples, in order
+  std::array<std::uint32_t, 2> epoch_key{};  // from SampleContext::make_epoch_key(seed, epoch)
+
+  // The n-th uniform double in [0, 1) of (seed, epoch, batch, group). Operations that share a
+  // group draw the same numbers, so an image mixup and a label mixup of the same group pair the
+  // same samples with the same weights.
+  double uniform(std::uint32_t group, std::uint32_t n) const;
+};
+
+// A step that needs the whole batch of one output (mixup pairs each sample with another). It runs
+// once per batch, after every sample of the batch has passed its pipeline's per-sample steps, on
+// the worker that finished the batch. `input` holds batch_size samples of the input state,
+// `output` receives as many of the output state (the two never alias).
+class BatchOperation {
+ public:
+  virtual ~BatchOperation() = default;
+  virtual std::string name() const = 0;
+  // The per-sample output state for the per-sample `input` state. Throws ConfigError.
+  virtual TensorState declare(const TensorState& input) = 0;
+  virtual void apply(const std::uint8_t* input, std::uint8_t* output,
+                     const BatchContext& context) const = 0;
+};
+
 }  // namespace ffcv

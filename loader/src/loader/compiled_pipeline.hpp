@@ -14,12 +14,19 @@ struct CompiledPipeline {
   std::size_t field = 0;
   std::shared_ptr<Decoder> decoder;
   std::vector<std::shared_ptr<Operation>> operations;
-  std::vector<TensorState> states;       // states[0]: decoder output; states[k]: after op k-1
-  std::uint64_t intermediate_bytes = 0;  // largest state that is not the output
-  std::uint64_t scratch_bytes = 0;       // largest scratch of any step
-  std::uint32_t stream_base = 0;         // random stream of step s is stream_base + s
+  std::vector<std::shared_ptr<BatchOperation>> batch_operations;
+  std::vector<TensorState> states;        // states[0]: decoder output; states[k]: after op k-1
+  std::vector<TensorState> batch_states;  // [0]: states.back(); [k]: after batch op k-1
+  std::uint64_t intermediate_bytes = 0;   // largest state that is not the output
+  std::uint64_t scratch_bytes = 0;        // largest scratch of any step
+  std::uint32_t stream_base = 0;          // random stream of step s is stream_base + s
 
-  const TensorState& output_state() const { return states.back(); }
+  // What the per-sample steps write, and what the output holds after the batch operations.
+  const TensorState& sample_state() const { return states.back(); }
+  const TensorState& output_state() const {
+    return batch_states.empty() ? states.back() : batch_states.back();
+  }
+  bool has_batch_stage() const { return !batch_operations.empty(); }
 };
 
 }  // namespace ffcv

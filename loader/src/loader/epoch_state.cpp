@@ -61,12 +61,29 @@ EpochState::EpochState(std::shared_ptr<const Reader> reader,
                      ? options.num_workers
                      : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   buffers_.resize(slots_.size());
-  for (auto& slot_buffers : buffers_) {
+  staging_.resize(slots_.size());
+  spare_.resize(slots_.size());
+  const BatchAllocator host = default_allocator();
+  for (std::size_t slot = 0; slot < slots_.size(); ++slot) {
     for (const CompiledPipeline& pipeline : pipelines_) {
-      slot_buffers.push_back(
+      buffers_[slot].push_back(
           allocator_.allocate(plan_.batch_size * pipeline.output_state().byte_size()));
+      void* staging = nullptr;
+      void* spare = nullptr;
+      if (pipeline.has_batch_stage()) {
+        std::uint64_t largest = 0;  // of the batch stage's intermediate states
+        for (std::size_t k = 1; k + 1 < pipeline.batch_states.size(); ++k) {
+          largest = std::max(largest, pipeline.batch_states[k].byte_size());
+        }
+        staging = host.allocate(plan_.batch_size * pipeline.sample_state().byte_size());
+        if (largest > 0) spare = host.allocate(plan_.batch_size * largest);
+      }
+      staging_[slot].push_back(staging);
+      spare_[slot].push_back(spare);
     }
   }
+  for (const CompiledPipeline& pipeline : pipelines_)
+    has_batch_stage_ |= pipeline.has_batch_stage();
   next_item_ = batch_start(plan_.first_batch);
   claim_size_ = std::clamp<std::uint64_t>(plan_.batch_size / (4 * num_workers_), 1, 64);
   next_batch_ = plan_.first_batch;
@@ -76,6 +93,14 @@ EpochState::~EpochState() {
   stop();
   for (auto& slot_buffers : buffers_) {
     for (void* buffer : slot_buffers) allocator_.deallocate(buffer);
+  }
+  const BatchAllocator host = default_allocator();
+  for (auto* table : {&staging_, &spare_}) {
+    for (auto& slot_buffers : *table) {
+      for (void* buffer : slot_buffers) {
+        if (buffer != nullptr) host.deallocate(buffer);
+      }
+    }
   }
 }
 
@@ -121,8 +146,11 @@ void EpochState::process_sample(std::uint64_t slot, std::uint64_t position_in_ba
   const SourcePayloads payloads(*reader_, *source_);
   for (std::size_t p = 0; p < pipelines_.size(); ++p) {
     const CompiledPipeline& pipeline = pipelines_[p];
+    std::uint8_t* stage_output = pipeline.has_batch_stage()
+                                     ? static_cast<std::uint8_t*>(staging_[slot][p])
+                                     : output_data(slot, p);
     std::uint8_t* final_output =
-        output_data(slot, p) + position_in_batch * pipeline.output_state().byte_size();
+        stage_output + position_in_batch * pipeline.sample_state().byte_size();
     SampleContext context{plan_.epoch, index, pipeline.stream_base, plan_.epoch_key};
     const std::size_t steps = pipeline.operations.size();
     std::uint8_t* target = steps == 0 ? final_output : ping.data();
@@ -145,6 +173,30 @@ void EpochState::process_sample(std::uint64_t slot, std::uint64_t position_in_ba
                   "': " + error.what());
     }
   }
+}
+
+std::string EpochState::run_batch_stage(std::uint64_t slot, std::uint64_t batch) const {
+  BatchContext context{plan_.epoch, batch, batch_indices(batch), plan_.epoch_key};
+  for (std::size_t p = 0; p < pipelines_.size(); ++p) {
+    const CompiledPipeline& pipeline = pipelines_[p];
+    const std::size_t steps = pipeline.batch_operations.size();
+    const std::uint8_t* input = static_cast<const std::uint8_t*>(staging_[slot][p]);
+    for (std::size_t k = 0; k < steps; ++k) {
+      std::uint8_t* target = k + 1 == steps ? output_data(slot, p)
+                             : input == spare_[slot][p]
+                                 ? static_cast<std::uint8_t*>(staging_[slot][p])
+                                 : static_cast<std::uint8_t*>(spare_[slot][p]);
+      try {
+        pipeline.batch_operations[k]->apply(input, target, context);
+      } catch (const std::exception& error) {
+        return "epoch " + std::to_string(plan_.epoch) + ", batch " + std::to_string(batch) +
+               ", output '" + pipeline.name + "', batch step '" +
+               pipeline.batch_operations[k]->name() + "': " + error.what();
+      }
+      input = target;
+    }
+  }
+  return "";
 }
 
 void EpochState::worker_main() {
@@ -221,6 +273,14 @@ void EpochState::worker_main() {
     if (!error.empty() && slot.error.empty()) slot.error = error;
     slot.done += count;
     if (slot.done == slot.size) {
+      if (slot.error.empty() && has_batch_stage_) {
+        lock.unlock();
+        const auto batch_began = Clock::now();
+        std::string batch_error = run_batch_stage(slot_index, batch);
+        process_ns_ += nanoseconds_since(batch_began);
+        lock.lock();
+        if (!batch_error.empty()) slot.error = std::move(batch_error);
+      }
       slot.phase = Phase::kDone;
       ++batches_;
       lock.unlock();

@@ -62,6 +62,8 @@ class EpochState {
   void worker_main();
   std::uint64_t batch_start(std::uint64_t batch) const;  // first position in the order
   std::uint64_t batch_size(std::uint64_t batch) const;
+  // Runs the batch operations of every output that has them; returns an error text or "".
+  std::string run_batch_stage(std::uint64_t slot, std::uint64_t batch) const;
   void process_sample(std::uint64_t slot, std::uint64_t position_in_batch, std::uint64_t index,
                       std::vector<std::uint8_t>& ping, std::vector<std::uint8_t>& pong,
                       std::vector<std::uint8_t>& scratch) const;
@@ -74,6 +76,10 @@ class EpochState {
   int num_workers_ = 1;
   std::uint64_t claim_size_ = 1;             // samples a worker claims at once
   std::vector<std::vector<void*>> buffers_;  // [slot][output]
+  // Outputs with batch operations: the per-sample steps write into staging[slot][output]; the
+  // batch operations go from there through spare[slot][output] (ping-pong) to the output.
+  std::vector<std::vector<void*>> staging_, spare_;
+  bool has_batch_stage_ = false;
 
   mutable std::mutex mutex_;
   std::condition_variable work_changed_;   // workers wait on it

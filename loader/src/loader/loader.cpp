@@ -89,6 +89,12 @@ CompiledPipeline compile(const Reader& reader, const PipelineSpec& spec, std::ui
       pipeline.states.push_back(operation->declare(pipeline.states.back()));
       pipeline.scratch_bytes = std::max(pipeline.scratch_bytes, operation->scratch_bytes());
     }
+    pipeline.batch_operations = spec.batch_operations;
+    if (!pipeline.batch_operations.empty()) pipeline.batch_states.push_back(pipeline.states.back());
+    for (const auto& operation : pipeline.batch_operations) {
+      if (!operation) throw ConfigError("a batch operation is null");
+      pipeline.batch_states.push_back(operation->declare(pipeline.batch_states.back()));
+    }
   } catch (const ConfigError& error) {
     throw ConfigError(where + error.what());
   }
@@ -96,7 +102,9 @@ CompiledPipeline compile(const Reader& reader, const PipelineSpec& spec, std::ui
     pipeline.intermediate_bytes =
         std::max(pipeline.intermediate_bytes, pipeline.states[s].byte_size());
   }
-  for (const TensorState& state : pipeline.states) {
+  std::vector<TensorState> all_states = pipeline.states;
+  all_states.insert(all_states.end(), pipeline.batch_states.begin(), pipeline.batch_states.end());
+  for (const TensorState& state : all_states) {
     if (state.device != Device::kCpu) {
       throw ConfigError(where + "GPU stages are not available in this build's CPU loader");
     }

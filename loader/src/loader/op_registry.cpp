@@ -6,23 +6,80 @@ namespace ffcv {
 
 void register_builtin_steps(OpRegistry& registry);  // ops/builtin_steps.cpp
 
-OpRegistry::OpRegistry() { register_builtin_steps(*this); }
+namespace {
+
+struct BuiltinRegistry : OpRegistry {
+  BuiltinRegistry() { register_builtin_steps(*this); }
+};
+
+template <typename Map, typename Factory>
+void insert_new(Map& map, const std::string& kind, const std::string& name, std::string summary,
+                Factory factory) {
+  if (map.contains(name)) throw ConfigError(kind + " '" + name + "' is already registered");
+  map[name] = {std::move(summary), std::move(factory)};
+}
+
+template <typename Map>
+void check_new(const Map& ours, const Map& theirs, const std::string& kind) {
+  for (const auto& [name, entry] : theirs) {
+    if (ours.contains(name)) throw ConfigError(kind + " '" + name + "' is already registered");
+  }
+}
+
+}  // namespace
 
 OpRegistry& OpRegistry::global() {
-  static OpRegistry registry;
+  static BuiltinRegistry registry;
   return registry;
 }
 
 void OpRegistry::register_decoder(const std::string& name, std::string summary,
                                   DecoderFactory factory) {
   std::lock_guard lock(mutex_);
-  decoders_[name] = {std::move(summary), std::move(factory)};
+  insert_new(decoders_, "decoder", name, std::move(summary), std::move(factory));
 }
 
 void OpRegistry::register_operation(const std::string& name, std::string summary,
                                     OperationFactory factory) {
   std::lock_guard lock(mutex_);
-  operations_[name] = {std::move(summary), std::move(factory)};
+  insert_new(operations_, "operation", name, std::move(summary), std::move(factory));
+}
+
+void OpRegistry::register_batch_operation(const std::string& name, std::string summary,
+                                          BatchOperationFactory factory) {
+  std::lock_guard lock(mutex_);
+  insert_new(batch_operations_, "batch operation", name, std::move(summary), std::move(factory));
+}
+
+bool OpRegistry::has_decoder(const std::string& name) const {
+  std::lock_guard lock(mutex_);
+  return decoders_.contains(name);
+}
+
+bool OpRegistry::has_operation(const std::string& name) const {
+  std::lock_guard lock(mutex_);
+  return operations_.contains(name);
+}
+
+bool OpRegistry::has_batch_operation(const std::string& name) const {
+  std::lock_guard lock(mutex_);
+  return batch_operations_.contains(name);
+}
+
+bool OpRegistry::empty() const {
+  std::lock_guard lock(mutex_);
+  return decoders_.empty() && operations_.empty() && batch_operations_.empty();
+}
+
+void OpRegistry::add_all(const OpRegistry& other) {
+  if (&other == this) return;
+  std::scoped_lock lock(mutex_, other.mutex_);
+  check_new(decoders_, other.decoders_, "decoder");
+  check_new(operations_, other.operations_, "operation");
+  check_new(batch_operations_, other.batch_operations_, "batch operation");
+  decoders_.insert(other.decoders_.begin(), other.decoders_.end());
+  operations_.insert(other.operations_.begin(), other.operations_.end());
+  batch_operations_.insert(other.batch_operations_.begin(), other.batch_operations_.end());
 }
 
 namespace {
@@ -60,6 +117,17 @@ std::shared_ptr<Operation> OpRegistry::make_operation(const std::string& name,
                                                       const OpParams& params) const {
   std::lock_guard lock(mutex_);
   return build(operations_, "operation", name, params);
+}
+
+std::shared_ptr<BatchOperation> OpRegistry::make_batch_operation(const std::string& name,
+                                                                 const OpParams& params) const {
+  std::lock_guard lock(mutex_);
+  return build(batch_operations_, "batch operation", name, params);
+}
+
+std::vector<std::pair<std::string, std::string>> OpRegistry::batch_operations() const {
+  std::lock_guard lock(mutex_);
+  return list(batch_operations_);
 }
 
 std::vector<std::pair<std::string, std::string>> OpRegistry::decoders() const {

@@ -22,4 +22,14 @@ double SampleContext::uniform(std::uint32_t n) const {
   return static_cast<double>(random_u64(n) >> 11) * 0x1.0p-53;
 }
 
+double BatchContext::uniform(std::uint32_t group, std::uint32_t n) const {
+  // A domain of counters apart from the per-sample ones (their 4th word is a step's stream).
+  constexpr std::uint32_t kBatchTag = 0x62617463;  // "batc"
+  const auto words = philox4x32({static_cast<std::uint32_t>(batch),
+                                 static_cast<std::uint32_t>(batch >> 32) ^ kBatchTag, n, group},
+                                {epoch_key[0] ^ kBatchTag, epoch_key[1]});
+  const std::uint64_t bits = (std::uint64_t{words[0]} << 32) | words[1];
+  return static_cast<double>(bits >> 11) * 0x1.0p-53;
+}
+
 }  // namespace ffcv

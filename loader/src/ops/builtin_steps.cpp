@@ -48,6 +48,15 @@ void register_builtin_steps(OpRegistry& registry) {
   registry.register_operation("random_saturation",
                               "blend with each pixel's gray level, factor as brightness",
                               make_random_saturation);
+  registry.register_batch_operation(
+      "image_mixup", "mix each uint8 image with the previous one of its batch, Beta(alpha, alpha)",
+      make_image_mixup);
+  registry.register_batch_operation(
+      "label_mixup", "int64 label -> float32 (label, previous label, lambda), as image_mixup",
+      make_label_mixup);
+  registry.register_batch_operation(
+      "mixup_to_one_hot", "label_mixup rows -> float32 [num_classes] mixed one-hot targets",
+      make_mixup_to_one_hot);
   registry.register_operation("replace_label", "set the int64 label to `label` for `indices`",
                               make_replace_label);
 }

@@ -50,19 +50,32 @@ class Normalize final : public Operation {
   void apply(const std::uint8_t* input, std::uint8_t* output, std::span<std::uint8_t>,
              const SampleContext&) const override {
     if (dtype_.itemsize == 4) {
-      auto* out = reinterpret_cast<float*>(output);
-      for (std::uint64_t i = 0; i < elements_; ++i) {
-        out[i] = table32_[(i % channels_) * 256 + input[i]];
-      }
+      lookup(input, reinterpret_cast<float*>(output), table32_.data());
     } else {
-      auto* out = reinterpret_cast<std::uint16_t*>(output);
-      for (std::uint64_t i = 0; i < elements_; ++i) {
-        out[i] = table16_[(i % channels_) * 256 + input[i]];
-      }
+      lookup(input, reinterpret_cast<std::uint16_t*>(output), table16_.data());
     }
   }
 
  private:
+  // Pixel by pixel, channel by channel: no division per element (a modulo per element made this
+  // ~14x slower than a flip).
+  template <typename T>
+  void lookup(const std::uint8_t* input, T* out, const T* table) const {
+    const std::uint64_t pixels = elements_ / channels_;
+    if (channels_ == 3) {
+      const T *t0 = table, *t1 = table + 256, *t2 = table + 512;
+      for (std::uint64_t p = 0; p < pixels; ++p, input += 3, out += 3) {
+        out[0] = t0[input[0]];
+        out[1] = t1[input[1]];
+        out[2] = t2[input[2]];
+      }
+      return;
+    }
+    for (std::uint64_t p = 0; p < pixels; ++p) {
+      for (std::size_t c = 0; c < channels_; ++c) *out++ = table[c * 256 + *input++];
+    }
+  }
+
   std::vector<double> mean_, std_;
   DType dtype_;
   std::size_t channels_ = 0;
