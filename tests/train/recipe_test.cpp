@@ -314,7 +314,7 @@ TEST_CASE("recipe_to_toml writes every key and reads back equal", "[recipe]") {
 
 TEST_CASE("recipe_keys lists every key once", "[recipe]") {
   const std::vector<std::string> keys = recipe_keys();
-  CHECK(keys.size() == 56);
+  CHECK(keys.size() == 60);
   CHECK(keys.front() == "data.train");
   CHECK(keys.back() == "checkpoint.resume");
   std::vector<std::string> sorted = keys;
@@ -343,6 +343,34 @@ TEST_CASE("closest_name suggests within the distance only", "[recipe]") {
   CHECK(closest_name("bach_size", names) == "batch_size");
   CHECK(closest_name("zzzzzz", names).empty());
   CHECK(closest_name("ecophs", names, 1).empty());
+}
+
+TEST_CASE("lists of strings: op libraries and extra operations", "[recipe]") {
+  TempDir dir;
+  const std::string text =
+      "[data]\ntrain = \"t\"\nval = \"v\"\nop_libraries = [\"lib/a.so\"]\n"
+      "[augment]\noperations = [\"swap_channels:order=[2,1,0]\", \"cutout:size=4\"]\n"
+      "mixup_alpha = 0.2\n";
+  const Recipe recipe = load_recipe(write_recipe(dir, text, "lists.toml"));
+  CHECK(recipe.data.op_libraries == std::vector<std::string>{"lib/a.so"});
+  CHECK(recipe.augment.operations ==
+        std::vector<std::string>{"swap_channels:order=[2,1,0]", "cutout:size=4"});
+  CHECK(recipe.augment.mixup_alpha == 0.2);
+  Recipe again = load_recipe(write_recipe(dir, recipe_to_toml(recipe), "again.toml"));
+  CHECK(again.augment == recipe.augment);
+  CHECK(again.data == recipe.data);
+  CHECK_THROWS_WITH(load_recipe(write_recipe(dir, "[data]\ntrain = \"t\"\nval = \"v\"\n"
+                                                  "op_libraries = [1]\n",
+                                             "bad.toml")),
+                    Catch::Contains("data.op_libraries[0] must be a string"));
+  CHECK_THROWS_WITH(
+      load_recipe(write_recipe(dir, "[data]\ntrain = \"t\"\nval = \"v\"\n", "ok.toml"),
+                  {"augment.operations=[\"flip\", \"\"]"}),
+      Catch::Contains("must not be empty"));
+  CHECK_THROWS_WITH(
+      load_recipe(write_recipe(dir, "[data]\ntrain = \"t\"\nval = \"v\"\n", "ok.toml"),
+                  {"augment.mixup_alpha=-1"}),
+      Catch::Contains("augment.mixup_alpha must be >= 0"));
 }
 
 }  // namespace ffcv::train

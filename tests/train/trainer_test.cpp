@@ -14,6 +14,8 @@
 #include "ffcv/train/resnet.hpp"
 #include "ffcv/train/run_log.hpp"
 #include "ffcv/train/schedules.hpp"
+#include "ffcv/train/distributed.hpp"
+#include "ffcv/train/train_step.hpp"
 #include "ffcv/train/trainer.hpp"
 #include "tiny_dataset.hpp"
 
@@ -284,4 +286,57 @@ TEST_CASE("mixed precision on the CPU: bf16 autocast, fp16 with loss scaling", "
       CHECK(scale == 1);
     }
   }
+}
+
+TEST_CASE("mixup and user operations from a library in a recipe", "[trainer]") {
+  test::TempDir dir;
+  Recipe recipe = test::tiny_recipe(dir);
+  recipe.training.epochs = 3;
+  recipe.augment.mixup_alpha = 0.4;
+  recipe.data.op_libraries = {FFCV_EXAMPLE_OPS_PATH};
+  recipe.augment.operations = {"swap_channels:order=[2,1,0]"};
+  RunOptions options;
+  options.quiet = true;
+  options.run_dir = dir.file("run");
+  const RunSummary summary = run_training(recipe, options);
+  CHECK(summary.finished);
+  CHECK(summary.val_top1 > 0.8);  // brightness survives both mixing and swapping channels
+  const Recipe saved = load_recipe(dir.file("run/recipe.toml"));
+  CHECK(saved.augment == recipe.augment);
+  CHECK(saved.data.op_libraries == recipe.data.op_libraries);
+
+  recipe.augment.operations = {"swap_chanels"};
+  CHECK_THROWS_WITH(run_training(recipe, options),
+                    Catch::Contains("augment.operations") && Catch::Contains("swap_chanels"));
+}
+
+TEST_CASE("the mixup loss weighs both labels' cross-entropies", "[trainer]") {
+  const InputNormalizer normalize({0, 0, 0}, {64, 64, 64}, at::Device(at::kCPU), at::kFloat,
+                                  false);
+  const at::Tensor rows = torch::tensor({2.0f, 0.0f, 0.25f, 1.0f, 1.0f, 0.5f}).view({2, 3});
+  torch::manual_seed(4);
+  const ModelInput input = normalize(torch::randint(0, 256, {2, 8, 8, 3}, torch::kUInt8), rows);
+  CHECK(torch::equal(input.labels, torch::tensor({2, 1}, torch::kInt64)));
+  CHECK(torch::equal(input.partner_labels, torch::tensor({0, 1}, torch::kInt64)));
+  CHECK(torch::allclose(input.mix_weights, torch::tensor({0.25f, 0.5f})));
+
+  Recipe recipe;
+  recipe.model = {"resnet18", 0.125, "small", false, 3};
+  recipe.training.label_smoothing = 0.1;
+  Communicator communicator(RankInfo{}, "gloo");
+  TrainStep step(recipe, at::Device(at::kCPU), communicator);
+  at::Tensor log_p;
+  {
+    torch::NoGradGuard no_grad;
+    log_p = torch::log_softmax(step.model()->forward(input.images), 1).to(torch::kFloat64);
+  }
+  // (1 - e) * nll + e * mean(-log p), for each label, mixed by the weight.
+  const auto smoothed = [&](int i, std::int64_t label) {
+    return 0.9 * -log_p[i][label].item<double>() + 0.1 * -log_p[i].mean().item<double>();
+  };
+  const double expected =
+      (0.25 * smoothed(0, 2) + 0.75 * smoothed(0, 0) + 0.5 * smoothed(1, 1) + 0.5 * smoothed(1, 1)) /
+      2;
+  const StepResult result = step(input, 0.0);
+  CHECK(result.loss.item<double>() == Approx(expected).epsilon(1e-5));
 }

@@ -26,11 +26,5 @@ LoaderOptions loader_options(const Arguments& args);
 std::vector<PipelineSpec> field_pipelines(const Arguments& args);
 
 // One --op value: NAME or NAME:key=value,key=value. A value is a list of numbers in brackets
-// ([2,1,0]), true or false, an integer, a number, or else a string. Throws UsageError.
-struct OpSpec {
-  std::string name;
-  OpParams params;
-};
-OpSpec parse_op_spec(const std::string& text);
 
 }  // namespace ffcv::tools

@@ -24,7 +24,14 @@ ModelInput InputNormalizer::operator()(const at::Tensor& images, const at::Tenso
   x = channels_last_ ? x.contiguous(at::MemoryFormat::ChannelsLast) : x.contiguous();
   ModelInput input;
   input.images = x;
-  input.labels = labels.to(device_, /*non_blocking=*/true).reshape({-1}).to(torch::kInt64);
+  const at::Tensor on_device = labels.to(device_, /*non_blocking=*/true);
+  if (on_device.dim() == 2 && on_device.size(1) == 3 && on_device.is_floating_point()) {
+    input.labels = on_device.select(1, 0).to(torch::kInt64);
+    input.partner_labels = on_device.select(1, 1).to(torch::kInt64);
+    input.mix_weights = on_device.select(1, 2).to(torch::kFloat32);
+  } else {
+    input.labels = on_device.reshape({-1}).to(torch::kInt64);
+  }
   return input;
 }
 

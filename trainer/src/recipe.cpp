@@ -83,10 +83,14 @@ void for_each_field(R& r, Visit&& visit) {
   visit("data", "std", r.data.std, above(0));
   visit("data", "interpolation", r.data.interpolation, one_of({"area", "linear"}));
   visit("data", "fast_dct", r.data.fast_dct, any());
+  visit("data", "op_libraries", r.data.op_libraries, non_empty());
 
   visit("augment", "scale", r.augment.scale, ordered(between(0, 1, true)));
   visit("augment", "ratio", r.augment.ratio, ordered(above(0)));
   visit("augment", "flip", r.augment.flip, any());
+  visit("augment", "operations", r.augment.operations, non_empty());
+  visit("augment", "mixup_alpha", r.augment.mixup_alpha, at_least(0));
+  visit("augment", "mixup_same_lambda", r.augment.mixup_same_lambda, any());
 
   visit("model", "arch", r.model.arch, one_of({"resnet18", "resnet50"}));
   visit("model", "width", r.model.width, above(0));
@@ -253,6 +257,11 @@ std::string toml_text(int value) { return std::to_string(value); }
 std::string toml_text(std::uint64_t value) { return std::to_string(value); }
 std::string toml_text(double value) { return toml_float(value); }
 std::string toml_text(bool value) { return value ? "true" : "false"; }
+std::string toml_text(const std::vector<std::string>& values) {
+  std::string text = "[";
+  for (std::size_t i = 0; i < values.size(); ++i) text += (i ? ", " : "") + toml_string(values[i]);
+  return text + "]";
+}
 template <std::size_t N>
 std::string toml_text(const std::array<double, N>& values) {
   std::string text = "[";
@@ -370,6 +379,24 @@ void read_value(const toml::node& node, std::uint64_t& out, const Site& site,
   const std::int64_t value = read_integer(node, site, name);
   if (value < 0) fail(site, node, name + " must be >= 0, got " + std::to_string(value));
   out = static_cast<std::uint64_t>(value);
+}
+
+// A list of strings; `non_empty` applies to each of them.
+void read_value(const toml::node& node, std::vector<std::string>& out, const Site& site,
+                const std::string& name, const Rule& rule) {
+  const auto* array = node.as_array();
+  if (array == nullptr) wrong_type(site, node, name, "an array of strings");
+  std::vector<std::string> values;
+  for (std::size_t i = 0; i < array->size(); ++i) {
+    const toml::node& element = *array->get(i);
+    const auto* text = element.as_string();
+    if (text == nullptr) wrong_type(site, element, name + "[" + std::to_string(i) + "]", "a string");
+    if (rule.non_empty && text->get().empty()) {
+      fail(site, element, name + "[" + std::to_string(i) + "] must not be empty");
+    }
+    values.push_back(text->get());
+  }
+  out = std::move(values);
 }
 
 // Integers are accepted where floats are expected (TOML `lr = 2`), not the reverse.

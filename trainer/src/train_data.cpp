@@ -4,6 +4,7 @@
 
 #include "ffcv/errors.hpp"
 #include "ffcv/fields/scalar_fields.hpp"
+#include "ffcv/op_library.hpp"
 #include "ffcv/op_registry.hpp"
 #include "ffcv/reader.hpp"
 
@@ -60,6 +61,7 @@ std::vector<PipelineSpec> pipelines(const Recipe& recipe, std::shared_ptr<Decode
 
 TrainData::TrainData(const Recipe& recipe, ShardSpec shard, int initial_resolution,
                      std::optional<BatchAllocator> allocator) {
+  for (const std::string& library : recipe.data.op_libraries) load_op_library(library);
   OpParams train_crop = crop_params(recipe, initial_resolution);
   train_crop.set("scale", std::vector<double>{recipe.augment.scale[0], recipe.augment.scale[1]});
   train_crop.set("ratio", std::vector<double>{recipe.augment.ratio[0], recipe.augment.ratio[1]});
@@ -68,6 +70,14 @@ TrainData::TrainData(const Recipe& recipe, ShardSpec shard, int initial_resoluti
   if (recipe.augment.flip) {
     augment.push_back(OpRegistry::global().make_operation("random_horizontal_flip", {}));
   }
+  for (const std::string& text : recipe.augment.operations) {
+    try {
+      const OpSpec spec = parse_op_spec(text);
+      augment.push_back(OpRegistry::global().make_operation(spec.name, spec.params));
+    } catch (const ConfigError& error) {
+      throw ConfigError("augment.operations: " + std::string(error.what()));
+    }
+  }
   LoaderOptions train_options =
       base_options(recipe, shard, static_cast<std::uint64_t>(recipe.training.batch_size));
   train_options.order.kind = parse_order_kind(recipe.data.order);
@@ -75,8 +85,17 @@ TrainData::TrainData(const Recipe& recipe, ShardSpec shard, int initial_resoluti
   train_options.os_cache = recipe.data.os_cache;
   train_options.drop_last = true;
   train_options.allocator = allocator;
-  train_ = std::make_unique<Loader>(recipe.data.train, pipelines(recipe, crop_, std::move(augment)),
-                                    train_options);
+  std::vector<PipelineSpec> train_pipelines = pipelines(recipe, crop_, std::move(augment));
+  if (recipe.augment.mixup_alpha > 0) {
+    // Image and label mixups of one group draw the same partners and weights.
+    const OpParams mixup({{"alpha", recipe.augment.mixup_alpha},
+                          {"same_lambda", recipe.augment.mixup_same_lambda}});
+    train_pipelines[0].batch_operations = {
+        OpRegistry::global().make_batch_operation("image_mixup", mixup)};
+    train_pipelines[1].batch_operations = {
+        OpRegistry::global().make_batch_operation("label_mixup", mixup)};
+  }
+  train_ = std::make_unique<Loader>(recipe.data.train, std::move(train_pipelines), train_options);
   check_fields(*train_, recipe);
 
   OpParams val_crop = crop_params(recipe, recipe.validation.resolution);

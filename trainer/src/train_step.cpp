@@ -103,10 +103,19 @@ StepResult TrainStep::operator()(const ModelInput& input, double learning_rate) 
   {
     AutocastScope scope(device_.type(), compute_dtype_, autocast_);
     logits = model_->forward(input.images);
-    loss = torch::nn::functional::cross_entropy(
-        logits, input.labels,
-        torch::nn::functional::CrossEntropyFuncOptions().label_smoothing(
-            recipe_.training.label_smoothing));
+    namespace F = torch::nn::functional;
+    const double smoothing = recipe_.training.label_smoothing;
+    if (input.mix_weights.defined()) {
+      // Mixup: w * CE(label) + (1 - w) * CE(partner's label), per sample, then the mean.
+      const auto per_sample =
+          F::CrossEntropyFuncOptions().label_smoothing(smoothing).reduction(torch::kNone);
+      const at::Tensor own = F::cross_entropy(logits, input.labels, per_sample);
+      const at::Tensor partner = F::cross_entropy(logits, input.partner_labels, per_sample);
+      loss = (input.mix_weights * own + (1 - input.mix_weights) * partner).mean();
+    } else {
+      loss = F::cross_entropy(logits, input.labels,
+                              F::CrossEntropyFuncOptions().label_smoothing(smoothing));
+    }
   }
   scaler_.scale(loss).backward();
   communicator_.average_gradients(parameters_);

@@ -43,4 +43,15 @@ class OpParams {
   mutable std::set<std::string> used_;
 };
 
+// A step named with its parameters in one line of text, as the CLI (--op) and recipes give it:
+//   NAME[:key=value,key=value,...]
+// Values are integers, numbers, true/false, [number, ...] lists or strings. ConfigError names
+// the text for a missing name, a pair that is not key=value, a key given twice or a list item
+// that is not a number.
+struct OpSpec {
+  std::string name;
+  OpParams params;
+};
+OpSpec parse_op_spec(const std::string& text);
+
 }  // namespace ffcv

@@ -1,5 +1,9 @@
 #include "ffcv/op_params.hpp"
 
+#include <charconv>
+#include <set>
+#include <sstream>
+
 #include "ffcv/errors.hpp"
 
 namespace ffcv {
@@ -90,6 +94,83 @@ void OpParams::check_all_used(const std::string& step) const {
   for (const std::string& key : used_) known += (known.empty() ? "" : ", ") + key;
   throw ConfigError(step + " does not take parameter " + unknown +
                     (known.empty() ? " (it takes none)" : " (it takes: " + known + ")"));
+}
+
+namespace {
+
+// `text` whole as an integer or a number; false when it is something else.
+bool parse_number(const std::string& text, ParamValue& value) {
+  const char* end = text.data() + text.size();
+  std::int64_t integer = 0;
+  auto [int_end, int_error] = std::from_chars(text.data(), end, integer);
+  if (int_error == std::errc() && int_end == end) {
+    value = integer;
+    return true;
+  }
+  double number = 0;
+  auto [double_end, double_error] = std::from_chars(text.data(), end, number);
+  if (double_error == std::errc() && double_end == end) {
+    value = number;
+    return true;
+  }
+  return false;
+}
+
+ParamValue parse_param_value(const std::string& option, const std::string& key,
+                             const std::string& text) {
+  ParamValue value;
+  if (text.size() >= 2 && text.front() == '[' && text.back() == ']') {
+    std::vector<double> list;
+    std::stringstream items(text.substr(1, text.size() - 2));
+    std::string item;
+    while (std::getline(items, item, ',')) {
+      item.erase(0, item.find_first_not_of(' '));
+      item.erase(item.find_last_not_of(' ') + 1);
+      ParamValue number;
+      if (!parse_number(item, number)) {
+        throw ConfigError(option + ": '" + key + "' lists '" + item + "', not a number");
+      }
+      list.push_back(std::holds_alternative<double>(number)
+                         ? std::get<double>(number)
+                         : static_cast<double>(std::get<std::int64_t>(number)));
+    }
+    return list;
+  }
+  if (text == "true" || text == "false") return text == "true";
+  if (parse_number(text, value)) return value;
+  return text;
+}
+
+}  // namespace
+
+OpSpec parse_op_spec(const std::string& text) {
+  const std::string option = "'" + text + "'";
+  const std::size_t colon = text.find(':');
+  OpSpec spec{text.substr(0, colon), {}};
+  if (spec.name.empty()) throw ConfigError(option + ": no operation name");
+  if (colon == std::string::npos) return spec;
+  // key=value pairs separated by commas outside brackets.
+  std::vector<std::string> pairs(1);
+  int depth = 0;
+  for (const char c : text.substr(colon + 1)) {
+    depth += c == '[' ? 1 : c == ']' ? -1 : 0;
+    if (c == ',' && depth == 0) {
+      pairs.emplace_back();
+    } else {
+      pairs.back() += c;
+    }
+  }
+  std::set<std::string> keys;
+  for (const std::string& pair : pairs) {
+    const std::size_t equals = pair.find('=');
+    if (equals == std::string::npos || equals == 0) {
+      throw ConfigError(option + ": '" + pair + "' is not key=value");
+    }
+    const std::string key = pair.substr(0, equals);
+    if (!keys.insert(key).second) throw ConfigError(option + ": '" + key + "' given twice");
+    spec.params.set(key, parse_param_value(option, key, pair.substr(equals + 1)));
+  }
+  return spec;
 }
 
 }  // namespace ffcv

@@ -16,6 +16,9 @@ namespace ffcv::train {
 struct ModelInput {
   at::Tensor images;  // [N, 3, H, W], normalised, `dtype`
   at::Tensor labels;  // [N], int64
+  // With mixup: each sample's partner label and its own weight (float32 [N]); else undefined.
+  at::Tensor partner_labels;
+  at::Tensor mix_weights;
 };
 
 class InputNormalizer {
@@ -23,7 +26,8 @@ class InputNormalizer {
   InputNormalizer(std::array<double, 3> mean, std::array<double, 3> std, at::Device device,
                   at::ScalarType dtype, bool channels_last);
 
-  // `images` uint8 [N, H, W, 3] and `labels` int64 [N, 1] or [N], on any device.
+  // `images` uint8 [N, H, W, 3] and `labels` int64 [N, 1] or [N], or label_mixup's float32
+  // [N, 3] rows (label, partner's label, weight), on any device.
   ModelInput operator()(const at::Tensor& images, const at::Tensor& labels) const;
 
  private:

@@ -38,6 +38,10 @@ struct DataConfig {
   std::string interpolation = "area";  // crop resize kernel: area | linear
   bool fast_dct = true;                // libjpeg-turbo's fast (less exact) inverse DCT
 
+  // Shared libraries of user operations (ffcv/op_library.hpp), loaded before the pipelines are
+  // built, so `augment.operations` can name their steps.
+  std::vector<std::string> op_libraries;
+
   bool operator==(const DataConfig&) const = default;
 };
 
@@ -46,6 +50,11 @@ struct AugmentConfig {
   std::array<double, 2> scale = {0.08, 1.0};                 // crop area / image area
   std::array<double, 2> ratio = {0.75, 1.3333333333333333};  // crop aspect ratio (w/h)
   bool flip = true;                                          // horizontal flip with p = 0.5
+  // More per-sample image operations after the flip, each "NAME[:key=value,...]".
+  std::vector<std::string> operations;
+  // Mixup (FFCV's ImageMixup + LabelMixup): weight ~ Beta(alpha, alpha); 0 turns it off.
+  double mixup_alpha = 0.0;
+  bool mixup_same_lambda = false;  // one weight per batch instead of one per sample
 
   bool operator==(const AugmentConfig&) const = default;
 };

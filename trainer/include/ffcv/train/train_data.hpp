@@ -2,13 +2,15 @@
 // [augment] sections, FFCV's ImageNet pipelines:
 //
 //   train  image: random_resized_crop(resolution, scale, ratio) -> random_horizontal_flip
-//          label: int
+//                 -> augment.operations -> [image_mixup]
+//          label: int -> [label_mixup: float32 (label, partner's label, weight)]
 //          order from data.order, drop_last, sharded by rank
 //   val    image: center_crop(validation.resolution, crop_ratio)
 //          label: int
 //          sequential, keep the last partial batch, sharded by rank
 //
-// Both produce uint8 [N, H, W, 3] images and int64 [N, 1] labels; normalisation and the layout
+// Both produce uint8 [N, H, W, 3] images and int64 [N, 1] labels (float32 [N, 3] with mixup);
+// data.op_libraries are loaded first. Normalisation and the layout
 // change happen on the training device (see batch_input.hpp), as FFCV does them on the GPU.
 // Progressive resizing changes the train crop's output size between epochs.
 #pragma once
