@@ -359,8 +359,9 @@ TEST_CASE("lists of strings: op libraries and extra operations", "[recipe]") {
   Recipe again = load_recipe(write_recipe(dir, recipe_to_toml(recipe), "again.toml"));
   CHECK(again.augment == recipe.augment);
   CHECK(again.data == recipe.data);
-  CHECK_THROWS_WITH(load_recipe(write_recipe(dir, "[data]\ntrain = \"t\"\nval = \"v\"\n"
-                                                  "op_libraries = [1]\n",
+  CHECK_THROWS_WITH(load_recipe(write_recipe(dir,
+                                             "[data]\ntrain = \"t\"\nval = \"v\"\n"
+                                             "op_libraries = [1]\n",
                                              "bad.toml")),
                     Catch::Contains("data.op_libraries[0] must be a string"));
   CHECK_THROWS_WITH(

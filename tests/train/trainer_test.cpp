@@ -9,12 +9,12 @@
 #include "ffcv/errors.hpp"
 #include "ffcv/train/batch_input.hpp"
 #include "ffcv/train/checkpoint.hpp"
+#include "ffcv/train/distributed.hpp"
 #include "ffcv/train/evaluate.hpp"
 #include "ffcv/train/loss_scaler.hpp"
 #include "ffcv/train/resnet.hpp"
 #include "ffcv/train/run_log.hpp"
 #include "ffcv/train/schedules.hpp"
-#include "ffcv/train/distributed.hpp"
 #include "ffcv/train/train_step.hpp"
 #include "ffcv/train/trainer.hpp"
 #include "tiny_dataset.hpp"
@@ -311,8 +311,7 @@ TEST_CASE("mixup and user operations from a library in a recipe", "[trainer]") {
 }
 
 TEST_CASE("the mixup loss weighs both labels' cross-entropies", "[trainer]") {
-  const InputNormalizer normalize({0, 0, 0}, {64, 64, 64}, at::Device(at::kCPU), at::kFloat,
-                                  false);
+  const InputNormalizer normalize({0, 0, 0}, {64, 64, 64}, at::Device(at::kCPU), at::kFloat, false);
   const at::Tensor rows = torch::tensor({2.0f, 0.0f, 0.25f, 1.0f, 1.0f, 0.5f}).view({2, 3});
   torch::manual_seed(4);
   const ModelInput input = normalize(torch::randint(0, 256, {2, 8, 8, 3}, torch::kUInt8), rows);
@@ -334,9 +333,9 @@ TEST_CASE("the mixup loss weighs both labels' cross-entropies", "[trainer]") {
   const auto smoothed = [&](int i, std::int64_t label) {
     return 0.9 * -log_p[i][label].item<double>() + 0.1 * -log_p[i].mean().item<double>();
   };
-  const double expected =
-      (0.25 * smoothed(0, 2) + 0.75 * smoothed(0, 0) + 0.5 * smoothed(1, 1) + 0.5 * smoothed(1, 1)) /
-      2;
+  const double expected = (0.25 * smoothed(0, 2) + 0.75 * smoothed(0, 0) + 0.5 * smoothed(1, 1) +
+                           0.5 * smoothed(1, 1)) /
+                          2;
   const StepResult result = step(input, 0.0);
   CHECK(result.loss.item<double>() == Approx(expected).epsilon(1e-5));
 }

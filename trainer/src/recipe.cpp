@@ -390,7 +390,8 @@ void read_value(const toml::node& node, std::vector<std::string>& out, const Sit
   for (std::size_t i = 0; i < array->size(); ++i) {
     const toml::node& element = *array->get(i);
     const auto* text = element.as_string();
-    if (text == nullptr) wrong_type(site, element, name + "[" + std::to_string(i) + "]", "a string");
+    if (text == nullptr)
+      wrong_type(site, element, name + "[" + std::to_string(i) + "]", "a string");
     if (rule.non_empty && text->get().empty()) {
       fail(site, element, name + "[" + std::to_string(i) + "] must not be empty");
     }

@@ -27,13 +27,17 @@ torch::nn::AnyModule register_conv(torch::nn::Module& owner, const std::string& 
   return torch::nn::AnyModule(owner.register_module(name, std::move(conv)));
 }
 
-void replace_slot(torch::nn::Module& owner, const std::string& name, torch::nn::AnyModule& slot,
-                  torch::nn::AnyModule replacement) {
-  owner.replace_module(name, replacement.ptr());
-  slot = std::move(replacement);
-}
-
-[[noreturn]] void no_such_conv(const torch::nn::Module& owner, const std::string& name) {
+// Replaces the conv registered as `name` and the slot forward() calls it through; `slots` lists
+// the owner's (name, slot) pairs.
+void replace_named_conv(torch::nn::Module& owner, const std::string& name,
+                        std::initializer_list<std::pair<const char*, torch::nn::AnyModule*>> slots,
+                        torch::nn::AnyModule replacement) {
+  for (const auto& [slot_name, slot] : slots) {
+    if (name != slot_name) continue;
+    owner.replace_module(name, replacement.ptr());
+    *slot = std::move(replacement);
+    return;
+  }
   throw ConfigError("replace_conv: " + owner.name() + " calls no convolution named '" + name + "'");
 }
 
@@ -47,8 +51,7 @@ class DownsampleImpl : public torch::nn::Module, public ConvSlots {
   torch::Tensor forward(const torch::Tensor& x) { return bn_(conv_.forward(x)); }
 
   void replace_conv(const std::string& name, torch::nn::AnyModule replacement) override {
-    if (name != "0") no_such_conv(*this, name);
-    replace_slot(*this, name, conv_, std::move(replacement));
+    replace_named_conv(*this, name, {{"0", &conv_}}, std::move(replacement));
   }
 
  private:
@@ -79,13 +82,8 @@ class BasicBlockImpl : public torch::nn::Module, public ConvSlots {
   }
 
   void replace_conv(const std::string& name, torch::nn::AnyModule replacement) override {
-    if (name == "conv1") {
-      replace_slot(*this, name, conv1_, std::move(replacement));
-    } else if (name == "conv2") {
-      replace_slot(*this, name, conv2_, std::move(replacement));
-    } else {
-      no_such_conv(*this, name);
-    }
+    replace_named_conv(*this, name, {{"conv1", &conv1_}, {"conv2", &conv2_}},
+                       std::move(replacement));
   }
 
  private:
@@ -123,15 +121,8 @@ class BottleneckImpl : public torch::nn::Module, public ConvSlots {
   }
 
   void replace_conv(const std::string& name, torch::nn::AnyModule replacement) override {
-    if (name == "conv1") {
-      replace_slot(*this, name, conv1_, std::move(replacement));
-    } else if (name == "conv2") {
-      replace_slot(*this, name, conv2_, std::move(replacement));
-    } else if (name == "conv3") {
-      replace_slot(*this, name, conv3_, std::move(replacement));
-    } else {
-      no_such_conv(*this, name);
-    }
+    replace_named_conv(*this, name, {{"conv1", &conv1_}, {"conv2", &conv2_}, {"conv3", &conv3_}},
+                       std::move(replacement));
   }
 
  private:
@@ -212,8 +203,7 @@ torch::Tensor ResNetImpl::forward(const torch::Tensor& x) {
 }
 
 void ResNetImpl::replace_conv(const std::string& name, torch::nn::AnyModule replacement) {
-  if (name != "conv1") no_such_conv(*this, name);
-  replace_slot(*this, name, conv1_, std::move(replacement));
+  replace_named_conv(*this, name, {{"conv1", &conv1_}}, std::move(replacement));
 }
 
 std::int64_t parameter_count(const torch::nn::Module& module) {

@@ -88,8 +88,8 @@ TrainData::TrainData(const Recipe& recipe, ShardSpec shard, int initial_resoluti
   std::vector<PipelineSpec> train_pipelines = pipelines(recipe, crop_, std::move(augment));
   if (recipe.augment.mixup_alpha > 0) {
     // Image and label mixups of one group draw the same partners and weights.
-    const OpParams mixup({{"alpha", recipe.augment.mixup_alpha},
-                          {"same_lambda", recipe.augment.mixup_same_lambda}});
+    const OpParams mixup(
+        {{"alpha", recipe.augment.mixup_alpha}, {"same_lambda", recipe.augment.mixup_same_lambda}});
     train_pipelines[0].batch_operations = {
         OpRegistry::global().make_batch_operation("image_mixup", mixup)};
     train_pipelines[1].batch_operations = {
