@@ -187,3 +187,50 @@ TEST_CASE("replace_label rewrites the listed samples only", "[ops]") {
   CHECK(load_le<std::int64_t>(
             run_op("replace_label", params, state, label, context_for(4)).output.data()) == 7);
 }
+
+TEST_CASE("poison blends the mask into listed samples only, clamped and truncated", "[ops]") {
+  const auto image = test_image(2, 3);
+  std::vector<double> mask(2 * 3 * 3);
+  for (std::size_t i = 0; i < mask.size(); ++i) mask[i] = 250.0 - 10.0 * i;
+  std::vector<double> alpha{0.0, 0.25, 0.5, 0.75, 1.0, 0.1};  // one per pixel
+  const OpParams params({{"mask", mask},
+                         {"alpha", alpha},
+                         {"indices", std::vector<double>{7, 3}},
+                         {"clamp", std::vector<double>{20, 200}}});
+  const Run poisoned = run_op("poison", params, image_state(2, 3), image, context_for(3));
+  for (std::size_t k = 0; k < image.size(); ++k) {
+    const double a = alpha[k / 3];
+    const double blended = std::clamp(image[k] * (1 - a) + mask[k] * a, 20.0, 200.0);
+    CHECK(poisoned.output[k] == static_cast<std::uint8_t>(blended));
+  }
+  const Run clean = run_op("poison", params, image_state(2, 3), image, context_for(4));
+  CHECK(clean.output == image);
+  // One alpha for every pixel.
+  const OpParams uniform({{"mask", mask}, {"alpha", 0.5}, {"indices", std::vector<double>{3}}});
+  const Run half = run_op("poison", uniform, image_state(2, 3), image, context_for(3));
+  CHECK(half.output[4] == static_cast<std::uint8_t>(image[4] * 0.5 + mask[4] * 0.5));
+  // The mask must match the image.
+  CHECK_THROWS_WITH(run_op("poison", uniform, image_state(3, 3), test_image(3, 3), {}),
+                    Catch::Contains("mask has 18 values"));
+  CHECK_THROWS_AS(
+      run_op("poison",
+             OpParams({{"mask", mask}, {"alpha", 2.0}, {"indices", std::vector<double>{}}}),
+             image_state(2, 3), image, {}),
+      ConfigError);
+}
+
+TEST_CASE("squeeze drops size-1 dimensions and keeps the bytes", "[ops]") {
+  const TensorState label{DType::parse("<i8"), {1}};
+  std::vector<std::uint8_t> bytes(8);
+  bytes[0] = 42;
+  const Run all = run_op("squeeze", {}, label, bytes, {});
+  CHECK(all.out_state.shape.empty());
+  CHECK(all.output == bytes);
+  const TensorState padded{DType::parse("|u1"), {1, 4, 1}};
+  const Run some = run_op("squeeze", OpParams({{"dims", std::vector<double>{2}}}), padded,
+                          std::vector<std::uint8_t>{1, 2, 3, 4}, {});
+  CHECK(some.out_state.shape == std::vector<std::uint64_t>{1, 4});
+  CHECK_THROWS_WITH(run_op("squeeze", OpParams({{"dims", std::vector<double>{1}}}), padded,
+                           std::vector<std::uint8_t>{1, 2, 3, 4}, {}),
+                    Catch::Contains("has size 4, not 1"));
+}

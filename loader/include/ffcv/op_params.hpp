@@ -29,6 +29,8 @@ class OpParams {
   double get_double(const std::string& key, double fallback) const;
   std::string get_string(const std::string& key, const std::string& fallback) const;
   std::vector<double> get_list(const std::string& key, const std::vector<double>& fallback) const;
+  // Whether `key` is given as a list (for parameters that take a number or a list).
+  bool is_list(const std::string& key) const;
   // The same, for parameters without a default (ConfigError when absent).
   std::int64_t require_int(const std::string& key) const;
   double require_double(const std::string& key) const;

@@ -69,6 +69,11 @@ std::vector<double> OpParams::get_list(const std::string& key,
   wrong_type(key, *value, "a list of numbers");
 }
 
+bool OpParams::is_list(const std::string& key) const {
+  const ParamValue* value = find(key);
+  return value != nullptr && std::holds_alternative<std::vector<double>>(*value);
+}
+
 std::int64_t OpParams::require_int(const std::string& key) const {
   if (values_.count(key) == 0) throw ConfigError("parameter '" + key + "' is required");
   return get_int(key, 0);

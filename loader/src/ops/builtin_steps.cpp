@@ -57,6 +57,10 @@ void register_builtin_steps(OpRegistry& registry) {
   registry.register_batch_operation(
       "mixup_to_one_hot", "label_mixup rows -> float32 [num_classes] mixed one-hot targets",
       make_mixup_to_one_hot);
+  registry.register_operation(
+      "poison", "blend `mask` into the images of `indices` with weight `alpha`, clamped",
+      make_poison);
+  registry.register_operation("squeeze", "drop size-1 dimensions (all, or `dims`)", make_squeeze);
   registry.register_operation("replace_label", "set the int64 label to `label` for `indices`",
                               make_replace_label);
 }

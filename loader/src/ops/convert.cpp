@@ -10,6 +10,7 @@
 #include "ffcv/errors.hpp"
 #include "ffcv/little_endian.hpp"
 #include "half_float.hpp"
+#include "index_set.hpp"
 #include "ops.hpp"
 
 namespace ffcv {
@@ -122,15 +123,8 @@ class Convert final : public Operation {
 
 class ReplaceLabel final : public Operation {
  public:
-  ReplaceLabel(std::vector<double> indices, std::int64_t label) : label_(label) {
-    for (const double index : indices) {
-      if (index < 0 || index != std::floor(index)) {
-        throw ConfigError("replace_label: indices must be non-negative integers");
-      }
-      indices_.push_back(static_cast<std::uint64_t>(index));
-    }
-    std::sort(indices_.begin(), indices_.end());
-  }
+  ReplaceLabel(const std::vector<double>& indices, std::int64_t label)
+      : indices_(indices, "replace_label"), label_(label) {}
   std::string name() const override { return "replace_label"; }
   TensorState declare(const TensorState& input) override {
     if (input.dtype.kind != 'i' || input.dtype.itemsize != 8 || input.element_count() != 1) {
@@ -140,7 +134,7 @@ class ReplaceLabel final : public Operation {
   }
   void apply(const std::uint8_t* input, std::uint8_t* output, std::span<std::uint8_t>,
              const SampleContext& context) const override {
-    if (std::binary_search(indices_.begin(), indices_.end(), context.index)) {
+    if (indices_.contains(context.index)) {
       store_le(output, label_);
     } else {
       std::memcpy(output, input, 8);
@@ -148,7 +142,7 @@ class ReplaceLabel final : public Operation {
   }
 
  private:
-  std::vector<std::uint64_t> indices_;
+  IndexSet indices_;
   std::int64_t label_;
 };
 
