@@ -131,3 +131,88 @@ TEST_CASE("crop decoder parameters are checked", "[crop]") {
                                                  {"interpolation", std::string("cubic")}})),
                     Catch::Contains("cubic"));
 }
+
+namespace {
+
+// Every view of random_resized_crops against OpenCV's area resize of its window in the whole
+// stored image; with `flip`, the reference is mirrored when the view's flip draw says so.
+void compare_views(const std::string& path, bool flip, double min_psnr, int max_abs_diff) {
+  constexpr int kViews = 3, kSize = 48;
+  LoaderOptions options;
+  options.batch_size = 8;
+  options.order.seed = 9;
+  const OpParams params({{"size", std::int64_t{kSize}},
+                         {"views", std::int64_t{kViews}},
+                         {"scale", std::vector<double>{0.2, 1.0}},
+                         {"flip", flip}});
+  Loader loader(
+      path,
+      {{"image", "image", OpRegistry::global().make_decoder("random_resized_crops", params), {}}},
+      options);
+  REQUIRE(loader.outputs()[0].second.shape == std::vector<std::uint64_t>{kViews, kSize, kSize, 3});
+  const Reader& reader = loader.reader();
+  auto it = loader.epoch(2);
+  int flipped = 0, views_seen = 0;
+  while (auto batch = it.next()) {
+    const BatchTensor images = batch->output("image");
+    for (std::uint64_t k = 0; k < batch->size(); ++k) {
+      const std::uint64_t index = batch->indices()[k];
+      const RgbImage stored = std::get<RgbImage>(reader.decode(index, 0));
+      SampleContext context;
+      context.epoch = 2;
+      context.index = index;
+      context.stream = 0;
+      context.epoch_key = SampleContext::make_epoch_key(9, 2);
+      for (int v = 0; v < kViews; ++v) {
+        const std::uint32_t base = static_cast<std::uint32_t>(v) * 64;
+        const CropWindow window =
+            random_resized_crop(stored.height, stored.width, {0.2, 1.0}, {0.75, 4.0 / 3.0},
+                                [&](std::uint32_t n) { return context.uniform(base + n); });
+        RgbImage expected = reference_crop(stored, window, kSize);
+        if (flip && context.uniform(base + 63) < 0.5) {
+          ++flipped;
+          for (int y = 0; y < kSize; ++y) {
+            for (int x = 0; x < kSize / 2; ++x) {
+              for (int c = 0; c < 3; ++c) {
+                std::swap(expected.pixels[(y * kSize + x) * 3 + c],
+                          expected.pixels[(y * kSize + kSize - 1 - x) * 3 + c]);
+              }
+            }
+          }
+        }
+        const std::uint8_t* view = images.data + (k * kViews + v) * kSize * kSize * 3;
+        const RgbImage got{kSize, kSize, std::vector<std::uint8_t>(view, view + kSize * kSize * 3)};
+        INFO("sample " << index << " view " << v);
+        CHECK(test::psnr(got, expected) >= min_psnr);
+        int worst = 0;
+        for (std::size_t i = 0; i < got.pixels.size(); ++i) {
+          worst = std::max(worst, std::abs(int(got.pixels[i]) - int(expected.pixels[i])));
+        }
+        CHECK(worst <= max_abs_diff);
+        ++views_seen;
+      }
+    }
+  }
+  CHECK(views_seen == 40 * kViews);
+  if (flip) {
+    CHECK(flipped > 20);  // about half of 120
+    CHECK(flipped < 100);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("multi-view crops: one decode, every view equals its own crop of the image",
+          "[crop][loader]") {
+  test::TempDir dir;
+  // Raw: the same windows and filter as OpenCV, so only rounding differs.
+  compare_views(write_images(dir, ImageWriteMode::kRaw), false, 45.0, 1);
+  compare_views(write_images(dir, ImageWriteMode::kRaw), true, 45.0, 1);
+  // JPEG: the union of the windows is decoded once at a reduced DCT scale (see the
+  // single-view test for the 30 dB bound).
+  compare_views(write_images(dir, ImageWriteMode::kJpg), true, 30.0, 40);
+  CHECK_THROWS_AS(OpRegistry::global().make_decoder(
+                      "random_resized_crops",
+                      OpParams({{"size", std::int64_t{8}}, {"views", std::int64_t{0}}})),
+                  ConfigError);
+}

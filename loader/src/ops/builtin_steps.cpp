@@ -22,6 +22,10 @@ void register_builtin_steps(OpRegistry& registry) {
       "RGBImage -> uint8 [size, size, 3]: torchvision's random crop (`scale`, `ratio`), window "
       "decode at reduced DCT scale, `interpolation` area|linear",
       make_random_resized_crop);
+  registry.register_decoder(
+      "random_resized_crops",
+      "RGBImage -> uint8 [views, size, size, 3]: several random-resized crops of one decode",
+      make_random_resized_crops);
   registry.register_decoder("center_crop",
                             "RGBImage -> uint8 [size, size, 3]: centred square of `ratio` "
                             "(224/256) x the short side, resized",

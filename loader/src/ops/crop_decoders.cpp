@@ -147,6 +147,147 @@ class CenterCropDecoder final : public ResizedCropDecoder {
   double ratio_;
 };
 
+// random_resized_crops: `views` random-resized crops of one image, decoded once. The JPEG is
+// decoded over the union of the views' windows, at the smallest DCT scale that still gives
+// every view at least the output size, and each view is resized from that one decode; raw
+// images are resized straight from the page. View v draws its window from the sample's keyed
+// numbers v*64, v*64+1, ... (a window takes at most 40), and with `flip` it is mirrored when
+// draw v*64+63 is below 0.5. Output: uint8 [views, height, width, 3].
+class MultiViewCropDecoder final : public ResizableDecoder {
+ public:
+  static constexpr std::uint32_t kDrawsPerView = 64;
+
+  MultiViewCropDecoder(CropDecoderOptions options, int views, std::array<double, 2> scale,
+                       std::array<double, 2> ratio, bool flip)
+      : options_(options), views_(views), scale_(scale), ratio_(ratio), flip_(flip) {
+    if (views_ < 1 || views_ > 64) throw ConfigError("random_resized_crops: views must be 1..64");
+    validate_random_crop_params(scale_, ratio_, "random_resized_crops");
+  }
+  std::string name() const override { return "random_resized_crops"; }
+  void set_output_size(int height, int width) override {
+    check_output_size(height, width, name());
+    options_.out_height = height;
+    options_.out_width = width;
+  }
+  int output_height() const override { return options_.out_height; }
+  int output_width() const override { return options_.out_width; }
+
+  TensorState declare(const Reader& reader, std::size_t field) override {
+    if (dynamic_cast<const RgbImageField*>(reader.fields().at(field).field.get()) == nullptr) {
+      throw ConfigError(name() + " decoder needs an RGBImage field, '" +
+                        reader.fields()[field].name + "' is " +
+                        reader.fields()[field].field->type_name());
+    }
+    return {DType::parse("|u1"),
+            {static_cast<std::uint64_t>(views_), static_cast<std::uint64_t>(options_.out_height),
+             static_cast<std::uint64_t>(options_.out_width), 3}};
+  }
+
+  // The window of view `view` of a sample, as decode() draws it.
+  static CropWindow view_window(int height, int width, std::array<double, 2> scale,
+                                std::array<double, 2> ratio, const SampleContext& context,
+                                int view) {
+    const std::uint32_t base = static_cast<std::uint32_t>(view) * kDrawsPerView;
+    return random_resized_crop(height, width, scale, ratio,
+                               [&](std::uint32_t n) { return context.uniform(base + n); });
+  }
+
+  void decode(const std::uint8_t* column, const PayloadReader& payloads, std::uint8_t* out,
+              std::span<std::uint8_t>, const SampleContext& context) const override {
+    thread_local std::vector<std::uint8_t> decoded;
+    thread_local std::vector<std::uint8_t> resize_scratch;
+    thread_local std::vector<CropWindow> windows;
+    const ImageMetadata image = ImageMetadata::load(column);
+    DecodedWindow region;  // the union window's decode (JPEG samples)
+    windows.resize(static_cast<std::size_t>(views_));
+    int left = image.width, top = image.height, right = 0, bottom = 0;
+    int narrowest = image.width, lowest = image.height;
+    for (int v = 0; v < views_; ++v) {
+      const CropWindow w = view_window(image.height, image.width, scale_, ratio_, context, v);
+      windows[static_cast<std::size_t>(v)] = w;
+      left = std::min(left, w.left);
+      top = std::min(top, w.top);
+      right = std::max(right, w.left + w.width);
+      bottom = std::max(bottom, w.top + w.height);
+      narrowest = std::min(narrowest, w.width);
+      lowest = std::min(lowest, w.height);
+    }
+    const std::size_t view_bytes = std::size_t(options_.out_height) * options_.out_width * 3;
+    for (int v = 0; v < views_; ++v) {
+      const CropWindow& w = windows[static_cast<std::size_t>(v)];
+      ResizeSource source;
+      if (image.mode == StoredImageMode::kRaw) {
+        const std::uint64_t bytes = std::uint64_t{image.width} * image.height * 3;
+        source = {payloads.payload(image.data_ptr, bytes).data(),
+                  image.width,
+                  image.height,
+                  std::size_t{image.width} * 3,
+                  double(w.left),
+                  double(w.top),
+                  double(w.width),
+                  double(w.height)};
+      } else {
+        if (v == 0) {
+          region =
+              decode_union(payloads, image, top, left, bottom, right, narrowest, lowest, decoded);
+        }
+        const double sx = region.crop_w / (right - left), sy = region.crop_h / (bottom - top);
+        source = {decoded.data(),
+                  region.width,
+                  region.height,
+                  std::size_t(region.width) * 3,
+                  region.crop_x + (w.left - left) * sx,
+                  region.crop_y + (w.top - top) * sy,
+                  w.width * sx,
+                  w.height * sy};
+      }
+      std::uint8_t* target = out + std::size_t(v) * view_bytes;
+      resize_rgb(source, target, options_.out_width, options_.out_height, options_.interpolation,
+                 resize_scratch);
+      if (flip_ && context.uniform(std::uint32_t(v) * kDrawsPerView + kDrawsPerView - 1) < 0.5) {
+        mirror_rows(target);
+      }
+    }
+  }
+
+ private:
+  // Decodes the union window once, at a scale that leaves every view at least the output size.
+  DecodedWindow decode_union(const PayloadReader& payloads, const ImageMetadata& image, int top,
+                             int left, int bottom, int right, int narrowest, int lowest,
+                             std::vector<std::uint8_t>& decoded) const {
+    JpegWindowRequest request;
+    request.top = top;
+    request.left = left;
+    request.height = bottom - top;
+    request.width = right - left;
+    const auto needed = [](int out, int span, int smallest) {
+      return static_cast<int>(
+          std::min<double>(span, std::ceil(double(out) * span / std::max(1, smallest))));
+    };
+    request.min_out_width =
+        options_.dct_scaling ? needed(options_.out_width, request.width, narrowest) : request.width;
+    request.min_out_height =
+        options_.dct_scaling ? needed(options_.out_height, request.height, lowest) : request.height;
+    request.fast_dct = options_.fast_dct;
+    return decode_jpeg_window(payloads.payload(image.data_ptr), request, decoded);
+  }
+
+  void mirror_rows(std::uint8_t* view) const {
+    const int w = options_.out_width;
+    for (int y = 0; y < options_.out_height; ++y) {
+      std::uint8_t* row = view + std::size_t(y) * w * 3;
+      for (int a = 0, b = w - 1; a < b; ++a, --b) {
+        for (int c = 0; c < 3; ++c) std::swap(row[a * 3 + c], row[b * 3 + c]);
+      }
+    }
+  }
+
+  CropDecoderOptions options_;
+  int views_;
+  std::array<double, 2> scale_, ratio_;
+  bool flip_;
+};
+
 std::array<double, 2> pair(const OpParams& params, const std::string& key,
                            std::array<double, 2> fallback) {
   const std::vector<double> values = params.get_list(key, {fallback[0], fallback[1]});
@@ -160,6 +301,13 @@ std::shared_ptr<Decoder> make_random_resized_crop(const OpParams& params) {
   const CropDecoderOptions options = read_common(params, "random_resized_crop");
   return std::make_shared<RandomResizedCropDecoder>(options, pair(params, "scale", {0.08, 1.0}),
                                                     pair(params, "ratio", {3.0 / 4.0, 4.0 / 3.0}));
+}
+
+std::shared_ptr<Decoder> make_random_resized_crops(const OpParams& params) {
+  const CropDecoderOptions options = read_common(params, "random_resized_crops");
+  return std::make_shared<MultiViewCropDecoder>(
+      options, static_cast<int>(params.get_int("views", 2)), pair(params, "scale", {0.08, 1.0}),
+      pair(params, "ratio", {3.0 / 4.0, 4.0 / 3.0}), params.get_bool("flip", false));
 }
 
 std::shared_ptr<Decoder> make_center_crop(const OpParams& params) {
