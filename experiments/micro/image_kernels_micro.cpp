@@ -276,17 +276,16 @@ class ReaderPayloads final : public PayloadReader {
   const Reader& reader_;
 };
 
-void BM_RandomResizedCrop(benchmark::State& state) {
+// Runs `decoder` on stored sample 0 of `field`, `calls` times per item with a new crop each
+// call; items/s are samples/s.
+void run_crop_decoder(benchmark::State& state, const std::shared_ptr<Decoder>& decoder,
+                      std::size_t field, int calls, const std::string& label) {
   const CropFixture& fixture = crop_fixture();
   if (!fixture.error.empty()) {
     state.SkipWithError(fixture.error.c_str());
     return;
   }
   const Reader& reader = *fixture.reader;
-  const std::size_t field = static_cast<std::size_t>(state.range(0));
-  const std::int64_t size = state.range(1);
-  const auto decoder =
-      OpRegistry::global().make_decoder("random_resized_crop", OpParams().set("size", size));
   const TensorState output = decoder->declare(reader, field);
   std::vector<std::uint8_t> out(output.byte_size());
   std::vector<std::uint8_t> scratch(decoder->scratch_bytes());
@@ -295,15 +294,40 @@ void BM_RandomResizedCrop(benchmark::State& state) {
   SampleContext context;
   context.epoch_key = SampleContext::make_epoch_key(0, 0);
   for (auto _ : state) {
-    decoder->decode(column, payloads, out.data(), scratch, context);
-    ++context.index;  // a new crop every call
+    for (int call = 0; call < calls; ++call) {
+      decoder->decode(column, payloads, out.data(), scratch, context);
+      ++context.index;  // a new crop every call
+    }
     benchmark::DoNotOptimize(out.data());
     benchmark::ClobberMemory();
   }
   state.SetItemsProcessed(state.iterations());
   const ImageMetadata stored = ImageMetadata::load(column);
   state.SetLabel(reader.fields()[field].name + " " + std::to_string(stored.width) + "x" +
-                 std::to_string(stored.height) + " -> " + std::to_string(size));
+                 std::to_string(stored.height) + " -> " + label);
+}
+
+void BM_RandomResizedCrop(benchmark::State& state) {
+  const std::int64_t size = state.range(1);
+  run_crop_decoder(
+      state, OpRegistry::global().make_decoder("random_resized_crop", OpParams().set("size", size)),
+      static_cast<std::size_t>(state.range(0)), 1, std::to_string(size));
+}
+
+// Multi-view: V crops of 160 px per sample, as V separate random_resized_crop decodes (arg 0) or
+// as one random_resized_crops decode of the union window (arg 1).
+void BM_CropViews(benchmark::State& state) {
+  const std::int64_t views = state.range(0);
+  const bool shared = state.range(1) == 1;
+  const auto decoder = shared
+                           ? OpRegistry::global().make_decoder(
+                                 "random_resized_crops",
+                                 OpParams().set("size", std::int64_t{160}).set("views", views))
+                           : OpRegistry::global().make_decoder(
+                                 "random_resized_crop", OpParams().set("size", std::int64_t{160}));
+  run_crop_decoder(
+      state, decoder, 0, shared ? 1 : static_cast<int>(views),
+      std::to_string(views) + " x 160, " + (shared ? "one decode" : "one decode each"));
 }
 
 }  // namespace
@@ -314,5 +338,6 @@ BENCHMARK(BM_WholeDecodeScaled)->ArgsProduct({{0, 1}, {1, 2, 4, 8}})->Unit(bench
 BENCHMARK(BM_FlipOp)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_NormalizeOp)->Arg(32)->Arg(16)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_RandomResizedCrop)->ArgsProduct({{0, 1}, {160, 224}})->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_CropViews)->ArgsProduct({{2, 4}, {0, 1}})->Unit(benchmark::kMicrosecond);
 
 BENCHMARK_MAIN();
