@@ -13,6 +13,7 @@
 
 #include "ffcv/closest_name.hpp"
 #include "ffcv/errors.hpp"
+#include "ffcv/json_text.hpp"
 
 namespace ffcv::train {
 namespace {
@@ -214,43 +215,8 @@ std::string toml_float(double value) {
   return text;
 }
 
-std::string toml_string(std::string_view text) {
-  std::string out = "\"";
-  for (const char c : text) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\b':
-        out += "\\b";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\f':
-        out += "\\f";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
-          char escaped[8];
-          std::snprintf(escaped, sizeof escaped, "\\u%04x", static_cast<unsigned>(c));
-          out += escaped;
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out + "\"";
-}
+// JSON's string escapes are TOML basic-string escapes too.
+std::string toml_string(std::string_view text) { return json_quote(text); }
 
 std::string toml_text(const std::string& value) { return toml_string(value); }
 std::string toml_text(int value) { return std::to_string(value); }

@@ -6,7 +6,8 @@
 
 namespace ffcv {
 
-// `text` as a JSON string literal, with quotes, escapes and \u00XX for control characters.
+// `text` as a JSON string literal, with quotes, escapes and \u00XX for control characters and
+// DEL. The result is also a valid TOML basic string (TOML accepts the same escapes).
 std::string json_quote(std::string_view text);
 
 }  // namespace ffcv

@@ -48,9 +48,11 @@ CropDecoderOptions read_common(const OpParams& params, const std::string& name) 
   return options;
 }
 
-class ResizedCropDecoder : public ResizableDecoder {
+// What the crop decoders share: their options, a resizable output size, the field check and
+// the resize source of a window of a raw image.
+class CropDecoderBase : public ResizableDecoder {
  public:
-  explicit ResizedCropDecoder(CropDecoderOptions options) : options_(options) {}
+  explicit CropDecoderBase(CropDecoderOptions options) : options_(options) {}
 
   void set_output_size(int height, int width) override {
     check_output_size(height, width, name());
@@ -60,15 +62,43 @@ class ResizedCropDecoder : public ResizableDecoder {
   int output_height() const override { return options_.out_height; }
   int output_width() const override { return options_.out_width; }
 
-  TensorState declare(const Reader& reader, std::size_t field) override {
+ protected:
+  // The output state with `views` leading views (0: none).
+  TensorState declare_images(const Reader& reader, std::size_t field, int views) const {
     if (dynamic_cast<const RgbImageField*>(reader.fields().at(field).field.get()) == nullptr) {
       throw ConfigError(name() + " decoder needs an RGBImage field, '" +
                         reader.fields()[field].name + "' is " +
                         reader.fields()[field].field->type_name());
     }
-    return {DType::parse("|u1"),
-            {static_cast<std::uint64_t>(options_.out_height),
-             static_cast<std::uint64_t>(options_.out_width), 3}};
+    TensorState state{DType::parse("|u1"),
+                      {static_cast<std::uint64_t>(options_.out_height),
+                       static_cast<std::uint64_t>(options_.out_width), 3}};
+    if (views > 0) state.shape.insert(state.shape.begin(), static_cast<std::uint64_t>(views));
+    return state;
+  }
+
+  static ResizeSource raw_source(const ImageMetadata& image, const PayloadReader& payloads,
+                                 const CropWindow& window) {
+    const std::uint64_t bytes = std::uint64_t{image.width} * image.height * 3;
+    return {payloads.payload(image.data_ptr, bytes).data(),
+            image.width,
+            image.height,
+            std::size_t{image.width} * 3,
+            double(window.left),
+            double(window.top),
+            double(window.width),
+            double(window.height)};
+  }
+
+  CropDecoderOptions options_;
+};
+
+class ResizedCropDecoder : public CropDecoderBase {
+ public:
+  using CropDecoderBase::CropDecoderBase;
+
+  TensorState declare(const Reader& reader, std::size_t field) override {
+    return declare_images(reader, field, 0);
   }
 
   void decode(const std::uint8_t* column, const PayloadReader& payloads, std::uint8_t* out,
@@ -79,15 +109,7 @@ class ResizedCropDecoder : public ResizableDecoder {
     const CropWindow window = choose_window(image.height, image.width, context);
     ResizeSource source;
     if (image.mode == StoredImageMode::kRaw) {
-      const std::uint64_t bytes = std::uint64_t{image.width} * image.height * 3;
-      source = {payloads.payload(image.data_ptr, bytes).data(),
-                image.width,
-                image.height,
-                std::size_t{image.width} * 3,
-                double(window.left),
-                double(window.top),
-                double(window.width),
-                double(window.height)};
+      source = raw_source(image, payloads, window);
     } else {
       JpegWindowRequest request;
       request.top = window.top;
@@ -108,7 +130,6 @@ class ResizedCropDecoder : public ResizableDecoder {
 
  protected:
   virtual CropWindow choose_window(int height, int width, const SampleContext& context) const = 0;
-  CropDecoderOptions options_;
 };
 
 class RandomResizedCropDecoder final : public ResizedCropDecoder {
@@ -153,34 +174,19 @@ class CenterCropDecoder final : public ResizedCropDecoder {
 // images are resized straight from the page. View v draws its window from the sample's keyed
 // numbers v*64, v*64+1, ... (a window takes at most 40), and with `flip` it is mirrored when
 // draw v*64+63 is below 0.5. Output: uint8 [views, height, width, 3].
-class MultiViewCropDecoder final : public ResizableDecoder {
+class MultiViewCropDecoder final : public CropDecoderBase {
  public:
   static constexpr std::uint32_t kDrawsPerView = 64;
 
   MultiViewCropDecoder(CropDecoderOptions options, int views, std::array<double, 2> scale,
                        std::array<double, 2> ratio, bool flip)
-      : options_(options), views_(views), scale_(scale), ratio_(ratio), flip_(flip) {
+      : CropDecoderBase(options), views_(views), scale_(scale), ratio_(ratio), flip_(flip) {
     if (views_ < 1 || views_ > 64) throw ConfigError("random_resized_crops: views must be 1..64");
     validate_random_crop_params(scale_, ratio_, "random_resized_crops");
   }
   std::string name() const override { return "random_resized_crops"; }
-  void set_output_size(int height, int width) override {
-    check_output_size(height, width, name());
-    options_.out_height = height;
-    options_.out_width = width;
-  }
-  int output_height() const override { return options_.out_height; }
-  int output_width() const override { return options_.out_width; }
-
   TensorState declare(const Reader& reader, std::size_t field) override {
-    if (dynamic_cast<const RgbImageField*>(reader.fields().at(field).field.get()) == nullptr) {
-      throw ConfigError(name() + " decoder needs an RGBImage field, '" +
-                        reader.fields()[field].name + "' is " +
-                        reader.fields()[field].field->type_name());
-    }
-    return {DType::parse("|u1"),
-            {static_cast<std::uint64_t>(views_), static_cast<std::uint64_t>(options_.out_height),
-             static_cast<std::uint64_t>(options_.out_width), 3}};
+    return declare_images(reader, field, views_);
   }
 
   // The window of view `view` of a sample, as decode() draws it.
@@ -217,15 +223,7 @@ class MultiViewCropDecoder final : public ResizableDecoder {
       const CropWindow& w = windows[static_cast<std::size_t>(v)];
       ResizeSource source;
       if (image.mode == StoredImageMode::kRaw) {
-        const std::uint64_t bytes = std::uint64_t{image.width} * image.height * 3;
-        source = {payloads.payload(image.data_ptr, bytes).data(),
-                  image.width,
-                  image.height,
-                  std::size_t{image.width} * 3,
-                  double(w.left),
-                  double(w.top),
-                  double(w.width),
-                  double(w.height)};
+        source = raw_source(image, payloads, w);
       } else {
         if (v == 0) {
           region =
@@ -282,7 +280,6 @@ class MultiViewCropDecoder final : public ResizableDecoder {
     }
   }
 
-  CropDecoderOptions options_;
   int views_;
   std::array<double, 2> scale_, ratio_;
   bool flip_;
