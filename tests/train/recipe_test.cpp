@@ -345,6 +345,15 @@ TEST_CASE("closest_name suggests within the distance only", "[recipe]") {
   CHECK(closest_name("ecophs", names, 1).empty());
 }
 
+TEST_CASE("a triangular peak after the last epoch is refused", "[recipe]") {
+  TempDir dir;
+  const std::string path = write_recipe(dir, "[data]\ntrain = \"t\"\nval = \"v\"\n", "p.toml");
+  CHECK_THROWS_WITH(load_recipe(path, {"training.epochs=1"}),
+                    Catch::Contains("lr.peak_epoch (2) must be <= training.epochs (1)"));
+  CHECK(load_recipe(path, {"training.epochs=1", "lr.peak_epoch=0.5"}).lr.peak_epoch == 0.5);
+  CHECK(load_recipe(path, {"training.epochs=1", "lr.schedule=step"}).training.epochs == 1);
+}
+
 TEST_CASE("lists of strings: op libraries and extra operations", "[recipe]") {
   TempDir dir;
   const std::string text =

@@ -524,6 +524,13 @@ void check_consistency(const Recipe& recipe, const std::string& path) {
                       ") must be >= resolution.start_ramp (" + std::to_string(res.start_ramp) +
                       ")");
   }
+  // The triangle's knots [0, peak, epochs] must rise, or the schedule has no meaning (numpy's
+  // interp would return garbage; a short run would train at a learning rate near 0).
+  if (recipe.lr.schedule == "triangular" && recipe.lr.peak_epoch > recipe.training.epochs) {
+    throw ConfigError(prefix + "lr.peak_epoch (" + format_number(recipe.lr.peak_epoch) +
+                      ") must be <= training.epochs (" + std::to_string(recipe.training.epochs) +
+                      "); for a short run lower it too, e.g. --set lr.peak_epoch=0.5");
+  }
 }
 
 std::string read_text(const std::string& path) {
