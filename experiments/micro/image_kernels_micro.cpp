@@ -78,6 +78,14 @@ const LoadedJpeg& load_jpeg(std::size_t which) {
   return loaded[which];
 }
 
+// The JPEG of the benchmark's first argument, or null after marking the benchmark skipped.
+const LoadedJpeg* jpeg_or_skip(benchmark::State& state) {
+  const LoadedJpeg& jpeg = load_jpeg(static_cast<std::size_t>(state.range(0)));
+  if (jpeg.error.empty()) return &jpeg;
+  state.SkipWithError(jpeg.error.c_str());
+  return nullptr;
+}
+
 // The centred window of ~35% of the frame's area (each side scaled by sqrt(0.35)).
 JpegWindowRequest centred_window(const JpegInfo& info) {
   const double side = std::sqrt(0.35);
@@ -96,11 +104,9 @@ std::string scale_text(int scale_num) {
 void BM_WindowDecode(benchmark::State& state) {
   const std::size_t which = static_cast<std::size_t>(state.range(0));
   const int scale_num = static_cast<int>(state.range(1));
-  const LoadedJpeg& jpeg = load_jpeg(which);
-  if (!jpeg.error.empty()) {
-    state.SkipWithError(jpeg.error.c_str());
-    return;
-  }
+  const LoadedJpeg* loaded = jpeg_or_skip(state);
+  if (loaded == nullptr) return;
+  const LoadedJpeg& jpeg = *loaded;
   JpegWindowRequest request = centred_window(jpeg.info);
   // The window's size at scale M/8, rounded down: reached at M/8 and not at the next smaller one.
   request.min_out_width = request.width * scale_num / kDctScaleDenominator;
@@ -126,11 +132,9 @@ void BM_WindowDecode(benchmark::State& state) {
 
 void BM_WholeDecodeInto(benchmark::State& state) {
   const std::size_t which = static_cast<std::size_t>(state.range(0));
-  const LoadedJpeg& jpeg = load_jpeg(which);
-  if (!jpeg.error.empty()) {
-    state.SkipWithError(jpeg.error.c_str());
-    return;
-  }
+  const LoadedJpeg* loaded = jpeg_or_skip(state);
+  if (loaded == nullptr) return;
+  const LoadedJpeg& jpeg = *loaded;
   const int width = jpeg.info.width, height = jpeg.info.height;
   std::vector<std::uint8_t> out(static_cast<std::size_t>(width) * height * 3);
   for (auto _ : state) {
@@ -146,11 +150,9 @@ void BM_WholeDecodeInto(benchmark::State& state) {
 void BM_WholeDecodeScaled(benchmark::State& state) {
   const std::size_t which = static_cast<std::size_t>(state.range(0));
   const int scale_num = static_cast<int>(state.range(1));
-  const LoadedJpeg& jpeg = load_jpeg(which);
-  if (!jpeg.error.empty()) {
-    state.SkipWithError(jpeg.error.c_str());
-    return;
-  }
+  const LoadedJpeg* loaded = jpeg_or_skip(state);
+  if (loaded == nullptr) return;
+  const LoadedJpeg& jpeg = *loaded;
   const auto scaled = [&](int size) {
     return (size * scale_num + kDctScaleDenominator - 1) / kDctScaleDenominator;
   };

@@ -66,12 +66,12 @@ std::vector<at::Tensor> load(const std::string& path) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int main() {
   if (std::getenv("WORLD_SIZE") != nullptr) return train_rank(std::getenv("OUT_DIR"));
   char pattern[] = "/tmp/ffcv-ddp-XXXXXX";
   const std::string dir = ::mkdtemp(pattern);
   ::setenv("OUT_DIR", dir.c_str(), 1);
-  const std::string self = argc > 0 ? argv[0] : "ffcv_ddp_equivalence";
+  const std::string self = ffcv::tools::this_program();
   int failures = 0;
   for (int world : {1, 2, 3}) {
     if (ffcv::tools::launch_ranks(self, {}, world) != 0) {

@@ -47,6 +47,25 @@ RgbImage reference_crop(const RgbImage& stored, const CropWindow& window, int si
   return out;
 }
 
+// The context the loader gives the decoder of its first pipeline for `index`.
+SampleContext decoder_context(std::uint64_t seed, std::uint64_t epoch, std::uint64_t index) {
+  SampleContext context;
+  context.epoch = epoch;
+  context.index = index;
+  context.stream = 0;
+  context.epoch_key = SampleContext::make_epoch_key(seed, epoch);
+  return context;
+}
+
+void check_close(const RgbImage& got, const RgbImage& expected, double min_psnr, int max_abs_diff) {
+  CHECK(test::psnr(got, expected) >= min_psnr);
+  int worst = 0;
+  for (std::size_t i = 0; i < got.pixels.size(); ++i) {
+    worst = std::max(worst, std::abs(int(got.pixels[i]) - int(expected.pixels[i])));
+  }
+  CHECK(worst <= max_abs_diff);
+}
+
 void compare_with_reference(const std::string& path, const std::string& decoder_name,
                             const OpParams& params, double min_psnr, int max_abs_diff) {
   LoaderOptions options;
@@ -62,11 +81,7 @@ void compare_with_reference(const std::string& path, const std::string& decoder_
     for (std::uint64_t k = 0; k < batch->size(); ++k) {
       const std::uint64_t index = batch->indices()[k];
       const RgbImage stored = std::get<RgbImage>(reader.decode(index, 0));
-      SampleContext context;
-      context.epoch = 1;
-      context.index = index;
-      context.stream = 0;  // the decoder of the first pipeline
-      context.epoch_key = SampleContext::make_epoch_key(4, 1);
+      const SampleContext context = decoder_context(4, 1, index);
       const CropWindow window =
           decoder_name == "center_crop"
               ? center_crop(stored.height, stored.width, params.get_double("ratio", 0.875))
@@ -78,12 +93,7 @@ void compare_with_reference(const std::string& path, const std::string& decoder_
                                                    images.data + (k + 1) * 64 * 64 * 3)};
       INFO("sample " << index << " window " << window.left << "," << window.top << " "
                      << window.width << "x" << window.height);
-      CHECK(test::psnr(got, expected) >= min_psnr);
-      int worst = 0;
-      for (std::size_t i = 0; i < got.pixels.size(); ++i) {
-        worst = std::max(worst, std::abs(int(got.pixels[i]) - int(expected.pixels[i])));
-      }
-      CHECK(worst <= max_abs_diff);
+      check_close(got, expected, min_psnr, max_abs_diff);
     }
   }
 }
@@ -158,11 +168,7 @@ void compare_views(const std::string& path, bool flip, double min_psnr, int max_
     for (std::uint64_t k = 0; k < batch->size(); ++k) {
       const std::uint64_t index = batch->indices()[k];
       const RgbImage stored = std::get<RgbImage>(reader.decode(index, 0));
-      SampleContext context;
-      context.epoch = 2;
-      context.index = index;
-      context.stream = 0;
-      context.epoch_key = SampleContext::make_epoch_key(9, 2);
+      const SampleContext context = decoder_context(9, 2, index);
       for (int v = 0; v < kViews; ++v) {
         const std::uint32_t base = static_cast<std::uint32_t>(v) * 64;
         const CropWindow window =
@@ -183,12 +189,7 @@ void compare_views(const std::string& path, bool flip, double min_psnr, int max_
         const std::uint8_t* view = images.data + (k * kViews + v) * kSize * kSize * 3;
         const RgbImage got{kSize, kSize, std::vector<std::uint8_t>(view, view + kSize * kSize * 3)};
         INFO("sample " << index << " view " << v);
-        CHECK(test::psnr(got, expected) >= min_psnr);
-        int worst = 0;
-        for (std::size_t i = 0; i < got.pixels.size(); ++i) {
-          worst = std::max(worst, std::abs(int(got.pixels[i]) - int(expected.pixels[i])));
-        }
-        CHECK(worst <= max_abs_diff);
+        check_close(got, expected, min_psnr, max_abs_diff);
         ++views_seen;
       }
     }

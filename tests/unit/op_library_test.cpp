@@ -165,16 +165,14 @@ TEST_CASE("registering a name twice is an error, not a replacement", "[op_librar
 TEST_CASE("the op flag parses a name and typed parameters", "[op_library][cli]") {
   const OpSpec plain = parse_op_spec("swap_channels");
   CHECK(plain.name == "swap_channels");
-  const OpSpec full =
-      parse_op_spec("step:order=[2,1,0],p=0.25,n=3,on=true,dtype=float16");
+  const OpSpec full = parse_op_spec("step:order=[2,1,0],p=0.25,n=3,on=true,dtype=float16");
   CHECK(full.name == "step");
   CHECK(full.params.get_list("order", {}) == std::vector<double>{2, 1, 0});
   CHECK(full.params.get_double("p", 0) == 0.25);
   CHECK(full.params.get_int("n", 0) == 3);
   CHECK(full.params.get_bool("on", false));
   CHECK(full.params.get_string("dtype", "") == "float16");
-  CHECK(parse_op_spec("step:l=[1, 2.5]").params.get_list("l", {}) ==
-        std::vector<double>{1, 2.5});
+  CHECK(parse_op_spec("step:l=[1, 2.5]").params.get_list("l", {}) == std::vector<double>{1, 2.5});
   CHECK_THROWS_WITH(parse_op_spec("step:order"), Catch::Contains("not key=value"));
   CHECK_THROWS_WITH(parse_op_spec("step:a=1,a=2"), Catch::Contains("given twice"));
   CHECK_THROWS_WITH(parse_op_spec("step:l=[1,x]"), Catch::Contains("not a number"));

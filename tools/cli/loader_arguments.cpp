@@ -1,6 +1,5 @@
 #include "loader_arguments.hpp"
 
-#include <set>
 #include <sstream>
 
 #include "ffcv/errors.hpp"

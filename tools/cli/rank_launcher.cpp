@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <thread>
 
 #include "ffcv/errors.hpp"
@@ -56,6 +57,13 @@ std::vector<char*> pointers(std::vector<std::string>& strings) {
 }
 
 }  // namespace
+
+std::string this_program() {
+  std::error_code error;
+  const auto path = std::filesystem::read_symlink("/proc/self/exe", error);
+  if (error) throw Error("cannot find this program's path: " + error.message());
+  return path.string();
+}
 
 int free_local_port() {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);

@@ -14,6 +14,10 @@ namespace ffcv::tools {
 int launch_ranks(const std::string& program, const std::vector<std::string>& arguments, int nproc,
                  double grace_seconds = 20.0);
 
+// The path of the running program (/proc/self/exe): what launch_ranks starts again, and where
+// `ffcv run` finds ffcv-train beside it. Throws Error when it cannot be read.
+std::string this_program();
+
 // A TCP port on 127.0.0.1 that nothing listens on right now.
 int free_local_port();
 

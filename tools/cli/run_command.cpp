@@ -53,13 +53,6 @@ std::string new_run_dir(const train::Recipe& recipe) {
   return dir;
 }
 
-std::string self_executable() {
-  std::error_code error;
-  const auto path = std::filesystem::read_symlink("/proc/self/exe", error);
-  if (error) throw Error("cannot find this program's path: " + error.message());
-  return path.string();
-}
-
 }  // namespace
 
 int run_command(const CommandArgs& argv) {
@@ -102,7 +95,7 @@ int run_command(const CommandArgs& argv) {
       std::printf("starting %lld ranks; output: %s\n", nproc, run_dir.c_str());
       std::fflush(stdout);
     }
-    return launch_ranks(self_executable(), rank_args, static_cast<int>(nproc));
+    return launch_ranks(this_program(), rank_args, static_cast<int>(nproc));
   }
 
   struct sigaction action {};

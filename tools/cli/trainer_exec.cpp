@@ -5,15 +5,15 @@
 #include <filesystem>
 
 #include "cli/commands.hpp"
+#include "cli/rank_launcher.hpp"
 #include "ffcv/errors.hpp"
 
 namespace ffcv::tools {
 
 int run_trainer_command(const CommandArgs& args) {
-  std::error_code error;
-  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
-  const std::filesystem::path trainer = self.parent_path() / "ffcv-train";
-  if (error || !std::filesystem::exists(trainer)) {
+  const std::filesystem::path trainer =
+      std::filesystem::path(this_program()).parent_path() / "ffcv-train";
+  if (!std::filesystem::exists(trainer)) {
     throw Error(
         "this build has no trainer: LibTorch was not found when it was configured "
         "(tools/setup.sh installs it into .venv)");

@@ -43,6 +43,7 @@ RankInfo rank_from_environment(const DistConfig& config) {
   info.rank = env_int("RANK", -1, 0, info.world_size - 1);
   if (info.rank < 0) throw ConfigError("WORLD_SIZE is set but RANK is not");
   info.local_rank = env_int("LOCAL_RANK", info.rank, 0, info.world_size - 1);
+  info.local_world_size = env_int("LOCAL_WORLD_SIZE", info.world_size, 1, info.world_size);
   if (const char* address = std::getenv("MASTER_ADDR"); address != nullptr && *address) {
     info.address = address;
   }

@@ -72,9 +72,7 @@ TrainStep::TrainStep(const Recipe& recipe, at::Device device, Communicator& comm
   model_->to(device);
   parameters_ = model_->parameters();
   buffers_ = model_->buffers();
-  std::vector<at::Tensor> everything = parameters_;
-  everything.insert(everything.end(), buffers_.begin(), buffers_.end());
-  communicator_.broadcast(everything);
+  broadcast_state();
 
   torch::optim::SGDOptions sgd(1.0);
   sgd.momentum(recipe.training.momentum);
@@ -91,6 +89,11 @@ at::ScalarType TrainStep::input_dtype() const {
 
 void TrainStep::broadcast_buffers() {
   if (communicator_.world_size() > 1) communicator_.broadcast(buffers_);
+}
+
+void TrainStep::broadcast_state() {
+  communicator_.broadcast(parameters_);
+  broadcast_buffers();
 }
 
 StepResult TrainStep::operator()(const ModelInput& input, double learning_rate) {

@@ -38,14 +38,6 @@ at::Device choose_device(const std::string& setting, int local_rank) {
   return at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(local_rank % count));
 }
 
-int local_processes(const RankInfo& info) {
-  if (const char* text = std::getenv("LOCAL_WORLD_SIZE"); text != nullptr && *text) {
-    const int value = std::atoi(text);
-    if (value > 0) return value;
-  }
-  return info.world_size;
-}
-
 std::string percent(double fraction) {
   char text[16];
   std::snprintf(text, sizeof(text), "%.2f%%", 100.0 * fraction);
@@ -66,7 +58,7 @@ RunSummary run_training(const Recipe& recipe_in, const RunOptions& options) {
 
   // Threads: the recipe's, or this machine's cores shared among its ranks.
   const int cores = std::max(1u, std::thread::hardware_concurrency());
-  const int per_rank = std::max(1, cores / std::max(1, local_processes(info)));
+  const int per_rank = std::max(1, cores / info.local_world_size);
   torch::set_num_threads(recipe.training.threads > 0 ? recipe.training.threads : per_rank);
   if (recipe.data.num_workers == 0) recipe.data.num_workers = per_rank;
   at::globalContext().setBenchmarkCuDNN(recipe.training.cudnn_benchmark);
@@ -89,9 +81,7 @@ RunSummary run_training(const Recipe& recipe_in, const RunOptions& options) {
   TrainPosition position;
   if (!recipe.checkpoint.resume.empty()) {
     position = load_checkpoint(recipe.checkpoint.resume, *model, step.optimizer(), step.scaler());
-    std::vector<at::Tensor> state = model->parameters();
-    for (const auto& b : model->buffers()) state.push_back(b);
-    comm.broadcast(state);
+    step.broadcast_state();
   }
 
   const int epochs = recipe.training.epochs;

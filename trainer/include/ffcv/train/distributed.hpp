@@ -25,13 +25,15 @@ namespace ffcv::train {
 struct RankInfo {
   int rank = 0;
   int world_size = 1;
-  int local_rank = 0;  // index of the process on its machine: its GPU
+  int local_rank = 0;        // index of the process on its machine: its GPU
+  int local_world_size = 1;  // processes on this machine (they share its cores)
   std::string address = "localhost";
   int port = 12355;
 };
 
-// RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR and MASTER_PORT when WORLD_SIZE is set, else one
-// process with the recipe's address and port. ConfigError on malformed or inconsistent values.
+// RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE (default: WORLD_SIZE), MASTER_ADDR and
+// MASTER_PORT when WORLD_SIZE is set, else one process with the recipe's address and port.
+// ConfigError on malformed or inconsistent values.
 RankInfo rank_from_environment(const DistConfig& config);
 
 // "nccl" or "gloo" for `backend` ("auto": NCCL on CUDA, Gloo on CPU). ConfigError when the build

@@ -45,6 +45,8 @@ class TrainStep {
   at::ScalarType input_dtype() const;
   // Copies rank 0's BatchNorm statistics to every rank (before forward passes).
   void broadcast_buffers();
+  // Copies rank 0's parameters and buffers to every rank (after construction, after a restore).
+  void broadcast_state();
 
   ResNet& model() { return model_; }
   torch::optim::SGD& optimizer() { return *optimizer_; }
