@@ -1,26 +1,42 @@
 // normalize: uint8 (..., C) -> float32 or float16, (v - mean[c]) / std[c] per channel, with mean
 // and std on the 0-255 scale as FFCV's NormalizeImage takes them. A 256-entry table per channel
 // is computed once (in double, then rounded to the output type), as FFCV does.
-#include <cmath>
-#include <cstring>
+#include "ffcv/normalize_table.hpp"
 
 #include "ffcv/errors.hpp"
 #include "half_float.hpp"
 #include "ops.hpp"
 
 namespace ffcv {
+
+NormalizeTable make_normalize_table(const std::vector<double>& mean, const std::vector<double>& std_dev,
+                                    const std::string& step) {
+  if (mean.empty() || mean.size() != std_dev.size()) {
+    throw ConfigError(step + ": mean and std need the same, non-zero number of channels");
+  }
+  for (const double s : std_dev) {
+    if (!(s > 0)) throw ConfigError(step + ": every std must be positive");
+  }
+  NormalizeTable table;
+  table.channels = mean.size();
+  table.f32.resize(256 * table.channels);
+  table.f16.resize(256 * table.channels);
+  for (std::size_t c = 0; c < table.channels; ++c) {
+    for (int v = 0; v < 256; ++v) {
+      const auto value = static_cast<float>((v - mean[c]) / std_dev[c]);
+      table.f32[c * 256 + v] = value;
+      table.f16[c * 256 + v] = float_to_half(value);
+    }
+  }
+  return table;
+}
+
 namespace {
 
 class Normalize final : public Operation {
  public:
   Normalize(std::vector<double> mean, std::vector<double> std, const std::string& dtype)
-      : mean_(std::move(mean)), std_(std::move(std)), dtype_(DType::parse(dtype)) {
-    if (mean_.empty() || mean_.size() != std_.size()) {
-      throw ConfigError("normalize: mean and std need the same, non-zero number of channels");
-    }
-    for (const double s : std_) {
-      if (!(s > 0)) throw ConfigError("normalize: every std must be positive");
-    }
+      : table_(make_normalize_table(mean, std, "normalize")), dtype_(DType::parse(dtype)) {
     if (dtype_.kind != 'f' || (dtype_.itemsize != 4 && dtype_.itemsize != 2)) {
       throw ConfigError("normalize: dtype must be float32 or float16");
     }
@@ -28,31 +44,22 @@ class Normalize final : public Operation {
   std::string name() const override { return "normalize"; }
 
   TensorState declare(const TensorState& input) override {
-    if (input.shape.empty() || input.shape.back() != mean_.size() || input.dtype.kind != 'u' ||
-        input.dtype.itemsize != 1) {
+    if (input.shape.empty() || input.shape.back() != table_.channels ||
+        input.dtype.kind != 'u' || input.dtype.itemsize != 1) {
       throw ConfigError("normalize needs uint8 samples whose last dimension has " +
-                        std::to_string(mean_.size()) + " channels, got " + input.to_string());
+                        std::to_string(table_.channels) + " channels, got " + input.to_string());
     }
-    channels_ = mean_.size();
+    channels_ = table_.channels;
     elements_ = input.element_count();
-    table32_.assign(256 * channels_, 0);
-    table16_.assign(256 * channels_, 0);
-    for (std::size_t c = 0; c < channels_; ++c) {
-      for (int v = 0; v < 256; ++v) {
-        const double value = (v - mean_[c]) / std_[c];
-        table32_[c * 256 + v] = static_cast<float>(value);
-        table16_[c * 256 + v] = float_to_half(static_cast<float>(value));
-      }
-    }
     return {dtype_, input.shape, input.device};
   }
 
   void apply(const std::uint8_t* input, std::uint8_t* output, std::span<std::uint8_t>,
              const SampleContext&) const override {
     if (dtype_.itemsize == 4) {
-      lookup(input, reinterpret_cast<float*>(output), table32_.data());
+      lookup(input, reinterpret_cast<float*>(output), table_.f32.data());
     } else {
-      lookup(input, reinterpret_cast<std::uint16_t*>(output), table16_.data());
+      lookup(input, reinterpret_cast<std::uint16_t*>(output), table_.f16.data());
     }
   }
 
@@ -76,12 +83,10 @@ class Normalize final : public Operation {
     }
   }
 
-  std::vector<double> mean_, std_;
+  NormalizeTable table_;
   DType dtype_;
   std::size_t channels_ = 0;
   std::uint64_t elements_ = 0;
-  std::vector<float> table32_;
-  std::vector<std::uint16_t> table16_;
 };
 
 }  // namespace

@@ -60,6 +60,16 @@ at::ScalarType scalar_type(const DType& dtype) {
   throw ConfigError("dtype " + dtype.typestr() + " has no torch equivalent");
 }
 
+DType numpy_dtype(at::ScalarType type) {
+  // Every type scalar_type() gives, in the same order of kinds and sizes.
+  for (const char* text : {"|b1", "|u1", "<u2", "<u4", "<u8", "|i1", "<i2", "<i4", "<i8", "<f2",
+                           "<f4", "<f8", "<c8", "<c16"}) {
+    const DType dtype = DType::parse(text);
+    if (scalar_type(dtype) == type) return dtype;
+  }
+  throw ConfigError(std::string("torch type ") + c10::toString(type) + " has no numpy dtype");
+}
+
 std::vector<at::Tensor> to_tensors(Batch batch) {
   auto lease = std::make_shared<Batch>(std::move(batch));
   std::vector<at::Tensor> tensors;

@@ -6,6 +6,8 @@
 #include <c10/cuda/CUDAStream.h>
 #include <torch/torch.h>
 
+#include "ffcv/errors.hpp"
+
 namespace ffcv::torch_adapter {
 
 struct DeviceTransfer::StreamHolder {
@@ -19,8 +21,12 @@ struct DeviceTransfer::InFlight {
 };
 
 DeviceTransfer::DeviceTransfer(EpochIterator epoch, int device)
+    : DeviceTransfer(std::move(epoch), device, {}) {}
+
+DeviceTransfer::DeviceTransfer(EpochIterator epoch, int device, std::vector<DeviceStage> stages)
     : epoch_(std::move(epoch)),
       device_(device),
+      stages_(std::move(stages)),
       stream_(std::make_unique<StreamHolder>(
           StreamHolder{c10::cuda::getStreamFromPool(/*isHighPriority=*/false, device)})) {
   start_next();
@@ -39,9 +45,17 @@ void DeviceTransfer::start_next() {
   }
   auto flight = std::make_unique<InFlight>();
   flight->host = to_tensors(std::move(*batch));
+  if (!stages_.empty() && stages_.size() != flight->host.size()) {
+    throw ConfigError("DeviceTransfer: " + std::to_string(stages_.size()) + " stages for " +
+                      std::to_string(flight->host.size()) + " loader outputs");
+  }
+  // Also makes `device_` the current device, where to_device copies.
   const c10::cuda::CUDAStreamGuard guard(stream_->stream);
-  for (const at::Tensor& host : flight->host) {
-    flight->device.push_back(host.to(torch::Device(torch::kCUDA, device_), /*non_blocking=*/true));
+  for (std::size_t i = 0; i < flight->host.size(); ++i) {
+    const at::Tensor& host = flight->host[i];
+    flight->device.push_back(stages_.empty() ? host.to(torch::Device(torch::kCUDA, device_),
+                                                       /*non_blocking=*/true)
+                                             : stages_[i].apply(host));
   }
   flight->copied.record(stream_->stream);
   ahead_ = std::move(flight);
@@ -59,7 +73,9 @@ std::optional<std::vector<at::Tensor>> DeviceTransfer::next() {
   ready->copied.block(consumer);
   for (const at::Tensor& tensor : ready->device) {
     // The copies were allocated on the transfer stream but are used on the consumer's.
-    c10::cuda::CUDACachingAllocator::recordStream(tensor.storage().data_ptr(), consumer);
+    if (tensor.is_cuda()) {
+      c10::cuda::CUDACachingAllocator::recordStream(tensor.storage().data_ptr(), consumer);
+    }
   }
   std::vector<at::Tensor> out = ready->device;
   ready->device.clear();

@@ -18,6 +18,9 @@ namespace ffcv::torch_adapter {
 // The torch scalar type of a numpy-style dtype. Throws ConfigError for types torch lacks
 // (big-endian, complex of other sizes).
 at::ScalarType scalar_type(const DType& dtype);
+// The reverse: the little-endian numpy dtype of a torch type. Throws ConfigError for types
+// numpy lacks (bfloat16, quantized types).
+DType numpy_dtype(at::ScalarType type);
 
 // One tensor per output, shaped [batch size, ...sample shape], on the CPU, sharing the batch's
 // memory. The batch is consumed: it is released when every returned tensor is gone.

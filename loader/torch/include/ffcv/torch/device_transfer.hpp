@@ -1,6 +1,10 @@
 // DeviceTransfer: batches copied to a CUDA device on a dedicated stream, one batch ahead, so
 // the copy of batch b+1 overlaps the training step on batch b.
 //
+// Each output either is copied as it is, or runs its DeviceStage on that stream (to_device, then
+// e.g. to_torch_image and normalize), so the device steps overlap training too. An output whose
+// stage has no to_device stays a host tensor viewing its batch slot.
+//
 // next() returns batch b's outputs as device tensors, ordered after the copy on the caller's
 // current stream (an event, not a host wait), and starts copying batch b+1. The host batch is
 // released as soon as its copy has finished on the GPU, never before, so a pinned slot is not
@@ -14,13 +18,16 @@
 
 #include "ffcv/loader.hpp"
 #include "ffcv/torch/batch_tensors.hpp"
+#include "ffcv/torch/device_stage.hpp"
 
 namespace ffcv::torch_adapter {
 
 class DeviceTransfer {
  public:
-  // Takes over `epoch`; copies go to CUDA device `device`.
+  // Takes over `epoch`; every output is copied to CUDA device `device`.
   DeviceTransfer(EpochIterator epoch, int device);
+  // The same, with one stage per loader output, in the loader's output order.
+  DeviceTransfer(EpochIterator epoch, int device, std::vector<DeviceStage> stages);
   ~DeviceTransfer();
 
   // Batch b's outputs on the device, or nullopt at the end of the epoch.
@@ -33,6 +40,7 @@ class DeviceTransfer {
 
   EpochIterator epoch_;
   int device_;
+  std::vector<DeviceStage> stages_;  // empty: plain copies
   std::unique_ptr<InFlight> ahead_;                // the batch being copied for the next call
   std::deque<std::unique_ptr<InFlight>> copying_;  // handed out, host slot not yet released
   struct StreamHolder;

@@ -1,0 +1,43 @@
+// DeviceStage: the device steps of one loader output, checked once and applied per batch.
+//
+// Built from the loader's per-sample output state and the steps' texts (NAME[:key=value,...],
+// as for CPU steps), e.g. {"to_device", "to_torch_image", "normalize:mean=[...],std=[...],
+// dtype=float16"}. Building declares every step, so a step that does not fit its input fails
+// here, naming the step, the output and the state it got.
+#pragma once
+
+#include <torch/types.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ffcv/tensor_state.hpp"
+#include "ffcv/torch/device_operation.hpp"
+
+namespace ffcv::torch_adapter {
+
+class DeviceStage {
+ public:
+  DeviceStage() = default;  // no steps: the batch passes through unchanged
+  // `output` names the loader output (for errors); `input` is its per-sample state.
+  DeviceStage(const std::string& output, const TensorState& input,
+              const std::vector<std::string>& steps);
+  DeviceStage(const std::string& output, const TensorState& input,
+              std::vector<std::shared_ptr<DeviceOperation>> steps);
+
+  // Runs every step in order on `batch` [N, ...input state].
+  at::Tensor apply(at::Tensor batch) const;
+
+  const TensorState& output_state() const { return output_; }
+  bool empty() const { return steps_.empty(); }
+  // Whether a step copies to the GPU.
+  bool moves_to_device() const { return moves_to_device_; }
+
+ private:
+  std::vector<std::shared_ptr<DeviceOperation>> steps_;
+  TensorState output_;
+  bool moves_to_device_ = false;
+};
+
+}  // namespace ffcv::torch_adapter
