@@ -55,7 +55,8 @@ Measurement measure(const Recipe& recipe, int resolution, int warmup, int iterat
 
   // Loader-fed: epochs follow one another as in training.
   std::uint64_t epoch = 0;
-  auto feed = std::make_unique<BatchFeed>(data.train().epoch(epoch), device);
+  auto feed = std::make_unique<BatchFeed>(data.train().epoch(epoch), device,
+                                           normalize.stages(data.train()));
   ModelInput first;
   StepResult last;
   double wait = 0;
@@ -69,7 +70,8 @@ Measurement measure(const Recipe& recipe, int resolution, int warmup, int iterat
     const auto wait_start = Clock::now();
     auto tensors = feed->next();
     while (!tensors) {
-      feed = std::make_unique<BatchFeed>(data.train().epoch(++epoch), device);
+      feed = std::make_unique<BatchFeed>(data.train().epoch(++epoch), device,
+                                         normalize.stages(data.train()));
       tensors = feed->next();
     }
     wait += std::chrono::duration<double>(Clock::now() - wait_start).count();

@@ -128,7 +128,7 @@ TEST_CASE("TTA sums the logits of the image and its mirror; top-k counts", "[tra
 TEST_CASE("input normalizer: uint8 NHWC to normalised NCHW in channels_last", "[trainer]") {
   const at::Tensor images = torch::randint(0, 256, {2, 5, 4, 3}, torch::kUInt8);
   const InputNormalizer normalize({10, 20, 30}, {2, 4, 8}, at::Device(at::kCPU), at::kFloat, true);
-  const ModelInput input = normalize(images, torch::tensor({{3}, {1}}, torch::kInt64));
+  const ModelInput input = normalize.from_loader(images, torch::tensor({{3}, {1}}, torch::kInt64));
   REQUIRE(input.images.sizes() == at::IntArrayRef({2, 3, 5, 4}));
   CHECK(input.images.is_contiguous(at::MemoryFormat::ChannelsLast));
   CHECK(input.labels.sizes() == at::IntArrayRef({2}));
@@ -314,7 +314,8 @@ TEST_CASE("the mixup loss weighs both labels' cross-entropies", "[trainer]") {
   const InputNormalizer normalize({0, 0, 0}, {64, 64, 64}, at::Device(at::kCPU), at::kFloat, false);
   const at::Tensor rows = torch::tensor({2.0f, 0.0f, 0.25f, 1.0f, 1.0f, 0.5f}).view({2, 3});
   torch::manual_seed(4);
-  const ModelInput input = normalize(torch::randint(0, 256, {2, 8, 8, 3}, torch::kUInt8), rows);
+  const ModelInput input =
+      normalize.from_loader(torch::randint(0, 256, {2, 8, 8, 3}, torch::kUInt8), rows);
   CHECK(torch::equal(input.labels, torch::tensor({2, 1}, torch::kInt64)));
   CHECK(torch::equal(input.partner_labels, torch::tensor({0, 1}, torch::kInt64)));
   CHECK(torch::allclose(input.mix_weights, torch::tensor({0.25f, 0.5f})));

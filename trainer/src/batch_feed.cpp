@@ -9,21 +9,24 @@ namespace ffcv::train {
 
 struct BatchFeed::Transfer {
 #ifdef FFCV_WITH_CUDA
-  explicit Transfer(EpochIterator iterator, int device) : copies(std::move(iterator), device) {}
+  Transfer(EpochIterator iterator, int device, std::vector<torch_adapter::DeviceStage> stages)
+      : copies(std::move(iterator), device, std::move(stages)) {}
   torch_adapter::DeviceTransfer copies;
 #endif
 };
 
-BatchFeed::BatchFeed(EpochIterator iterator, at::Device device)
+BatchFeed::BatchFeed(EpochIterator iterator, at::Device device,
+                     std::vector<torch_adapter::DeviceStage> stages)
     : num_batches_(iterator.num_batches()) {
 #ifdef FFCV_WITH_CUDA
   if (device.is_cuda()) {
-    transfer_ = std::make_unique<Transfer>(std::move(iterator), device.index());
+    transfer_ = std::make_unique<Transfer>(std::move(iterator), device.index(), std::move(stages));
     return;
   }
 #endif
   (void)device;
   iterator_.emplace(std::move(iterator));
+  stages_ = std::move(stages);
 }
 
 BatchFeed::~BatchFeed() = default;
@@ -35,7 +38,11 @@ std::optional<std::vector<at::Tensor>> BatchFeed::next() {
 #endif
   auto batch = iterator_->next();
   if (!batch) return std::nullopt;
-  return torch_adapter::to_tensors(std::move(*batch));
+  std::vector<at::Tensor> tensors = torch_adapter::to_tensors(std::move(*batch));
+  for (std::size_t i = 0; i < stages_.size() && i < tensors.size(); ++i) {
+    tensors[i] = stages_[i].apply(tensors[i]);
+  }
+  return tensors;
 }
 
 }  // namespace ffcv::train

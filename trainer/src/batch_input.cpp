@@ -2,28 +2,60 @@
 
 #include <torch/torch.h>
 
+#include "ffcv/torch/device_op_registry.hpp"
+#include "ffcv/train/train_data.hpp"
+
 namespace ffcv::train {
+namespace {
+
+using torch_adapter::DeviceOperation;
+using torch_adapter::DeviceOpRegistry;
+
+std::shared_ptr<DeviceOperation> to_device(const at::Device& device) {
+  return DeviceOpRegistry::global().make_operation(
+      "to_device", OpParams({{"device", std::int64_t{device.index()}}}));
+}
+
+}  // namespace
 
 InputNormalizer::InputNormalizer(std::array<double, 3> mean, std::array<double, 3> std,
                                  at::Device device, at::ScalarType dtype, bool channels_last)
-    : device_(device), dtype_(dtype), channels_last_(channels_last) {
-  const auto options = torch::TensorOptions().dtype(torch::kFloat32);
-  mean_ = torch::tensor({mean[0], mean[1], mean[2]}, options).view({1, 3, 1, 1}).to(device);
-  inv_std_ = torch::tensor({1.0 / std[0], 1.0 / std[1], 1.0 / std[2]}, options).view({1, 3, 1, 1});
-  inv_std_ = inv_std_.to(device);
+    : mean_(mean), std_(std), device_(device), dtype_(dtype), channels_last_(channels_last) {}
+
+std::vector<std::shared_ptr<DeviceOperation>> InputNormalizer::image_steps() const {
+  const DeviceOpRegistry& registry = DeviceOpRegistry::global();
+  std::vector<std::shared_ptr<DeviceOperation>> steps;
+  if (device_.is_cuda()) steps.push_back(to_device(device_));
+  steps.push_back(registry.make_operation(
+      "normalize", OpParams({{"mean", std::vector<double>(mean_.begin(), mean_.end())},
+                             {"std", std::vector<double>(std_.begin(), std_.end())},
+                             {"dtype", std::string(dtype_ == at::kHalf ? "float16" : "float32")}})));
+  // After normalize, which reads channel-innermost memory: a planar (NCHW) copy is of the floats.
+  steps.push_back(registry.make_operation("to_torch_image",
+                                          OpParams({{"channels_last", channels_last_}})));
+  return steps;
+}
+
+std::vector<torch_adapter::DeviceStage> InputNormalizer::stages(const Loader& loader) const {
+  std::vector<torch_adapter::DeviceStage> stages;
+  for (const auto& [name, state] : loader.outputs()) {
+    std::vector<std::shared_ptr<DeviceOperation>> steps;
+    if (name == kImageOutput) {
+      steps = image_steps();
+    } else if (device_.is_cuda()) {
+      steps = {to_device(device_)};
+    }
+    stages.emplace_back(name, state, std::move(steps));
+  }
+  return stages;
 }
 
 ModelInput InputNormalizer::operator()(const at::Tensor& images, const at::Tensor& labels) const {
-  TORCH_CHECK(images.dim() == 4 && images.size(3) == 3 && images.scalar_type() == torch::kUInt8,
-              "expected uint8 images [N, H, W, 3], got ", images.sizes(), " ",
+  TORCH_CHECK(images.dim() == 4 && images.size(1) == 3 && images.is_floating_point(),
+              "expected normalised images [N, 3, H, W], got ", images.sizes(), " ",
               images.scalar_type());
-  // [N, H, W, 3] -> [N, 3, H, W]: a view whose strides are the channels_last layout.
-  at::Tensor x = images.to(device_, /*non_blocking=*/true).permute({0, 3, 1, 2});
-  x = (x.to(torch::kFloat32) - mean_) * inv_std_;
-  x = x.to(dtype_);
-  x = channels_last_ ? x.contiguous(at::MemoryFormat::ChannelsLast) : x.contiguous();
   ModelInput input;
-  input.images = x;
+  input.images = images.to(device_, dtype_, /*non_blocking=*/true);
   const at::Tensor on_device = labels.to(device_, /*non_blocking=*/true);
   if (on_device.dim() == 2 && on_device.size(1) == 3 && on_device.is_floating_point()) {
     input.labels = on_device.select(1, 0).to(torch::kInt64);
@@ -33,6 +65,18 @@ ModelInput InputNormalizer::operator()(const at::Tensor& images, const at::Tenso
     input.labels = on_device.reshape({-1}).to(torch::kInt64);
   }
   return input;
+}
+
+ModelInput InputNormalizer::from_loader(const at::Tensor& images, const at::Tensor& labels) const {
+  TORCH_CHECK(images.dim() == 4 && images.size(3) == 3 && images.scalar_type() == torch::kUInt8,
+              "expected uint8 images [N, H, W, 3], got ", images.sizes(), " ",
+              images.scalar_type());
+  const TensorState state{DType::parse("|u1"),
+                          {static_cast<std::uint64_t>(images.size(1)),
+                           static_cast<std::uint64_t>(images.size(2)), 3},
+                          Device::kCpu};
+  const torch_adapter::DeviceStage stage(kImageOutput, state, image_steps());
+  return (*this)(stage.apply(images.is_cuda() ? images.cpu() : images), labels);
 }
 
 }  // namespace ffcv::train

@@ -4,7 +4,7 @@
 
 #include <chrono>
 
-#include "ffcv/torch/batch_tensors.hpp"
+#include "ffcv/train/batch_feed.hpp"
 #include "ffcv/train/distributed.hpp"
 #include "ffcv/train/train_data.hpp"
 
@@ -34,10 +34,9 @@ EvalResult evaluate(const std::function<at::Tensor(const at::Tensor&)>& forward,
   torch::NoGradGuard no_grad;
   // top-1, top-5, summed loss, samples: reduced over ranks in one collective.
   double top1 = 0, top5 = 0, loss_sum = 0, samples = 0;
-  EpochIterator it = val.epoch(epoch);
-  while (auto batch = it.next()) {
-    std::vector<at::Tensor> tensors = torch_adapter::to_tensors(std::move(*batch));
-    const ModelInput input = normalize(tensors[0], tensors[1]);
+  BatchFeed feed(val.epoch(epoch), normalize.device(), normalize.stages(val));
+  while (auto tensors = feed.next()) {
+    const ModelInput input = normalize((*tensors)[0], (*tensors)[1]);
     at::Tensor logits = tta_logits(forward, input.images, tta).to(torch::kFloat32);
     if (tta) logits = logits * 0.5;
     const TopKCounts counts = count_correct(logits, input.labels);

@@ -153,7 +153,7 @@ RunSummary run_training(const Recipe& recipe_in, const RunOptions& options) {
       throw ConfigError(recipe.data.train + ": fewer samples per rank than one batch of " +
                         std::to_string(recipe.training.batch_size));
     }
-    BatchFeed feed(std::move(iterator), device);
+    BatchFeed feed(std::move(iterator), device, normalize.stages(data.train()));
     const std::uint64_t global_batch =
         static_cast<std::uint64_t>(recipe.training.batch_size) * info.world_size;
     ProgressBar bar("epoch " + std::to_string(epoch + 1) + "/" + std::to_string(epochs),

@@ -38,6 +38,13 @@ DeviceTransfer::~DeviceTransfer() {
 }
 
 void DeviceTransfer::start_next() {
+  // The loader lends at most batches_ahead + 1 slots at once. Keep only the batch just handed
+  // out in flight (an older copy, enqueued a step earlier, has finished or nearly so), so the
+  // transfer holds two slots at most, whatever the lead of the host over the GPU.
+  while (copying_.size() > 1) {
+    copying_.front()->copied.synchronize();
+    copying_.pop_front();
+  }
   std::optional<Batch> batch = epoch_.next();
   if (!batch) {
     ahead_.reset();

@@ -1,8 +1,9 @@
-// BatchFeed: the batches of one epoch as tensors on the training device.
+// BatchFeed: the batches of one epoch as tensors on the training device, after each output's
+// device stage (ffcv/torch/device_stage.hpp).
 //
-// On the CPU the tensors view the loader's batch slots (no copy). On CUDA the batches go through
-// DeviceTransfer's copy stream, which copies batch b+1 while b trains and gives each host slot
-// back only after its copy has finished.
+// On the CPU the stages run on the views of the loader's batch slots when a batch is taken. On
+// CUDA the batches go through DeviceTransfer's copy stream, which copies batch b+1 and runs its
+// stages while b trains, and gives each host slot back only after its copy has finished.
 #pragma once
 
 #include <torch/types.h>
@@ -12,12 +13,15 @@
 #include <vector>
 
 #include "ffcv/loader.hpp"
+#include "ffcv/torch/device_stage.hpp"
 
 namespace ffcv::train {
 
 class BatchFeed {
  public:
-  BatchFeed(EpochIterator iterator, at::Device device);
+  // `stages`: one per loader output, in order (InputNormalizer::stages).
+  BatchFeed(EpochIterator iterator, at::Device device,
+            std::vector<torch_adapter::DeviceStage> stages);
   ~BatchFeed();
   BatchFeed(BatchFeed&&) noexcept;
 
@@ -29,6 +33,7 @@ class BatchFeed {
   struct Transfer;
   std::optional<EpochIterator> iterator_;
   std::unique_ptr<Transfer> transfer_;
+  std::vector<torch_adapter::DeviceStage> stages_;  // on the CPU
   std::uint64_t num_batches_ = 0;
 };
 

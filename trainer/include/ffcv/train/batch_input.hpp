@@ -1,15 +1,23 @@
-// BatchInput: a loader batch (uint8 [N, H, W, 3] images, int64 [N, 1] labels) as the model's
-// input, on the training device.
+// BatchInput: how a loader batch (uint8 [N, H, W, 3] images, int64 [N, 1] labels) becomes the
+// model's input on the training device.
 //
-// The image tensor is permuted to [N, 3, H, W] without copying, which is exactly the
-// channels_last layout, then converted to the compute dtype and normalised with the recipe's
-// per-channel mean and std (pixel scale 0..255). On a GPU this runs after the host-to-device
-// copy, so only uint8 bytes cross the bus (FFCV's ToTorchImage + NormalizeImage on the GPU).
+// The work is split in two. The device stages (ffcv/torch/device_stage.hpp) run where the batch
+// is copied: on CUDA, on the transfer stream, overlapped with the previous step, so only uint8
+// bytes cross the bus (FFCV's ToDevice + ToTorchImage + NormalizeImage):
+//   image: to_device, normalize (the recipe's mean and std, float16 when the compute type is
+//          float16, else float32), to_torch_image (a channels_last view, or an NCHW copy)
+//   label: to_device
+// Then operator() finishes on the consumer: the compute dtype (bfloat16 has no lookup table),
+// labels as int64 [N], and label_mixup's rows split into labels, partners and weights.
 #pragma once
 
 #include <torch/types.h>
 
 #include <array>
+#include <vector>
+
+#include "ffcv/loader.hpp"
+#include "ffcv/torch/device_stage.hpp"
 
 namespace ffcv::train {
 
@@ -26,15 +34,25 @@ class InputNormalizer {
   InputNormalizer(std::array<double, 3> mean, std::array<double, 3> std, at::Device device,
                   at::ScalarType dtype, bool channels_last);
 
-  // `images` uint8 [N, H, W, 3] and `labels` int64 [N, 1] or [N], or label_mixup's float32
-  // [N, 3] rows (label, partner's label, weight), on any device.
+  // One stage per output of `loader` (whose outputs are "image" and "label"), in its order.
+  std::vector<torch_adapter::DeviceStage> stages(const Loader& loader) const;
+
+  // `images` and `labels` as the stages left them: [N, 3, H, W] normalised on the device, and
+  // int64 [N, 1] or label_mixup's float32 [N, 3] rows (label, partner's label, weight).
   ModelInput operator()(const at::Tensor& images, const at::Tensor& labels) const;
 
+  const at::Device& device() const { return device_; }
+
+  // Both steps at once, for a batch that did not pass through the stages (tests, tools).
+  ModelInput from_loader(const at::Tensor& images, const at::Tensor& labels) const;
+
  private:
+  std::vector<std::shared_ptr<torch_adapter::DeviceOperation>> image_steps() const;
+
+  std::array<double, 3> mean_, std_;
   at::Device device_;
   at::ScalarType dtype_;
   bool channels_last_;
-  at::Tensor mean_, inv_std_;  // [1, 3, 1, 1] float32 on `device`
 };
 
 }  // namespace ffcv::train
