@@ -48,9 +48,9 @@ torch_adapter::DeviceStage stage(const std::string& step) {
 
 void NormalizeLookup(benchmark::State& state) {
   const bool half = state.range(0) == 16;
-  const auto normalize = stage(
-      "normalize:mean=[123.675,116.28,103.53],std=[58.395,57.12,57.375],dtype=" +
-      std::string(half ? "float16" : "float32"));
+  const auto normalize =
+      stage("normalize:mean=[123.675,116.28,103.53],std=[58.395,57.12,57.375],dtype=" +
+            std::string(half ? "float16" : "float32"));
   for (auto _ : state) {
     at::Tensor out = normalize.apply(batch());
     if (bench_device().is_cuda()) torch::cuda::synchronize();

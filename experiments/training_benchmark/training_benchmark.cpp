@@ -56,7 +56,7 @@ Measurement measure(const Recipe& recipe, int resolution, int warmup, int iterat
   // Loader-fed: epochs follow one another as in training.
   std::uint64_t epoch = 0;
   auto feed = std::make_unique<BatchFeed>(data.train().epoch(epoch), device,
-                                           normalize.stages(data.train()));
+                                          normalize.stages(data.train()));
   ModelInput first;
   StepResult last;
   double wait = 0;

@@ -81,9 +81,8 @@ TEST_CASE("normalize after to_torch_image keeps the channels_last layout and the
   CHECK(torch::equal(out, nhwc.apply(images).permute({0, 3, 1, 2})));
 
   // A planar (NCHW-contiguous) batch is refused: the lookup walks channel-innermost memory.
-  const DeviceStage planar("image", state,
-                           std::vector<std::string>{"to_torch_image:channels_last=false",
-                                                    kNormalize});
+  const DeviceStage planar(
+      "image", state, std::vector<std::string>{"to_torch_image:channels_last=false", kNormalize});
   CHECK_THROWS_WITH(planar.apply(images), Catch::Contains("channels innermost"));
 }
 
@@ -126,19 +125,17 @@ TEST_CASE("convert on the device side matches the CPU step", "[device_ops]") {
                      test::run_cpu_step("convert:dtype=float32", bytes)));
 }
 
-TEST_CASE("device steps are found by name; a typo is answered with the closest",
-          "[device_ops]") {
+TEST_CASE("device steps are found by name; a typo is answered with the closest", "[device_ops]") {
   const auto names = torch_adapter::DeviceOpRegistry::global().operations();
   std::vector<std::string> listed;
   for (const auto& [name, summary] : names) listed.push_back(name);
-  CHECK(listed ==
-        std::vector<std::string>{"convert", "normalize", "to_device", "to_torch_image"});
-  CHECK_THROWS_WITH(DeviceStage("image", kImage, std::vector<std::string>{"to_torch_imag"}),
-                    Catch::Contains("output 'image'") &&
-                        Catch::Contains("did you mean 'to_torch_image'"));
+  CHECK(listed == std::vector<std::string>{"convert", "normalize", "to_device", "to_torch_image"});
+  CHECK_THROWS_WITH(
+      DeviceStage("image", kImage, std::vector<std::string>{"to_torch_imag"}),
+      Catch::Contains("output 'image'") && Catch::Contains("did you mean 'to_torch_image'"));
   CHECK(DeviceStage().empty());
-  CHECK_FALSE(DeviceStage("image", kImage, std::vector<std::string>{"to_torch_image"})
-                  .moves_to_device());
+  CHECK_FALSE(
+      DeviceStage("image", kImage, std::vector<std::string>{"to_torch_image"}).moves_to_device());
 }
 
 TEST_CASE("to_device is refused clearly where no GPU can take the batch", "[device_ops]") {
@@ -148,6 +145,5 @@ TEST_CASE("to_device is refused clearly where no GPU can take the batch", "[devi
     CHECK(stage.output_state().device == Device::kCuda);
     return;
   }
-  CHECK_THROWS_AS(DeviceStage("image", kImage, std::vector<std::string>{"to_device"}),
-                  ConfigError);
+  CHECK_THROWS_AS(DeviceStage("image", kImage, std::vector<std::string>{"to_device"}), ConfigError);
 }

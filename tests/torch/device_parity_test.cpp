@@ -37,9 +37,9 @@ std::string write_images(const test::TempDir& dir, std::uint64_t h, std::uint64_
     }
     return {array, static_cast<std::int64_t>(i)};
   };
-  DatasetWriter(path, {{"image", std::make_shared<NdArrayField>(u8, std::vector<std::uint64_t>{
-                                                                        h, w, 3})},
-                       {"label", std::make_shared<IntField>()}})
+  DatasetWriter(path,
+                {{"image", std::make_shared<NdArrayField>(u8, std::vector<std::uint64_t>{h, w, 3})},
+                 {"label", std::make_shared<IntField>()}})
       .write(test::FunctionSource(64, make));
   return path;
 }
@@ -84,9 +84,9 @@ TEST_CASE("DeviceTransfer runs each output's stage on its stream; values match t
   Loader loader(path, {}, options);
   const TensorState image_state = loader.outputs()[0].second;
   std::vector<DeviceStage> stages{
-      DeviceStage("image", image_state,
-                  std::vector<std::string>{"to_device", "to_torch_image",
-                                           kNormalize + ",dtype=float16"}),
+      DeviceStage(
+          "image", image_state,
+          std::vector<std::string>{"to_device", "to_torch_image", kNormalize + ",dtype=float16"}),
       DeviceStage("label", loader.outputs()[1].second, std::vector<std::string>{})};
   torch_adapter::DeviceTransfer transfer(loader.epoch(0), 0, std::move(stages));
 

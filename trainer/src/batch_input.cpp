@@ -27,12 +27,13 @@ std::vector<std::shared_ptr<DeviceOperation>> InputNormalizer::image_steps() con
   std::vector<std::shared_ptr<DeviceOperation>> steps;
   if (device_.is_cuda()) steps.push_back(to_device(device_));
   steps.push_back(registry.make_operation(
-      "normalize", OpParams({{"mean", std::vector<double>(mean_.begin(), mean_.end())},
-                             {"std", std::vector<double>(std_.begin(), std_.end())},
-                             {"dtype", std::string(dtype_ == at::kHalf ? "float16" : "float32")}})));
+      "normalize",
+      OpParams({{"mean", std::vector<double>(mean_.begin(), mean_.end())},
+                {"std", std::vector<double>(std_.begin(), std_.end())},
+                {"dtype", std::string(dtype_ == at::kHalf ? "float16" : "float32")}})));
   // After normalize, which reads channel-innermost memory: a planar (NCHW) copy is of the floats.
-  steps.push_back(registry.make_operation("to_torch_image",
-                                          OpParams({{"channels_last", channels_last_}})));
+  steps.push_back(
+      registry.make_operation("to_torch_image", OpParams({{"channels_last", channels_last_}})));
   return steps;
 }
 
@@ -71,10 +72,10 @@ ModelInput InputNormalizer::from_loader(const at::Tensor& images, const at::Tens
   TORCH_CHECK(images.dim() == 4 && images.size(3) == 3 && images.scalar_type() == torch::kUInt8,
               "expected uint8 images [N, H, W, 3], got ", images.sizes(), " ",
               images.scalar_type());
-  const TensorState state{DType::parse("|u1"),
-                          {static_cast<std::uint64_t>(images.size(1)),
-                           static_cast<std::uint64_t>(images.size(2)), 3},
-                          Device::kCpu};
+  const TensorState state{
+      DType::parse("|u1"),
+      {static_cast<std::uint64_t>(images.size(1)), static_cast<std::uint64_t>(images.size(2)), 3},
+      Device::kCpu};
   const torch_adapter::DeviceStage stage(kImageOutput, state, image_steps());
   return (*this)(stage.apply(images.is_cuda() ? images.cpu() : images), labels);
 }

@@ -19,7 +19,7 @@ struct NormalizeTable {
 
 // Throws ConfigError, naming `step`, unless mean and std have the same non-zero number of
 // channels and every std is positive.
-NormalizeTable make_normalize_table(const std::vector<double>& mean, const std::vector<double>& std_dev,
-                                    const std::string& step);
+NormalizeTable make_normalize_table(const std::vector<double>& mean,
+                                    const std::vector<double>& std_dev, const std::string& step);
 
 }  // namespace ffcv

@@ -9,8 +9,8 @@
 
 namespace ffcv {
 
-NormalizeTable make_normalize_table(const std::vector<double>& mean, const std::vector<double>& std_dev,
-                                    const std::string& step) {
+NormalizeTable make_normalize_table(const std::vector<double>& mean,
+                                    const std::vector<double>& std_dev, const std::string& step) {
   if (mean.empty() || mean.size() != std_dev.size()) {
     throw ConfigError(step + ": mean and std need the same, non-zero number of channels");
   }
@@ -44,8 +44,8 @@ class Normalize final : public Operation {
   std::string name() const override { return "normalize"; }
 
   TensorState declare(const TensorState& input) override {
-    if (input.shape.empty() || input.shape.back() != table_.channels ||
-        input.dtype.kind != 'u' || input.dtype.itemsize != 1) {
+    if (input.shape.empty() || input.shape.back() != table_.channels || input.dtype.kind != 'u' ||
+        input.dtype.itemsize != 1) {
       throw ConfigError("normalize needs uint8 samples whose last dimension has " +
                         std::to_string(table_.channels) + " channels, got " + input.to_string());
     }

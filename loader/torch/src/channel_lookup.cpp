@@ -18,8 +18,8 @@ void lookup(const std::uint8_t* in, Entry* out, const Entry* table, std::uint64_
 
 }  // namespace
 
-void channel_lookup_host(const std::uint8_t* in, void* out, const void* table,
-                         std::uint64_t begin, std::uint64_t end, int channels, int entry_bytes) {
+void channel_lookup_host(const std::uint8_t* in, void* out, const void* table, std::uint64_t begin,
+                         std::uint64_t end, int channels, int entry_bytes) {
   if (entry_bytes == 4) {
     lookup(in, static_cast<std::uint32_t*>(out), static_cast<const std::uint32_t*>(table), begin,
            end, channels);

@@ -9,8 +9,8 @@
 namespace ffcv::torch_adapter::detail {
 
 // On the host, split over `threads` ranges by the caller.
-void channel_lookup_host(const std::uint8_t* in, void* out, const void* table,
-                         std::uint64_t begin, std::uint64_t end, int channels, int entry_bytes);
+void channel_lookup_host(const std::uint8_t* in, void* out, const void* table, std::uint64_t begin,
+                         std::uint64_t end, int channels, int entry_bytes);
 
 // On a CUDA device: `in`, `out` and `table` are device pointers; enqueued on `stream` (a
 // cudaStream_t). Throws std::runtime_error when the launch fails.

@@ -37,8 +37,8 @@ class ToDevice final : public DeviceOperation {
   }
   at::Tensor apply(const at::Tensor& batch) const override {
     // Without an index: the current device, which the transfer stream's guard sets.
-    const at::Device target = device_ < 0 ? at::Device(at::kCUDA)
-                                          : at::Device(at::kCUDA, static_cast<int>(device_));
+    const at::Device target =
+        device_ < 0 ? at::Device(at::kCUDA) : at::Device(at::kCUDA, static_cast<int>(device_));
     return batch.to(target, /*non_blocking=*/true);
   }
 
@@ -98,10 +98,9 @@ class DeviceNormalize final : public DeviceOperation {
       throw ConfigError("normalize: dtype must be float32 or float16");
     }
     const auto entries = static_cast<std::int64_t>(table_.f32.size());
-    host_table_ =
-        dtype_.itemsize == 4
-            ? torch::from_blob(table_.f32.data(), {entries}, torch::kFloat32).clone()
-            : torch::from_blob(table_.f16.data(), {entries}, torch::kInt16).clone();
+    host_table_ = dtype_.itemsize == 4
+                      ? torch::from_blob(table_.f32.data(), {entries}, torch::kFloat32).clone()
+                      : torch::from_blob(table_.f16.data(), {entries}, torch::kInt16).clone();
   }
   std::string name() const override { return "normalize"; }
   TensorState declare(const TensorState& input) override {
@@ -192,11 +191,10 @@ void register_builtin_device_steps(DeviceOpRegistry& registry) {
                                                  params.require_list("std"),
                                                  params.get_string("dtype", "float32"));
       });
-  registry.register_operation("convert", "cast every element to `dtype`",
-                              [](const OpParams& params) {
-                                return std::make_shared<DeviceConvert>(
-                                    params.get_string("dtype", "float32"));
-                              });
+  registry.register_operation(
+      "convert", "cast every element to `dtype`", [](const OpParams& params) {
+        return std::make_shared<DeviceConvert>(params.get_string("dtype", "float32"));
+      });
 }
 
 }  // namespace ffcv::torch_adapter

@@ -40,7 +40,7 @@ class DeviceTransfer {
 
   EpochIterator epoch_;
   int device_;
-  std::vector<DeviceStage> stages_;  // empty: plain copies
+  std::vector<DeviceStage> stages_;                // empty: plain copies
   std::unique_ptr<InFlight> ahead_;                // the batch being copied for the next call
   std::deque<std::unique_ptr<InFlight>> copying_;  // handed out, host slot not yet released
   struct StreamHolder;
