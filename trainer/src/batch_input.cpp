@@ -56,8 +56,9 @@ ModelInput InputNormalizer::operator()(const at::Tensor& images, const at::Tenso
               "expected normalised images [N, 3, H, W], got ", images.sizes(), " ",
               images.scalar_type());
   ModelInput input;
-  input.images = images.to(device_, dtype_, /*non_blocking=*/true);
-  const at::Tensor on_device = labels.to(device_, /*non_blocking=*/true);
+  // Blocking when a copy is needed: a host input may view a batch slot the caller releases next.
+  input.images = images.to(device_, dtype_);
+  const at::Tensor on_device = labels.to(device_);
   if (on_device.dim() == 2 && on_device.size(1) == 3 && on_device.is_floating_point()) {
     input.labels = on_device.select(1, 0).to(torch::kInt64);
     input.partner_labels = on_device.select(1, 1).to(torch::kInt64);

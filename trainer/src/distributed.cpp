@@ -4,6 +4,7 @@
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
 #include <cstdlib>
+#include <functional>
 
 #include "ffcv/errors.hpp"
 
@@ -106,16 +107,71 @@ Communicator::Communicator(const RankInfo& info, const std::string& backend,
   if (!group_->backend) throw ConfigError("no process group for backend '" + backend_ + "'");
 }
 
-Communicator::~Communicator() = default;
+Communicator::~Communicator() {
+  if (!group_) return;
+  try {
+    group_->backend->shutdown();  // NCCL: release its communicators before the process exits
+  } catch (const std::exception&) {
+    // Nothing to do at teardown.
+  }
+}
+
+namespace {
+
+// Runs `collective` on `tensors` packed into flat buckets: consecutive tensors of one dtype, up to
+// `bucket_bytes` each (at least one tensor), then copies the results back into the tensors. One
+// collective per bucket instead of one per tensor.
+void over_buckets(const std::vector<at::Tensor>& tensors, std::size_t bucket_bytes,
+                  const std::function<void(at::Tensor&)>& collective) {
+  std::size_t begin = 0;
+  while (begin < tensors.size()) {
+    std::size_t end = begin;
+    std::size_t bytes = 0;
+    while (end < tensors.size() && tensors[end].scalar_type() == tensors[begin].scalar_type() &&
+           (end == begin || bytes + tensors[end].nbytes() <= bucket_bytes)) {
+      bytes += tensors[end].nbytes();
+      ++end;
+    }
+    std::vector<at::Tensor> flat_parts;
+    for (std::size_t i = begin; i < end; ++i) flat_parts.push_back(tensors[i].reshape({-1}));
+    at::Tensor bucket = torch::cat(flat_parts);
+    collective(bucket);
+    std::int64_t offset = 0;
+    for (std::size_t i = begin; i < end; ++i) {
+      const std::int64_t n = tensors[i].numel();
+      tensors[i].copy_(bucket.narrow(0, offset, n).view_as(tensors[i]));
+      offset += n;
+    }
+    begin = end;
+  }
+}
+
+}  // namespace
+
+void Communicator::run_on_group_device(const at::Tensor& tensor,
+                                       const std::function<void(at::Tensor&)>& collective) {
+  if (backend_ == "nccl" && !tensor.is_cuda()) {
+    // NCCL takes CUDA tensors only: stage host values (counters, flags) on the current GPU.
+    at::Tensor staged = tensor.to(at::kCUDA);
+    collective(staged);
+    tensor.copy_(staged);
+    return;
+  }
+  at::Tensor same = tensor;
+  collective(same);
+}
 
 void Communicator::broadcast(const std::vector<at::Tensor>& tensors, int root) {
   if (!group_) return;
+  torch::NoGradGuard no_grad;
   c10d::BroadcastOptions options;
   options.rootRank = root;
-  for (const at::Tensor& tensor : tensors) {
-    std::vector<at::Tensor> one{tensor};
-    group_->backend->broadcast(one, options)->wait();
-  }
+  over_buckets(tensors, std::size_t{25} << 20, [&](at::Tensor& bucket) {
+    run_on_group_device(bucket, [&](at::Tensor& t) {
+      std::vector<at::Tensor> one{t};
+      group_->backend->broadcast(one, options)->wait();
+    });
+  });
 }
 
 void Communicator::average_gradients(const std::vector<at::Tensor>& parameters,
@@ -130,43 +186,29 @@ void Communicator::average_gradients(const std::vector<at::Tensor>& parameters,
     grads.push_back(p.grad());
   }
   const double inv_world = 1.0 / info_.world_size;
-  std::size_t begin = 0;
-  while (begin < grads.size()) {
-    // One bucket: consecutive gradients of one dtype, up to bucket_bytes (at least one).
-    std::size_t end = begin;
-    std::size_t bytes = 0;
-    while (end < grads.size() && grads[end].scalar_type() == grads[begin].scalar_type() &&
-           (end == begin || bytes + grads[end].nbytes() <= bucket_bytes)) {
-      bytes += grads[end].nbytes();
-      ++end;
-    }
-    std::vector<at::Tensor> flat_parts;
-    for (std::size_t i = begin; i < end; ++i) flat_parts.push_back(grads[i].reshape({-1}));
-    std::vector<at::Tensor> bucket{torch::cat(flat_parts)};
-    group_->backend->allreduce(bucket)->wait();
-    bucket[0].mul_(inv_world);
-    std::int64_t offset = 0;
-    for (std::size_t i = begin; i < end; ++i) {
-      const std::int64_t n = grads[i].numel();
-      grads[i].copy_(bucket[0].narrow(0, offset, n).view_as(grads[i]));
-      offset += n;
-    }
-    begin = end;
-  }
+  over_buckets(grads, bucket_bytes, [&](at::Tensor& bucket) {
+    std::vector<at::Tensor> one{bucket};
+    group_->backend->allreduce(one)->wait();
+    bucket.mul_(inv_world);
+  });
 }
 
 void Communicator::sum(const at::Tensor& tensor) {
   if (!group_) return;
-  std::vector<at::Tensor> one{tensor};
-  group_->backend->allreduce(one)->wait();
+  run_on_group_device(tensor, [&](at::Tensor& t) {
+    std::vector<at::Tensor> one{t};
+    group_->backend->allreduce(one)->wait();
+  });
 }
 
 void Communicator::min(const at::Tensor& tensor) {
   if (!group_) return;
-  std::vector<at::Tensor> one{tensor};
-  c10d::AllreduceOptions options;
-  options.reduceOp = c10d::ReduceOp::MIN;
-  group_->backend->allreduce(one, options)->wait();
+  run_on_group_device(tensor, [&](at::Tensor& t) {
+    std::vector<at::Tensor> one{t};
+    c10d::AllreduceOptions options;
+    options.reduceOp = c10d::ReduceOp::MIN;
+    group_->backend->allreduce(one, options)->wait();
+  });
 }
 
 void Communicator::barrier() {

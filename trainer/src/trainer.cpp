@@ -20,6 +20,9 @@
 #include "ffcv/train/schedules.hpp"
 #include "ffcv/train/train_data.hpp"
 #include "ffcv/train/train_step.hpp"
+#ifdef FFCV_WITH_CUDA
+#include <c10/cuda/CUDAFunctions.h>
+#endif
 
 namespace ffcv::train {
 namespace {
@@ -52,6 +55,11 @@ RunSummary run_training(const Recipe& recipe_in, const RunOptions& options) {
   recipe.dist.world_size = info.world_size;
   const at::Device device = choose_device(recipe.training.device, info.local_rank);
   const bool on_cuda = device.is_cuda();
+#ifdef FFCV_WITH_CUDA
+  // The rank's GPU becomes current before anything touches CUDA, so that pinned memory, events,
+  // NCCL and kernels launched without an explicit device all land on it rather than on GPU 0.
+  if (on_cuda) c10::cuda::set_device(device.index());
+#endif
   Communicator comm(info, resolve_backend(recipe.dist.backend, on_cuda));
   const bool main_rank = comm.is_main();
   const bool verbose = main_rank && !options.quiet;

@@ -14,7 +14,7 @@ namespace {
 template <typename Entry>
 __global__ void lookup_kernel(const std::uint8_t* __restrict__ in, Entry* __restrict__ out,
                               const Entry* __restrict__ table, std::uint64_t count, int channels) {
-  extern __shared__ unsigned char shared_bytes[];
+  extern __shared__ __align__(16) unsigned char shared_bytes[];
   Entry* shared_table = reinterpret_cast<Entry*>(shared_bytes);
   const int entries = channels * 256;
   for (int i = threadIdx.x; i < entries; i += blockDim.x) shared_table[i] = table[i];

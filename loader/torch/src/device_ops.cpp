@@ -79,6 +79,8 @@ class DeviceConvert final : public DeviceOperation {
     out.dtype = target_;
     return out;
   }
+  // Out of range, float-to-integer casts differ between devices (the CPU step wraps, CUDA
+  // saturates); in range both truncate toward zero.
   at::Tensor apply(const at::Tensor& batch) const override { return batch.to(type_); }
 
  private:
@@ -133,6 +135,8 @@ class DeviceNormalize final : public DeviceOperation {
     const auto* in = batch.data_ptr<std::uint8_t>();
     if (batch.is_cuda()) {
 #ifdef FFCV_WITH_CUDA
+      // A kernel launches on the current device: make it the batch's.
+      const c10::cuda::CUDAGuard device_guard(batch.device());
       const at::Tensor& table = device_table(batch.device());
       detail::channel_lookup_cuda(in, out.data_ptr(), table.data_ptr(), count,
                                   static_cast<int>(channels), entry_bytes,

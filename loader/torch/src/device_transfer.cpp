@@ -29,12 +29,19 @@ DeviceTransfer::DeviceTransfer(EpochIterator epoch, int device, std::vector<Devi
       stages_(std::move(stages)),
       stream_(std::make_unique<StreamHolder>(
           StreamHolder{c10::cuda::getStreamFromPool(/*isHighPriority=*/false, device)})) {
+  // Pin the device down (-1 meant the current one), so that next() waits on the consumer
+  // stream of this device even if the caller switches devices later.
+  device_ = stream_->stream.device_index();
   start_next();
 }
 
 DeviceTransfer::~DeviceTransfer() {
   // Host slots must outlive the copies reading them.
-  stream_->stream.synchronize();
+  try {
+    stream_->stream.synchronize();
+  } catch (const std::exception&) {
+    // A device error already surfaced (or will) elsewhere; a destructor must not throw.
+  }
 }
 
 void DeviceTransfer::start_next() {

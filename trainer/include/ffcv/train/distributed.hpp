@@ -14,6 +14,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -53,18 +54,24 @@ class Communicator {
   bool is_main() const { return info_.rank == 0; }
   const std::string& backend() const { return backend_; }
 
-  // Copies rank `root`'s values of `tensors` into every rank's, in place.
+  // Copies rank `root`'s values of `tensors` into every rank's, in place, packed into one
+  // collective per dtype (and per 25 MiB).
   void broadcast(const std::vector<at::Tensor>& tensors, int root = 0);
   // Replaces each parameter's gradient by its mean over ranks, in buckets of about
   // `bucket_bytes`. Missing gradients count as zeros so every rank runs the same collectives.
   void average_gradients(const std::vector<at::Tensor>& parameters,
                          std::size_t bucket_bytes = std::size_t{25} << 20);
-  void sum(const at::Tensor& tensor);  // in place, over ranks
-  void min(const at::Tensor& tensor);  // in place, over ranks
+  // In place, over ranks. Host tensors are fine with NCCL too: they are staged on the current
+  // GPU (set it to the rank's first).
+  void sum(const at::Tensor& tensor);
+  void min(const at::Tensor& tensor);
   void barrier();
 
  private:
   struct Group;
+  // Runs `collective` on `tensor`, or on a CUDA copy of it when the backend needs one.
+  void run_on_group_device(const at::Tensor& tensor,
+                           const std::function<void(at::Tensor&)>& collective);
   RankInfo info_;
   std::string backend_;
   std::unique_ptr<Group> group_;

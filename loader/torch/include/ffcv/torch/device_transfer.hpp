@@ -3,7 +3,9 @@
 //
 // Each output either is copied as it is, or runs its DeviceStage on that stream (to_device, then
 // e.g. to_torch_image and normalize), so the device steps overlap training too. An output whose
-// stage has no to_device stays a host tensor viewing its batch slot.
+// stage has no to_device stays a host tensor viewing its batch slot: it holds that slot until it
+// is dropped, and the transfer itself holds two, so keep such tensors no longer than a step
+// (or clone them) unless batches_ahead leaves room.
 //
 // next() returns batch b's outputs as device tensors, ordered after the copy on the caller's
 // current stream (an event, not a host wait), and starts copying batch b+1. The host batch is
