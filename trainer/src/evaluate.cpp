@@ -10,14 +10,16 @@
 
 namespace ffcv::train {
 
-TopKCounts count_correct(const at::Tensor& logits, const at::Tensor& labels) {
+at::Tensor correct_counts(const at::Tensor& logits, const at::Tensor& labels) {
   const std::int64_t k = std::min<std::int64_t>(5, logits.size(1));
   const at::Tensor top = std::get<1>(logits.topk(k, /*dim=*/1));
   const at::Tensor hits = top.eq(labels.view({-1, 1}));
-  TopKCounts counts;
-  counts.top1 = hits.narrow(1, 0, 1).sum().item<std::int64_t>();
-  counts.top5 = hits.sum().item<std::int64_t>();
-  return counts;
+  return torch::stack({hits.narrow(1, 0, 1).sum(), hits.sum()});
+}
+
+TopKCounts count_correct(const at::Tensor& logits, const at::Tensor& labels) {
+  const at::Tensor counts = correct_counts(logits, labels).cpu();
+  return {counts[0].item<std::int64_t>(), counts[1].item<std::int64_t>()};
 }
 
 at::Tensor tta_logits(const std::function<at::Tensor(const at::Tensor&)>& forward,
@@ -32,23 +34,27 @@ EvalResult evaluate(const std::function<at::Tensor(const at::Tensor&)>& forward,
                     Communicator& communicator) {
   const auto start = std::chrono::steady_clock::now();
   torch::NoGradGuard no_grad;
-  // top-1, top-5, summed loss, samples: reduced over ranks in one collective.
-  double top1 = 0, top5 = 0, loss_sum = 0, samples = 0;
+  // top-1, top-5, summed loss, samples, accumulated where the model runs (no host sync per
+  // batch) and reduced over ranks in one collective.
+  at::Tensor totals;
   BatchFeed feed(val.epoch(epoch), normalize.device(), normalize.stages(val));
   while (auto tensors = feed.next()) {
     const ModelInput input = normalize((*tensors)[0], (*tensors)[1]);
     at::Tensor logits = tta_logits(forward, input.images, tta).to(torch::kFloat32);
     if (tta) logits = logits * 0.5;
-    const TopKCounts counts = count_correct(logits, input.labels);
-    top1 += static_cast<double>(counts.top1);
-    top5 += static_cast<double>(counts.top5);
-    loss_sum += torch::nn::functional::cross_entropy(
-                    logits, input.labels,
-                    torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum))
-                    .item<double>();
-    samples += static_cast<double>(input.labels.size(0));
+    const at::Tensor loss = torch::nn::functional::cross_entropy(
+        logits, input.labels,
+        torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum));
+    const at::Tensor samples =
+        torch::full({1}, static_cast<double>(input.labels.size(0)),
+                    torch::TensorOptions().dtype(torch::kFloat64).device(logits.device()));
+    const at::Tensor batch_totals =
+        torch::cat({correct_counts(logits, input.labels).to(torch::kFloat64),
+                    loss.to(torch::kFloat64).view({1}), samples});
+    totals = totals.defined() ? totals + batch_totals : batch_totals;
   }
-  at::Tensor totals = torch::tensor({top1, top5, loss_sum, samples}, torch::kFloat64);
+  if (!totals.defined()) totals = torch::zeros({4}, torch::kFloat64);
+  totals = totals.cpu();
   communicator.sum(totals);
   EvalResult result;
   const double n = totals[3].item<double>();

@@ -20,6 +20,8 @@ struct TopKCounts {
   std::int64_t top5 = 0;
 };
 TopKCounts count_correct(const at::Tensor& logits, const at::Tensor& labels);
+// The same as an int64 tensor [top-1, top-5] on the logits' device (no host synchronisation).
+at::Tensor correct_counts(const at::Tensor& logits, const at::Tensor& labels);
 
 // forward(images) + forward(images mirrored along the width), or forward(images) alone.
 at::Tensor tta_logits(const std::function<at::Tensor(const at::Tensor&)>& forward,
