@@ -1,5 +1,6 @@
 // The loader core's CPU steps run over a whole batch tensor, sample by sample: the reference
-// that the device steps (ffcv/torch/device_op_registry.hpp) must match.
+// that the device steps (ffcv/torch/device_op_registry.hpp) must match; and the inputs the
+// device-step tests share.
 #pragma once
 
 #include <torch/torch.h>
@@ -11,6 +12,17 @@
 #include "ffcv/torch/batch_tensors.hpp"
 
 namespace ffcv::test {
+
+// normalize with ImageNet's mean and std on the 0-255 scale (add ",dtype=..." as needed).
+inline const std::string kImageNetNormalize =
+    "normalize:mean=[123.675,116.28,103.53],std=[58.395,57.12,57.375]";
+
+// Uniform uint8 images [n, h, w, c] from torch's generator seeded with `seed`.
+inline at::Tensor random_images(std::uint64_t seed, std::int64_t n, std::int64_t h, std::int64_t w,
+                                std::int64_t c = 3) {
+  torch::manual_seed(seed);
+  return torch::randint(0, 256, {n, h, w, c}, torch::kUInt8);
+}
 
 // The CPU step `text` (NAME[:key=value,...]) applied to every sample of the contiguous CPU
 // `batch` [N, ...].

@@ -16,11 +16,10 @@ using torch_adapter::DeviceStage;
 namespace {
 
 const TensorState kImage{DType::parse("|u1"), {6, 5, 3}, Device::kCpu};
-const std::string kNormalize = "normalize:mean=[123.675,116.28,103.53],std=[58.395,57.12,57.375]";
+const std::string& kNormalize = test::kImageNetNormalize;
 
 at::Tensor random_images(std::int64_t n, std::int64_t h, std::int64_t w, std::int64_t c = 3) {
-  torch::manual_seed(11);
-  return torch::randint(0, 256, {n, h, w, c}, torch::kUInt8);
+  return test::random_images(11, n, h, w, c);
 }
 
 }  // namespace

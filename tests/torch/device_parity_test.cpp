@@ -19,12 +19,7 @@ using torch_adapter::DeviceStage;
 
 namespace {
 
-const std::string kNormalize = "normalize:mean=[123.675,116.28,103.53],std=[58.395,57.12,57.375]";
-
-at::Tensor random_images(std::int64_t n, std::int64_t h, std::int64_t w) {
-  torch::manual_seed(5);
-  return torch::randint(0, 256, {n, h, w, 3}, torch::kUInt8);
-}
+const std::string& kNormalize = test::kImageNetNormalize;
 
 // 64 uint8 images [H, W, 3] with their index as label.
 std::string write_images(const test::TempDir& dir, std::uint64_t h, std::uint64_t w) {
@@ -47,7 +42,7 @@ std::string write_images(const test::TempDir& dir, std::uint64_t h, std::uint64_
 }  // namespace
 
 TEST_CASE("each device step on CUDA equals its CPU twin", "[device_parity]") {
-  const at::Tensor images = random_images(8, 33, 17);
+  const at::Tensor images = test::random_images(5, 8, 33, 17);
   const TensorState state{DType::parse("|u1"), {33, 17, 3}, Device::kCpu};
   for (const std::string dtype : {"float32", "float16"}) {
     const std::string text = kNormalize + ",dtype=" + dtype;

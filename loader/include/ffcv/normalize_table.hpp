@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "ffcv/dtype.hpp"
+
 namespace ffcv {
 
 struct NormalizeTable {
@@ -19,6 +21,16 @@ struct NormalizeTable {
 
 // Throws ConfigError, naming `step`, unless mean and std have the same non-zero number of
 // channels and every std is positive.
+// The output type `text` names: float32 or float16, else ConfigError naming `step`.
+DType normalize_dtype(const std::string& text, const std::string& step);
+
+// Looks `count` uint8 values up, stored channel-innermost from channel 0 (whole pixels):
+// output[i] = table entry (i % channels) * 256 + input[i], as float32 or as float16 bits.
+void apply_normalize_table(const NormalizeTable& table, const std::uint8_t* input, float* output,
+                           std::uint64_t count);
+void apply_normalize_table(const NormalizeTable& table, const std::uint8_t* input,
+                           std::uint16_t* output, std::uint64_t count);
+
 NormalizeTable make_normalize_table(const std::vector<double>& mean,
                                     const std::vector<double>& std_dev, const std::string& step);
 

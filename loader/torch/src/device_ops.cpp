@@ -95,15 +95,8 @@ class DeviceNormalize final : public DeviceOperation {
  public:
   DeviceNormalize(const std::vector<double>& mean, const std::vector<double>& std_dev,
                   const std::string& dtype)
-      : table_(make_normalize_table(mean, std_dev, "normalize")), dtype_(DType::parse(dtype)) {
-    if (dtype_.kind != 'f' || (dtype_.itemsize != 4 && dtype_.itemsize != 2)) {
-      throw ConfigError("normalize: dtype must be float32 or float16");
-    }
-    const auto entries = static_cast<std::int64_t>(table_.f32.size());
-    host_table_ = dtype_.itemsize == 4
-                      ? torch::from_blob(table_.f32.data(), {entries}, torch::kFloat32).clone()
-                      : torch::from_blob(table_.f16.data(), {entries}, torch::kInt16).clone();
-  }
+      : table_(make_normalize_table(mean, std_dev, "normalize")),
+        dtype_(normalize_dtype(dtype, "normalize")) {}
   std::string name() const override { return "normalize"; }
   TensorState declare(const TensorState& input) override {
     const std::uint64_t channels = table_.channels;
@@ -146,13 +139,18 @@ class DeviceNormalize final : public DeviceOperation {
       throw ConfigError("normalize: this build has no CUDA kernels (FFCV_WITH_CUDA is off)");
 #endif
     }
+    // Chunks of whole pixels, as the table lookup expects.
     const auto pixels = static_cast<std::int64_t>(count / channels);
-    const void* table = host_table_.data_ptr();
-    void* target = out.data_ptr();
     at::parallel_for(0, pixels, 16384, [&](std::int64_t begin, std::int64_t end) {
-      detail::channel_lookup_host(in, target, table, static_cast<std::uint64_t>(begin * channels),
-                                  static_cast<std::uint64_t>(end * channels),
-                                  static_cast<int>(channels), entry_bytes);
+      const std::int64_t first = begin * channels, n = (end - begin) * channels;
+      if (entry_bytes == 4) {
+        apply_normalize_table(table_, in + first, out.data_ptr<float>() + first,
+                              static_cast<std::uint64_t>(n));
+      } else {
+        apply_normalize_table(table_, in + first,
+                              reinterpret_cast<std::uint16_t*>(out.data_ptr<at::Half>()) + first,
+                              static_cast<std::uint64_t>(n));
+      }
     });
     return out;
   }
@@ -163,14 +161,19 @@ class DeviceNormalize final : public DeviceOperation {
     std::lock_guard lock(mutex_);
     auto it = device_tables_.find(device.index());
     if (it == device_tables_.end()) {
-      it = device_tables_.emplace(device.index(), host_table_.to(device)).first;
+      // A synchronous copy from the host tables (pageable memory), once per device.
+      const auto entries = static_cast<std::int64_t>(table_.f32.size());
+      void* host = dtype_.itemsize == 4 ? static_cast<void*>(const_cast<float*>(table_.f32.data()))
+                                        : const_cast<std::uint16_t*>(table_.f16.data());
+      const at::Tensor view =
+          torch::from_blob(host, {entries}, dtype_.itemsize == 4 ? torch::kFloat32 : torch::kInt16);
+      it = device_tables_.emplace(device.index(), view.to(device)).first;
     }
     return it->second;
   }
 
   NormalizeTable table_;
   DType dtype_;
-  at::Tensor host_table_;
   mutable std::mutex mutex_;
   mutable std::map<int, at::Tensor> device_tables_;
 };
