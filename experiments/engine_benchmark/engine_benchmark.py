@@ -17,7 +17,6 @@ Writes results/engine-benchmark.{json,md,png}.
 import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -42,16 +41,25 @@ def make_dataset(path, count):
                         f"{tmp}/y.npy", "--output", str(path), "--quiet"], check=True)
 
 
+def run_with_peak_rss(command):
+    """Runs command; returns its stdout and the peak resident memory (MiB) of that process."""
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+    out = process.stdout.read()
+    _, status, usage = os.wait4(process.pid, 0)
+    process.returncode = os.waitstatus_to_exitcode(status)
+    if process.returncode != 0:
+        raise subprocess.CalledProcessError(process.returncode, command, out)
+    return out, usage.ru_maxrss / 1024
+
+
 def run_ours(path, workers, batch_size, epochs, order):
-    command = ["/usr/bin/time", "-f", "%M", str(CLI), "bench", str(path), "--workers",
-               str(workers), "--batch-size", str(batch_size), "--epochs", str(epochs),
-               "--order", order, "--json"]
-    done = subprocess.run(command, check=True, capture_output=True, text=True)
-    report = json.loads(done.stdout)
-    rss_kib = int(done.stderr.strip().splitlines()[-1])
+    out, rss_mib = run_with_peak_rss([str(CLI), "bench", str(path), "--workers", str(workers),
+                                      "--batch-size", str(batch_size), "--epochs", str(epochs),
+                                      "--order", order, "--json"])
+    report = json.loads(out)
     best = max(e["samples_per_s"] for e in report["epochs"])
     bytes_per_sample = report["epochs"][-1]["bytes_per_sample"]
-    return best, report["memcpy_bytes_per_s"] / bytes_per_sample, rss_kib / 1024
+    return best, report["memcpy_bytes_per_s"] / bytes_per_sample, rss_mib
 
 
 FFCV_SNIPPET = r"""
@@ -92,6 +100,7 @@ def plot(rows, out):
     ax.set_xlabel("worker threads")
     ax.set_ylabel("samples/s (64x64x3 uint8 + int64)")
     ax.set_xticks(workers)
+    ax.set_xticklabels([str(w) for w in workers])
     ax.set_yscale("log")
     ax.grid(alpha=0.3)
     ax.legend()
@@ -107,6 +116,8 @@ def main():
     parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--order", default="random")
     parser.add_argument("--max-workers", type=int, default=os.cpu_count())
+    parser.add_argument("--workers", default="",
+                        help="comma-separated worker counts [default: 1 to --max-workers]")
     parser.add_argument("--results", default=str(ROOT / "results"))
     args = parser.parse_args()
 
@@ -116,8 +127,10 @@ def main():
         make_dataset(data, args.count)
     subprocess.run(["cat", str(data)], stdout=subprocess.DEVNULL, check=True)  # warm the OS cache
 
+    counts = ([int(w) for w in args.workers.split(",")] if args.workers
+              else list(range(1, args.max_workers + 1)))
     rows = []
-    for workers in range(1, args.max_workers + 1):
+    for workers in counts:
         ours, memcpy_samples, ours_rss = run_ours(data, workers, args.batch_size, args.epochs,
                                                   args.order)
         theirs, ffcv_rss = run_ffcv(data, workers, args.batch_size, args.epochs, args.order)

@@ -46,6 +46,7 @@ inline train::Recipe tiny_recipe(const TempDir& dir) {
   recipe.training.epochs = 2;
   recipe.training.batch_size = 8;
   recipe.training.threads = 1;
+  recipe.training.device = "cpu";  // bitwise-reproducible, and the same on machines with a GPU
   recipe.training.weight_decay = 5e-4;
   recipe.validation.batch_size = 16;
   recipe.validation.resolution = 24;

@@ -60,7 +60,15 @@ RunSummary run_training(const Recipe& recipe_in, const RunOptions& options) {
   // NCCL and kernels launched without an explicit device all land on it rather than on GPU 0.
   if (on_cuda) c10::cuda::set_device(device.index());
 #endif
-  Communicator comm(info, resolve_backend(recipe.dist.backend, on_cuda));
+  const std::string backend = resolve_backend(recipe.dist.backend, on_cuda);
+  if (backend == "nccl" && info.local_world_size > static_cast<int>(torch::cuda::device_count())) {
+    throw ConfigError(
+        "NCCL needs a GPU of its own per rank: " + std::to_string(info.local_world_size) +
+        " ranks on this machine but " + std::to_string(torch::cuda::device_count()) +
+        " CUDA device(s); start at most that many (--nproc), or set "
+        "dist.backend = \"gloo\" to share a GPU");
+  }
+  Communicator comm(info, backend);
   const bool main_rank = comm.is_main();
   const bool verbose = main_rank && !options.quiet;
 
