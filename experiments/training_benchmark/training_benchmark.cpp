@@ -38,6 +38,11 @@ struct Measurement {
   int resolution = 0;
   double loader_fed = 0, fixed = 0;  // images/s
   double loader_wait_share = 0;      // of the loader-fed run's time
+  // Waits of the timed iterations that began an epoch (a new epoch iterator and its first
+  // batch): how many, and their mean. The rest of the wait is spread over the epochs.
+  int epoch_starts = 0;
+  double epoch_start_wait = 0;  // seconds, mean per epoch start
+  std::uint64_t batches_per_epoch = 0;
 };
 
 Measurement measure(const Recipe& recipe, int resolution, int warmup, int iterations,
@@ -59,22 +64,32 @@ Measurement measure(const Recipe& recipe, int resolution, int warmup, int iterat
                                           normalize.stages(data.train()));
   ModelInput first;
   StepResult last;
-  double wait = 0;
+  double wait = 0, start_wait = 0;
   Clock::time_point start;
   for (int i = 0; i < warmup + iterations; ++i) {
     if (i == warmup) {
       synchronize(device, last);
       start = Clock::now();
       wait = 0;
+      start_wait = 0;
+      m.epoch_starts = 0;
     }
     const auto wait_start = Clock::now();
     auto tensors = feed->next();
+    bool new_epoch = false;
     while (!tensors) {
+      feed.reset();  // its slots go back before the next epoch takes its own
       feed = std::make_unique<BatchFeed>(data.train().epoch(++epoch), device,
                                          normalize.stages(data.train()));
       tensors = feed->next();
+      new_epoch = true;
     }
-    wait += std::chrono::duration<double>(Clock::now() - wait_start).count();
+    const double waited = std::chrono::duration<double>(Clock::now() - wait_start).count();
+    wait += waited;
+    if (new_epoch && i >= warmup) {
+      start_wait += waited;
+      ++m.epoch_starts;
+    }
     const ModelInput input = normalize((*tensors)[0], (*tensors)[1]);
     if (i == 0) first = {input.images.clone(), input.labels.clone()};
     last = step(input, lr);
@@ -83,6 +98,8 @@ Measurement measure(const Recipe& recipe, int resolution, int warmup, int iterat
   const double fed_seconds = std::chrono::duration<double>(Clock::now() - start).count();
   m.loader_fed = iterations * batch / fed_seconds;
   m.loader_wait_share = wait / fed_seconds;
+  m.epoch_start_wait = m.epoch_starts > 0 ? start_wait / m.epoch_starts : 0;
+  m.batches_per_epoch = feed->num_batches();
   feed.reset();
 
   // Fixed batch, already on the device.
@@ -133,8 +150,11 @@ int main(int argc, char** argv) {
       const Measurement m = measure(recipe, resolution, warmup, iterations, device, comm);
       std::printf(
           "  %3d px: loader-fed %8.1f img/s, fixed batch %8.1f img/s, ratio %.3f "
-          "(waiting for batches %.1f%% of the time)\n",
-          m.resolution, m.loader_fed, m.fixed, m.loader_fed / m.fixed, 100 * m.loader_wait_share);
+          "(waiting for batches %.1f%% of the time; %d epoch starts of %llu batches, "
+          "%.1f ms each)\n",
+          m.resolution, m.loader_fed, m.fixed, m.loader_fed / m.fixed, 100 * m.loader_wait_share,
+          m.epoch_starts, static_cast<unsigned long long>(m.batches_per_epoch),
+          1e3 * m.epoch_start_wait);
       std::fflush(stdout);
       JsonRecord record;
       record.add("recipe", recipe.name)
@@ -148,7 +168,10 @@ int main(int argc, char** argv) {
           .add("loader_fed_images_per_second", m.loader_fed)
           .add("fixed_batch_images_per_second", m.fixed)
           .add("ratio", m.loader_fed / m.fixed)
-          .add("loader_wait_share", m.loader_wait_share);
+          .add("loader_wait_share", m.loader_wait_share)
+          .add("batches_per_epoch", m.batches_per_epoch)
+          .add("epoch_starts", m.epoch_starts)
+          .add("epoch_start_wait_seconds", m.epoch_start_wait);
       json += (json.size() > 1 ? ",\n " : "") + record.str();
     }
     if (args.has("json")) write_text_file(args.get("json"), json + "]\n");
