@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "ffcv/named_steps.hpp"
 #include "ffcv/op_params.hpp"
 #include "ffcv/operation.hpp"
 
@@ -60,15 +61,10 @@ class OpRegistry {
   std::vector<std::pair<std::string, std::string>> batch_operations() const;
 
  private:
-  template <typename Factory>
-  struct Entry {
-    std::string summary;
-    Factory factory;
-  };
   mutable std::mutex mutex_;
-  std::map<std::string, Entry<DecoderFactory>> decoders_;
-  std::map<std::string, Entry<OperationFactory>> operations_;
-  std::map<std::string, Entry<BatchOperationFactory>> batch_operations_;
+  NamedSteps<DecoderFactory> decoders_;
+  NamedSteps<OperationFactory> operations_;
+  NamedSteps<BatchOperationFactory> batch_operations_;
 };
 
 }  // namespace ffcv

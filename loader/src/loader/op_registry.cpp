@@ -12,13 +12,6 @@ struct BuiltinRegistry : OpRegistry {
   BuiltinRegistry() { register_builtin_steps(*this); }
 };
 
-template <typename Map, typename Factory>
-void insert_new(Map& map, const std::string& kind, const std::string& name, std::string summary,
-                Factory factory) {
-  if (map.contains(name)) throw ConfigError(kind + " '" + name + "' is already registered");
-  map[name] = {std::move(summary), std::move(factory)};
-}
-
 template <typename Map>
 void check_new(const Map& ours, const Map& theirs, const std::string& kind) {
   for (const auto& [name, entry] : theirs) {
@@ -36,19 +29,20 @@ OpRegistry& OpRegistry::global() {
 void OpRegistry::register_decoder(const std::string& name, std::string summary,
                                   DecoderFactory factory) {
   std::lock_guard lock(mutex_);
-  insert_new(decoders_, "decoder", name, std::move(summary), std::move(factory));
+  add_named_step(decoders_, "decoder", name, std::move(summary), std::move(factory));
 }
 
 void OpRegistry::register_operation(const std::string& name, std::string summary,
                                     OperationFactory factory) {
   std::lock_guard lock(mutex_);
-  insert_new(operations_, "operation", name, std::move(summary), std::move(factory));
+  add_named_step(operations_, "operation", name, std::move(summary), std::move(factory));
 }
 
 void OpRegistry::register_batch_operation(const std::string& name, std::string summary,
                                           BatchOperationFactory factory) {
   std::lock_guard lock(mutex_);
-  insert_new(batch_operations_, "batch operation", name, std::move(summary), std::move(factory));
+  add_named_step(batch_operations_, "batch operation", name, std::move(summary),
+                 std::move(factory));
 }
 
 bool OpRegistry::has_decoder(const std::string& name) const {
@@ -82,62 +76,37 @@ void OpRegistry::add_all(const OpRegistry& other) {
   batch_operations_.insert(other.batch_operations_.begin(), other.batch_operations_.end());
 }
 
-namespace {
-
-template <typename Map>
-auto build(const Map& map, const std::string& kind, const std::string& name,
-           const OpParams& params) {
-  auto it = map.find(name);
-  if (it == map.end()) {
-    std::string known;
-    for (const auto& [key, entry] : map) known += (known.empty() ? "" : ", ") + key;
-    throw ConfigError("unknown " + kind + " '" + name + "' (known: " + known + ")");
-  }
-  auto step = it->second.factory(params);
-  params.check_all_used(kind + " '" + name + "'");
-  return step;
-}
-
-template <typename Map>
-std::vector<std::pair<std::string, std::string>> list(const Map& map) {
-  std::vector<std::pair<std::string, std::string>> out;
-  for (const auto& [name, entry] : map) out.emplace_back(name, entry.summary);
-  return out;
-}
-
-}  // namespace
-
 std::shared_ptr<Decoder> OpRegistry::make_decoder(const std::string& name,
                                                   const OpParams& params) const {
   std::lock_guard lock(mutex_);
-  return build(decoders_, "decoder", name, params);
+  return build_named_step(decoders_, "decoder", name, params);
 }
 
 std::shared_ptr<Operation> OpRegistry::make_operation(const std::string& name,
                                                       const OpParams& params) const {
   std::lock_guard lock(mutex_);
-  return build(operations_, "operation", name, params);
+  return build_named_step(operations_, "operation", name, params);
 }
 
 std::shared_ptr<BatchOperation> OpRegistry::make_batch_operation(const std::string& name,
                                                                  const OpParams& params) const {
   std::lock_guard lock(mutex_);
-  return build(batch_operations_, "batch operation", name, params);
+  return build_named_step(batch_operations_, "batch operation", name, params);
 }
 
 std::vector<std::pair<std::string, std::string>> OpRegistry::batch_operations() const {
   std::lock_guard lock(mutex_);
-  return list(batch_operations_);
+  return list_named_steps(batch_operations_);
 }
 
 std::vector<std::pair<std::string, std::string>> OpRegistry::decoders() const {
   std::lock_guard lock(mutex_);
-  return list(decoders_);
+  return list_named_steps(decoders_);
 }
 
 std::vector<std::pair<std::string, std::string>> OpRegistry::operations() const {
   std::lock_guard lock(mutex_);
-  return list(operations_);
+  return list_named_steps(operations_);
 }
 
 }  // namespace ffcv

@@ -10,12 +10,12 @@
 #pragma once
 
 #include <functional>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
 
+#include "ffcv/named_steps.hpp"
 #include "ffcv/op_params.hpp"
 #include "ffcv/torch/device_operation.hpp"
 
@@ -46,12 +46,8 @@ class DeviceOpRegistry {
   std::vector<std::pair<std::string, std::string>> operations() const;
 
  private:
-  struct Entry {
-    std::string summary;
-    DeviceOperationFactory factory;
-  };
   mutable std::mutex mutex_;
-  std::map<std::string, Entry> operations_;
+  NamedSteps<DeviceOperationFactory> operations_;
 };
 
 }  // namespace ffcv::torch_adapter
