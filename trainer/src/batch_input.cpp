@@ -20,33 +20,27 @@ std::shared_ptr<DeviceOperation> to_device(const at::Device& device) {
 
 InputNormalizer::InputNormalizer(std::array<double, 3> mean, std::array<double, 3> std,
                                  at::Device device, at::ScalarType dtype, bool channels_last)
-    : mean_(mean), std_(std), device_(device), dtype_(dtype), channels_last_(channels_last) {}
-
-std::vector<std::shared_ptr<DeviceOperation>> InputNormalizer::image_steps() const {
+    : device_(device), dtype_(dtype) {
   const DeviceOpRegistry& registry = DeviceOpRegistry::global();
-  std::vector<std::shared_ptr<DeviceOperation>> steps;
-  if (device_.is_cuda()) steps.push_back(to_device(device_));
-  steps.push_back(registry.make_operation(
+  if (device_.is_cuda()) {
+    const std::shared_ptr<DeviceOperation> copy = to_device(device_);
+    image_steps_.push_back(copy);
+    label_steps_.push_back(copy);
+  }
+  image_steps_.push_back(registry.make_operation(
       "normalize",
-      OpParams({{"mean", std::vector<double>(mean_.begin(), mean_.end())},
-                {"std", std::vector<double>(std_.begin(), std_.end())},
+      OpParams({{"mean", std::vector<double>(mean.begin(), mean.end())},
+                {"std", std::vector<double>(std.begin(), std.end())},
                 {"dtype", std::string(dtype_ == at::kHalf ? "float16" : "float32")}})));
   // After normalize, which reads channel-innermost memory: a planar (NCHW) copy is of the floats.
-  steps.push_back(
-      registry.make_operation("to_torch_image", OpParams({{"channels_last", channels_last_}})));
-  return steps;
+  image_steps_.push_back(
+      registry.make_operation("to_torch_image", OpParams({{"channels_last", channels_last}})));
 }
 
 std::vector<torch_adapter::DeviceStage> InputNormalizer::stages(const Loader& loader) const {
   std::vector<torch_adapter::DeviceStage> stages;
   for (const auto& [name, state] : loader.outputs()) {
-    std::vector<std::shared_ptr<DeviceOperation>> steps;
-    if (name == kImageOutput) {
-      steps = image_steps();
-    } else if (device_.is_cuda()) {
-      steps = {to_device(device_)};
-    }
-    stages.emplace_back(name, state, std::move(steps));
+    stages.emplace_back(name, state, name == kImageOutput ? image_steps_ : label_steps_);
   }
   return stages;
 }
@@ -77,7 +71,7 @@ ModelInput InputNormalizer::from_loader(const at::Tensor& images, const at::Tens
       DType::parse("|u1"),
       {static_cast<std::uint64_t>(images.size(1)), static_cast<std::uint64_t>(images.size(2)), 3},
       Device::kCpu};
-  const torch_adapter::DeviceStage stage(kImageOutput, state, image_steps());
+  const torch_adapter::DeviceStage stage(kImageOutput, state, image_steps_);
   return (*this)(stage.apply(images.is_cuda() ? images.cpu() : images), labels);
 }
 

@@ -47,12 +47,12 @@ class InputNormalizer {
   ModelInput from_loader(const at::Tensor& images, const at::Tensor& labels) const;
 
  private:
-  std::vector<std::shared_ptr<torch_adapter::DeviceOperation>> image_steps() const;
+  using Steps = std::vector<std::shared_ptr<torch_adapter::DeviceOperation>>;
 
-  std::array<double, 3> mean_, std_;
   at::Device device_;
   at::ScalarType dtype_;
-  bool channels_last_;
+  // Built once and shared by every epoch's stages (normalize copies its table to the GPU once).
+  Steps image_steps_, label_steps_;
 };
 
 }  // namespace ffcv::train
