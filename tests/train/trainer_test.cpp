@@ -17,10 +17,16 @@
 #include "ffcv/train/resnet.hpp"
 #include "ffcv/train/run_log.hpp"
 #include "ffcv/train/schedules.hpp"
+#include "ffcv/train/sgd_update.hpp"
 #include "ffcv/train/train_data.hpp"
 #include "ffcv/train/train_step.hpp"
 #include "ffcv/train/trainer.hpp"
 #include "tiny_dataset.hpp"
+
+#ifdef FFCV_WITH_CUDA
+#include <ATen/cuda/CUDAContext.h>
+#include <ATen/cuda/Sleep.h>
+#endif
 
 using namespace ffcv;
 using namespace ffcv::train;
@@ -114,6 +120,117 @@ TEST_CASE("loss scaler unscales, skips non-finite steps, backs off and grows", "
   CHECK(off.scale(torch::tensor(2.0f)).item<float>() == 2.0f);
   w.mutable_grad() = torch::full({3}, std::numeric_limits<float>::quiet_NaN());
   CHECK(off.unscale_and_check({w}));
+}
+
+namespace {
+
+// Two SGD optimizers over copies of the same parameters (two weight-decay groups, momentum,
+// one channels_last 4-d tensor) on `device`, to step one by torch's SGD and the other by
+// sgd_update() on the same gradients.
+struct TwinOptimizers {
+  std::vector<at::Tensor> reference_params, params;
+  std::unique_ptr<torch::optim::SGD> reference, tested;
+
+  explicit TwinOptimizers(at::Device device) {
+    torch::manual_seed(11);
+    const std::vector<at::Tensor> initial = {
+        torch::randn({4, 3, 3, 3}).contiguous(at::MemoryFormat::ChannelsLast), torch::randn({7}),
+        torch::randn({5, 2})};
+    for (const at::Tensor& t : initial) {
+      reference_params.push_back(t.to(device).clone().set_requires_grad(true));
+      params.push_back(t.to(device).clone().set_requires_grad(true));
+    }
+    reference = make(reference_params);
+    tested = make(params);
+  }
+
+  static std::unique_ptr<torch::optim::SGD> make(const std::vector<at::Tensor>& p) {
+    torch::optim::SGDOptions base(0.1);
+    base.momentum(0.9);
+    auto decayed = std::make_unique<torch::optim::SGDOptions>(base);
+    decayed->weight_decay(5e-4);
+    auto plain = std::make_unique<torch::optim::SGDOptions>(base);
+    std::vector<torch::optim::OptimizerParamGroup> groups;
+    groups.emplace_back(std::vector<at::Tensor>{p[0], p[2]}, std::move(decayed));
+    groups.emplace_back(std::vector<at::Tensor>{p[1]}, std::move(plain));
+    return std::make_unique<torch::optim::SGD>(groups, base);
+  }
+
+  void set_gradients(int step) {
+    for (std::size_t i = 0; i < params.size(); ++i) {
+      const at::Tensor g =
+          torch::sin(torch::arange(params[i].numel(), params[i].options().requires_grad(false)) *
+                         (0.3 + step) +
+                     static_cast<double>(i))
+              .reshape(params[i].sizes());
+      reference_params[i].mutable_grad() = g.clone();
+      params[i].mutable_grad() = g.contiguous(params[i].suggest_memory_format()).clone();
+    }
+  }
+};
+
+}  // namespace
+
+TEST_CASE("sgd_update steps like torch's SGD and skips a step the scaler flagged", "[trainer]") {
+  TwinOptimizers twins(at::Device(at::kCPU));
+  for (int step = 0; step < 3; ++step) {
+    twins.set_gradients(step);
+    twins.reference->step();
+    sgd_update(*twins.tested, torch::zeros({1}));
+  }
+  for (std::size_t i = 0; i < twins.params.size(); ++i) {
+    CHECK(torch::equal(twins.params[i], twins.reference_params[i]));
+  }
+  // Flagged: nothing moves.
+  const at::Tensor before = twins.params[0].detach().clone();
+  twins.set_gradients(3);
+  sgd_update(*twins.tested, torch::ones({1}));
+  CHECK(torch::equal(twins.params[0], before));
+}
+
+TEST_CASE(
+    "sgd_update on CUDA: the fused update equals torch's SGD, a flagged step changes "
+    "nothing, and the host does not wait",
+    "[trainer][cuda]") {
+  if (no_gpu()) return;
+  TwinOptimizers twins(at::Device(at::kCUDA, 0));
+  const at::Tensor clean = torch::zeros({1}, torch::TensorOptions().device(at::kCUDA));
+  const at::Tensor flagged = torch::ones({1}, torch::TensorOptions().device(at::kCUDA));
+  for (int step = 0; step < 4; ++step) {
+    twins.set_gradients(step);
+    twins.reference->step();
+    sgd_update(*twins.tested, clean);
+  }
+  for (std::size_t i = 0; i < twins.params.size(); ++i) {
+    CHECK(torch::allclose(twins.params[i], twins.reference_params[i], 1e-6, 1e-6));
+  }
+  // The momentum buffers live in the optimizer's state (what checkpoints save).
+  CHECK(twins.tested->state().size() == twins.params.size());
+
+  std::vector<at::Tensor> before;
+  for (const at::Tensor& p : twins.params) before.push_back(p.detach().clone());
+  twins.set_gradients(4);
+  sgd_update(*twins.tested, flagged);
+  for (std::size_t i = 0; i < twins.params.size(); ++i) {
+    CHECK(torch::equal(twins.params[i], before[i]));
+  }
+  // After the skipped step, the next clean one continues from the same momentum as torch's.
+  twins.set_gradients(5);
+  twins.reference->step();
+  sgd_update(*twins.tested, clean);
+  for (std::size_t i = 0; i < twins.params.size(); ++i) {
+    CHECK(torch::allclose(twins.params[i], twins.reference_params[i], 1e-6, 1e-6));
+  }
+#ifdef FFCV_WITH_CUDA
+  // Behind a kernel that keeps the device busy for a while, the update returns at once (torch's
+  // SGD with a host-side skip would wait for the flag, i.e. for that kernel).
+  torch::cuda::synchronize();
+  at::cuda::sleep(2'000'000'000);  // cycles: about a second
+  twins.set_gradients(6);
+  sgd_update(*twins.tested, flagged);
+  CHECK_FALSE(at::cuda::getCurrentCUDAStream().query());
+  torch::cuda::synchronize();
+#endif
 }
 
 TEST_CASE("TTA sums the logits of the image and its mirror; top-k counts", "[trainer]") {

@@ -318,6 +318,38 @@ TEST_CASE("destroying an iterator mid-epoch stops its workers at once", "[loader
   CHECK(second.next().has_value());
 }
 
+TEST_CASE("ready() says whether next() would wait, without waiting", "[loader]") {
+  TempDir dir;
+  const std::string path = write_dataset(dir, 40);
+  LoaderOptions options;
+  options.batch_size = 10;
+  options.num_workers = 1;
+  options.batches_ahead = 0;
+  // 10 samples x 30 ms: a batch takes 0.3 s on the one worker.
+  PipelineSpec slow{"label", "label", nullptr, {std::make_shared<SlowOrFailing>(30, -1)}};
+  Loader loader(path, {slow}, options);
+  auto it = loader.epoch(0);
+  const auto asked = std::chrono::steady_clock::now();
+  CHECK_FALSE(it.ready());  // the first batch cannot be done yet
+  CHECK(std::chrono::steady_clock::now() - asked < std::chrono::milliseconds(100));
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!it.ready() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  REQUIRE(it.ready());
+  const auto took = std::chrono::steady_clock::now();
+  auto first = it.next();
+  CHECK(std::chrono::steady_clock::now() - took < std::chrono::milliseconds(100));
+  REQUIRE(first.has_value());
+  CHECK(labels_of(*first).size() == 10);
+  first.reset();
+  std::uint64_t rest = 0;
+  while (it.next()) ++rest;
+  CHECK(rest == 3);
+  CHECK(it.ready());  // at the end: next() returns nullopt at once
+  CHECK_FALSE(it.next().has_value());
+}
+
 TEST_CASE("thousands of epochs leave no threads or memory behind", "[loader]") {
   TempDir dir;
   const std::string path = write_dataset(dir, 20);

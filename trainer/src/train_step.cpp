@@ -5,6 +5,7 @@
 
 #include "ffcv/train/distributed.hpp"
 #include "ffcv/train/param_groups.hpp"
+#include "ffcv/train/sgd_update.hpp"
 
 namespace ffcv::train {
 namespace {
@@ -122,7 +123,7 @@ StepResult TrainStep::operator()(const ModelInput& input, double learning_rate) 
   }
   scaler_.scale(loss).backward();
   communicator_.average_gradients(parameters_);
-  if (scaler_.unscale_and_check(parameters_)) optimizer_->step();
+  sgd_update(*optimizer_, scaler_.unscale(parameters_));
   scaler_.update();
   torch::NoGradGuard no_grad;
   return {loss.detach(), logits.argmax(1).eq(input.labels).sum()};

@@ -121,6 +121,10 @@ class EpochIterator {
   // failed (a corrupt page, an operation's exception) naming the sample and the step; the
   // iterator is finished afterwards, the loader stays usable.
   std::optional<Batch> next();
+  // True when next() would return at once: the next batch is done, or the epoch is over (or
+  // failed). Lets a consumer with other work to do (e.g. launching a training step) take a
+  // batch only when it is there instead of blocking.
+  bool ready() const;
 
   LoaderPosition position() const;
   std::uint64_t num_batches() const;  // in this epoch, on this rank

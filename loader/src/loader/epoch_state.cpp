@@ -328,6 +328,13 @@ std::optional<Batch> EpochState::next(std::shared_ptr<EpochState> self) {
   return batch;
 }
 
+bool EpochState::ready() const {
+  std::lock_guard lock(mutex_);
+  if (failed_ || stopping_ || next_batch_ >= plan_.num_batches) return true;
+  const Slot& slot = slots_[next_batch_ % slots_.size()];
+  return slot.phase == Phase::kDone && slot.batch == next_batch_;
+}
+
 void EpochState::release(std::uint64_t slot) {
   {
     std::lock_guard lock(mutex_);

@@ -41,6 +41,7 @@ class EpochState {
   void stop();
   // The next batch in order (blocking), nullopt at the end. Throws a failed batch's error.
   std::optional<Batch> next(std::shared_ptr<EpochState> self);
+  bool ready() const;  // next() would not wait
   void release(std::uint64_t slot);
 
   std::uint64_t num_batches() const { return plan_.num_batches; }

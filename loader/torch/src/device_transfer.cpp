@@ -6,9 +6,34 @@
 #include <c10/cuda/CUDAStream.h>
 #include <torch/torch.h>
 
+#include <map>
+
 #include "ffcv/errors.hpp"
 
 namespace ffcv::torch_adapter {
+
+namespace {
+
+// The calling thread's copy stream for `device`, the same for every epoch. The caching
+// allocator reuses a freed block only for the stream it was allocated on, so a new pool stream
+// per epoch would give each epoch fresh device allocations for its copies and keep the last
+// epoch's cached on a stream nobody uses any more. One stream per thread keeps the transfers of
+// models trained side by side on threads independent of each other.
+c10::cuda::CUDAStream transfer_stream(int device) {
+  thread_local std::map<int, c10::cuda::CUDAStream> streams;
+  if (device < 0) device = c10::cuda::current_device();
+  auto found = streams.find(device);
+  if (found == streams.end()) {
+    found =
+        streams
+            .emplace(device, c10::cuda::getStreamFromPool(/*isHighPriority=*/false,
+                                                          static_cast<c10::DeviceIndex>(device)))
+            .first;
+  }
+  return found->second;
+}
+
+}  // namespace
 
 struct DeviceTransfer::StreamHolder {
   c10::cuda::CUDAStream stream;
@@ -27,12 +52,10 @@ DeviceTransfer::DeviceTransfer(EpochIterator epoch, int device, std::vector<Devi
     : epoch_(std::move(epoch)),
       device_(device),
       stages_(std::move(stages)),
-      stream_(std::make_unique<StreamHolder>(
-          StreamHolder{c10::cuda::getStreamFromPool(/*isHighPriority=*/false, device)})) {
+      stream_(std::make_unique<StreamHolder>(StreamHolder{transfer_stream(device)})) {
   // Pin the device down (-1 meant the current one), so that next() waits on the consumer
   // stream of this device even if the caller switches devices later.
   device_ = stream_->stream.device_index();
-  start_next();
 }
 
 DeviceTransfer::~DeviceTransfer() {
@@ -55,6 +78,7 @@ void DeviceTransfer::start_next() {
   std::optional<Batch> batch = epoch_.next();
   if (!batch) {
     ahead_.reset();
+    ended_ = true;
     return;
   }
   auto flight = std::make_unique<InFlight>();
@@ -81,6 +105,7 @@ void DeviceTransfer::release_finished() {
 
 std::optional<std::vector<at::Tensor>> DeviceTransfer::next() {
   release_finished();
+  if (!ahead_ && !ended_) start_next();  // waits for the loader
   if (!ahead_) return std::nullopt;
   std::unique_ptr<InFlight> ready = std::move(ahead_);
   const c10::cuda::CUDAStream consumer = c10::cuda::getCurrentCUDAStream(device_);
@@ -94,7 +119,9 @@ std::optional<std::vector<at::Tensor>> DeviceTransfer::next() {
   std::vector<at::Tensor> out = ready->device;
   ready->device.clear();
   copying_.push_back(std::move(ready));
-  start_next();
+  // Copy batch b+1 now if the loader has it, so the copy overlaps step b; if not, the next call
+  // waits for it, after the caller has launched step b rather than before.
+  if (epoch_.ready()) start_next();
   return out;
 }
 

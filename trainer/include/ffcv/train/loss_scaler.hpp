@@ -33,15 +33,18 @@ class LossScaler {
   LossScaler(LossScalerOptions options, at::Device device);
 
   at::Tensor scale(const at::Tensor& loss) const;
-  // Unscales the gradients of `parameters` in place and reports whether they are all finite.
-  // Returns true when disabled.
+  // Unscales the gradients of `parameters` in place and returns the overflow flag on the device
+  // (float32 [1]: 1 when any gradient is inf or NaN, the step to skip), without waiting for it;
+  // sgd_update() consumes it there. Returns an undefined tensor when disabled.
+  at::Tensor unscale(const std::vector<at::Tensor>& parameters);
+  // unscale(), then waits for the flag: true when every gradient is finite (or disabled).
   bool unscale_and_check(const std::vector<at::Tensor>& parameters);
-  // Adjusts the scale after a step given the last unscale_and_check() result.
+  // Adjusts the scale after a step given the last unscale() result.
   void update();
 
   bool enabled() const { return options_.enabled; }
-  double current_scale() const;
-  std::int64_t skipped_steps() const { return skipped_; }
+  double current_scale() const;        // waits for the device
+  std::int64_t skipped_steps() const;  // waits for the device
 
   void save(torch::serialize::OutputArchive& archive) const;
   void load(torch::serialize::InputArchive& archive);
@@ -51,7 +54,7 @@ class LossScaler {
   at::Tensor scale_;           // float32 [1] on the device
   at::Tensor growth_tracker_;  // int32 [1]: clean steps in a row
   at::Tensor found_inf_;       // float32 [1]: 1 when the last check saw inf/NaN
-  std::int64_t skipped_ = 0;
+  at::Tensor skipped_;         // int64 [1]: steps skipped so far, counted on the device
 };
 
 }  // namespace ffcv::train

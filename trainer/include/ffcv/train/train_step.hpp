@@ -4,7 +4,8 @@
 // broadcast from rank 0; SGD with the weight-decay groups; the loss scaler for fp16. A step is
 // forward under autocast, label-smoothed cross-entropy, scaled backward, gradients averaged over
 // ranks, unscale and check, SGD step (skipped on overflow), scaler update. Nothing in a step
-// waits for the device except the loss scaler's overflow check.
+// waits for the device, not even the overflow check (sgd_update.hpp), so on CUDA the host
+// launches the next step's work while the device still runs this one.
 //
 // The training loop (trainer.hpp) and the training benchmark (experiments/) share it, so the
 // benchmark measures exactly the step the trainer runs.

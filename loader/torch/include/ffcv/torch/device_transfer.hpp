@@ -8,7 +8,11 @@
 // (or clone them) unless batches_ahead leaves room.
 //
 // next() returns batch b's outputs as device tensors, ordered after the copy on the caller's
-// current stream (an event, not a host wait), and starts copying batch b+1. The host batch is
+// current stream (an event, not a host wait), and starts copying batch b+1 if the loader has it
+// ready; otherwise the next call waits for it, so the caller launches step b before that wait,
+// and an epoch's first step waits for one batch, not two. Construction does not wait.
+// The copy stream is the constructing thread's, the same for every epoch on that device, so the
+// caching allocator reuses the device memory of the last epoch's copies. The host batch is
 // released as soon as its copy has finished on the GPU, never before, so a pinned slot is not
 // overwritten while a non-blocking copy still reads it (FFCV issue #37). Built only with CUDA.
 #pragma once
@@ -44,6 +48,7 @@ class DeviceTransfer {
   int device_;
   std::vector<DeviceStage> stages_;                // empty: plain copies
   std::unique_ptr<InFlight> ahead_;                // the batch being copied for the next call
+  bool ended_ = false;                             // the loader has no more batches
   std::deque<std::unique_ptr<InFlight>> copying_;  // handed out, host slot not yet released
   struct StreamHolder;
   std::unique_ptr<StreamHolder> stream_;
