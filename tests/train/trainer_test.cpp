@@ -361,6 +361,37 @@ TEST_CASE("resuming a mid-epoch checkpoint gives the uninterrupted run's weights
   CHECK(second.val_top1 == straight.val_top1);
 }
 
+TEST_CASE("on a GPU with training.deterministic: runs repeat and resume bit for bit",
+          "[trainer][cuda]") {
+  if (no_gpu()) return;
+  test::TempDir dir;
+  Recipe recipe = test::tiny_recipe(dir);
+  recipe.training.device = "cuda";
+  recipe.training.precision = "fp16";  // the loss scaler's state is resumed too
+  recipe.training.deterministic = true;
+  RunOptions options;
+  options.quiet = true;
+  options.run_dir = dir.file("straight");
+  const RunSummary straight = run_training(recipe, options);
+  REQUIRE(straight.finished);
+  options.run_dir = dir.file("again");
+  const RunSummary again = run_training(recipe, options);
+  CHECK(again.parameter_checksum == straight.parameter_checksum);
+
+  options.run_dir = dir.file("interrupted");
+  options.stop_after_steps = 11;
+  CHECK_FALSE(run_training(recipe, options).finished);
+  Recipe resume = recipe;
+  resume.checkpoint.resume = dir.file("interrupted/checkpoint.pt");
+  options.run_dir = dir.file("resumed");
+  options.stop_after_steps = 0;
+  const RunSummary resumed = run_training(resume, options);
+  CHECK(resumed.finished);
+  CHECK(resumed.steps == straight.steps);
+  CHECK(resumed.parameter_checksum == straight.parameter_checksum);
+  CHECK(resumed.val_top1 == straight.val_top1);
+}
+
 TEST_CASE("ffcv run: strict recipes, overrides, two ranks over Gloo", "[trainer][cli]") {
   test::TempDir dir;
   const Recipe recipe = test::tiny_recipe(dir);

@@ -121,6 +121,7 @@ void for_each_field(R& r, Visit&& visit) {
   visit("training", "precision", r.training.precision, one_of({"fp32", "fp16", "bf16"}));
   visit("training", "channels_last", r.training.channels_last, any());
   visit("training", "cudnn_benchmark", r.training.cudnn_benchmark, any());
+  visit("training", "deterministic", r.training.deterministic, any());
   visit("training", "device", r.training.device, one_of({"auto", "cpu", "cuda"}));
   visit("training", "threads", r.training.threads, at_least(0));
 

@@ -37,8 +37,13 @@ void fused_update(torch::optim::SGD& optimizer, const at::Tensor& found_inf) {
           found = state.emplace(p.unsafeGetTensorImpl(), std::move(fresh)).first;
           lists = &first;
         }
-        lists->buffers.push_back(
-            static_cast<torch::optim::SGDParamState&>(*found->second).momentum_buffer());
+        auto& sgd_state = static_cast<torch::optim::SGDParamState&>(*found->second);
+        if (sgd_state.momentum_buffer().strides() != p.strides()) {
+          // The kernel needs the parameter's layout (a buffer restored from a checkpoint may
+          // have lost channels_last).
+          sgd_state.momentum_buffer(torch::empty_like(p).copy_(sgd_state.momentum_buffer()));
+        }
+        lists->buffers.push_back(sgd_state.momentum_buffer());
       }
       lists->params.push_back(p);
       lists->grads.push_back(p.grad());

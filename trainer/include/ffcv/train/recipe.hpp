@@ -108,6 +108,9 @@ struct TrainingConfig {
   std::string precision = "fp32";  // fp32 | fp16 (autocast + dynamic loss scaling) | bf16
   bool channels_last = true;
   bool cudnn_benchmark = true;
+  // Bitwise-reproducible runs on CUDA, and exact resume there: deterministic cuDNN algorithms
+  // and no autotuning (cudnn_benchmark is then ignored). Slower; CPU runs are always exact.
+  bool deterministic = false;
   std::string device = "auto";  // auto | cpu | cuda
   int threads = 0;              // intra-op threads; 0 = all cores
 
