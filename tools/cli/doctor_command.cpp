@@ -36,7 +36,10 @@ Diagnosis diagnose(const Loader& loader, const EpochMeasurement& m, double step_
   const LoaderStats& s = m.stats;
   const double worker_time = std::max(1e-9, s.workers * m.seconds);
   const double busy = s.process_seconds / worker_time;
-  const double reading = s.read_wait_seconds / worker_time;
+  // Page reads are waited for by the one worker that prepares a batch while the others wait for
+  // it, so their share of wall time (not of all workers' time, which many workers dilute) says
+  // whether storage holds the loader back. Preparations may overlap: capped at 1.
+  const double reading = std::min(1.0, s.read_wait_seconds / std::max(1e-9, m.seconds));
   const double consumer_waiting = s.consumer_wait_seconds / std::max(1e-9, m.seconds);
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   const LoaderOptions& options = loader.options();
@@ -57,7 +60,7 @@ Diagnosis diagnose(const Loader& loader, const EpochMeasurement& m, double step_
   } else if (reading > 0.2) {
     d.bottleneck = "storage";
     std::snprintf(text, sizeof text,
-                  "storage bounds throughput: workers waited for pages %.0f%% of their time",
+                  "storage bounds throughput: batches waited for their pages %.0f%% of the time",
                   100 * reading);
     d.summary = text;
     if (file_size < available_memory_bytes() / 2) {
