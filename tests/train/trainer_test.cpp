@@ -335,17 +335,16 @@ TEST_CASE("a run trains, follows the resolution schedule and logs every epoch", 
   CHECK(read_text(dir.file("run/summary.json")).find("\"finished\": true") != std::string::npos);
 }
 
-TEST_CASE("resuming a mid-epoch checkpoint gives the uninterrupted run's weights", "[trainer]") {
-  test::TempDir dir;
-  const Recipe recipe = test::tiny_recipe(dir);
+namespace {
+
+// Runs `recipe` stopped after 11 steps (epoch 1, batch 3 of 8), resumes it from its checkpoint,
+// and checks that it ends exactly where the uninterrupted run `straight` did.
+void check_resumed_run_matches(const test::TempDir& dir, const Recipe& recipe,
+                               const RunSummary& straight) {
   RunOptions options;
   options.quiet = true;
-  options.run_dir = dir.file("straight");
-  const RunSummary straight = run_training(recipe, options);
-  REQUIRE(straight.finished);
-
   options.run_dir = dir.file("interrupted");
-  options.stop_after_steps = 11;  // epoch 1, batch 3 of 8
+  options.stop_after_steps = 11;
   const RunSummary first = run_training(recipe, options);
   CHECK_FALSE(first.finished);
   CHECK(first.steps == 11);
@@ -359,6 +358,20 @@ TEST_CASE("resuming a mid-epoch checkpoint gives the uninterrupted run's weights
   CHECK(second.steps == straight.steps);
   CHECK(second.parameter_checksum == straight.parameter_checksum);
   CHECK(second.val_top1 == straight.val_top1);
+}
+
+}  // namespace
+
+TEST_CASE("resuming a mid-epoch checkpoint gives the uninterrupted run's weights", "[trainer]") {
+  test::TempDir dir;
+  const Recipe recipe = test::tiny_recipe(dir);
+  RunOptions options;
+  options.quiet = true;
+  options.run_dir = dir.file("straight");
+  const RunSummary straight = run_training(recipe, options);
+  REQUIRE(straight.finished);
+
+  check_resumed_run_matches(dir, recipe, straight);
 }
 
 TEST_CASE("on a GPU with training.deterministic: runs repeat and resume bit for bit",
@@ -377,19 +390,7 @@ TEST_CASE("on a GPU with training.deterministic: runs repeat and resume bit for 
   options.run_dir = dir.file("again");
   const RunSummary again = run_training(recipe, options);
   CHECK(again.parameter_checksum == straight.parameter_checksum);
-
-  options.run_dir = dir.file("interrupted");
-  options.stop_after_steps = 11;
-  CHECK_FALSE(run_training(recipe, options).finished);
-  Recipe resume = recipe;
-  resume.checkpoint.resume = dir.file("interrupted/checkpoint.pt");
-  options.run_dir = dir.file("resumed");
-  options.stop_after_steps = 0;
-  const RunSummary resumed = run_training(resume, options);
-  CHECK(resumed.finished);
-  CHECK(resumed.steps == straight.steps);
-  CHECK(resumed.parameter_checksum == straight.parameter_checksum);
-  CHECK(resumed.val_top1 == straight.val_top1);
+  check_resumed_run_matches(dir, recipe, straight);
 }
 
 TEST_CASE("ffcv run: strict recipes, overrides, two ranks over Gloo", "[trainer][cli]") {
