@@ -150,7 +150,7 @@ int main(int argc, char** argv) {
                                   ? at::Device(at::kCUDA, 0)
                                   : at::Device(at::kCPU);
     if (recipe.training.threads > 0) torch::set_num_threads(recipe.training.threads);
-    at::globalContext().setBenchmarkCuDNN(recipe.training.cudnn_benchmark);
+    apply_cudnn_settings(recipe.training);
     Communicator comm(RankInfo{}, "gloo");
     std::printf("%s: %s x%g, %s, batch %d, %s, %d threads\n", recipe.name.c_str(),
                 recipe.model.arch.c_str(), recipe.model.width, recipe.training.precision.c_str(),

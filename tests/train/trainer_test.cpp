@@ -421,22 +421,33 @@ TEST_CASE("ffcv run: strict recipes, overrides, two ranks over Gloo", "[trainer]
   CHECK(json_number(summary, "steps") == 16);
 }
 
+namespace {
+
+// The tiny recipe trained on `device` in `precision` for `epochs`, in DIR/run-PRECISION.
+RunSummary train_tiny(const test::TempDir& dir, const std::string& device,
+                      const std::string& precision, int epochs) {
+  Recipe recipe = test::tiny_recipe(dir);
+  recipe.training.device = device;
+  recipe.training.precision = precision;
+  recipe.training.epochs = epochs;
+  RunOptions options;
+  options.quiet = true;
+  options.run_dir = dir.file("run-" + precision);
+  return run_training(recipe, options);
+}
+
+}  // namespace
+
 TEST_CASE("mixed precision on the CPU: bf16 autocast, fp16 with loss scaling", "[trainer]") {
   test::TempDir dir;
   for (const char* precision : {"bf16", "fp16"}) {
-    Recipe recipe = test::tiny_recipe(dir);
-    recipe.training.precision = precision;
     // Four epochs, not two: bf16 kernels differ between CPUs (native bf16 instructions or
     // emulation), and on a 16-core Xeon 16 steps left evaluation predicting one class.
-    recipe.training.epochs = 4;
-    RunOptions options;
-    options.quiet = true;
-    options.run_dir = dir.file(std::string("run-") + precision);
-    const RunSummary summary = run_training(recipe, options);
+    const RunSummary summary = train_tiny(dir, "cpu", precision, 4);
     INFO(precision);
     CHECK(summary.finished);
     CHECK(summary.val_top1 > 0.9);
-    const std::string log = read_text(options.run_dir + "/log.jsonl");
+    const std::string log = read_text(summary.run_dir + "/log.jsonl");
     const auto epochs = lines_with(log, "\"event\": \"epoch\"");
     REQUIRE(epochs.size() == 4);
     // fp16 scales the loss (from GradScaler's 2^16, halved on each overflow); bf16 does not.
@@ -511,18 +522,11 @@ TEST_CASE("on a GPU: each precision trains the tiny model; NCCL needs a GPU per 
   if (no_gpu()) return;
   test::TempDir dir;
   for (const char* precision : {"fp32", "fp16", "bf16"}) {
-    Recipe recipe = test::tiny_recipe(dir);
-    recipe.training.device = "cuda";
-    recipe.training.precision = precision;
     // cuDNN's kernels are not bitwise reproducible, and after the CPU tests' 16 steps the
     // BatchNorm running statistics are still far from the batch statistics: evaluation then
     // sometimes predicts one class. Six epochs let them settle.
-    recipe.training.epochs = 6;
-    RunOptions options;
-    options.quiet = true;
-    options.run_dir = dir.file(std::string("run-") + precision);
-    const RunSummary summary = run_training(recipe, options);
-    INFO(precision << "\n" << read_text(options.run_dir + "/log.jsonl"));
+    const RunSummary summary = train_tiny(dir, "cuda", precision, 6);
+    INFO(precision << "\n" << read_text(summary.run_dir + "/log.jsonl"));
     CHECK(summary.finished);
     CHECK(summary.val_top1 > 0.9);
   }

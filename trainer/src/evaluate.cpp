@@ -34,9 +34,10 @@ EvalResult evaluate(const std::function<at::Tensor(const at::Tensor&)>& forward,
                     Communicator& communicator) {
   const auto start = std::chrono::steady_clock::now();
   torch::NoGradGuard no_grad;
-  // top-1, top-5, summed loss, samples, accumulated where the model runs (no host sync per
-  // batch) and reduced over ranks in one collective.
-  at::Tensor totals;
+  // top-1, top-5 and summed loss accumulated where the model runs (no host sync per batch); the
+  // sample count is known on the host. All four are reduced over ranks in one collective.
+  at::Tensor sums;
+  double samples = 0;
   BatchFeed feed(val.epoch(epoch), normalize.device(), normalize.stages(val));
   while (auto tensors = feed.next()) {
     const ModelInput input = normalize((*tensors)[0], (*tensors)[1]);
@@ -45,16 +46,14 @@ EvalResult evaluate(const std::function<at::Tensor(const at::Tensor&)>& forward,
     const at::Tensor loss = torch::nn::functional::cross_entropy(
         logits, input.labels,
         torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum));
-    const at::Tensor samples =
-        torch::full({1}, static_cast<double>(input.labels.size(0)),
-                    torch::TensorOptions().dtype(torch::kFloat64).device(logits.device()));
-    const at::Tensor batch_totals =
+    const at::Tensor batch_sums =
         torch::cat({correct_counts(logits, input.labels).to(torch::kFloat64),
-                    loss.to(torch::kFloat64).view({1}), samples});
-    totals = totals.defined() ? totals + batch_totals : batch_totals;
+                    loss.to(torch::kFloat64).view({1})});
+    sums = sums.defined() ? sums + batch_sums : batch_sums;
+    samples += static_cast<double>(input.labels.size(0));
   }
-  if (!totals.defined()) totals = torch::zeros({4}, torch::kFloat64);
-  totals = totals.cpu();
+  at::Tensor totals = torch::cat({sums.defined() ? sums.cpu() : torch::zeros({3}, torch::kFloat64),
+                                  torch::tensor({samples}, torch::kFloat64)});
   communicator.sum(totals);
   EvalResult result;
   const double n = totals[3].item<double>();

@@ -56,6 +56,11 @@ LossScalerOptions scaler_options(const Recipe& recipe) {
 
 }  // namespace
 
+void apply_cudnn_settings(const TrainingConfig& training) {
+  at::globalContext().setDeterministicCuDNN(training.deterministic);
+  at::globalContext().setBenchmarkCuDNN(training.cudnn_benchmark && !training.deterministic);
+}
+
 TrainStep::TrainStep(const Recipe& recipe, at::Device device, Communicator& communicator)
     : recipe_(recipe),
       device_(device),

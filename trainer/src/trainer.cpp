@@ -77,11 +77,7 @@ RunSummary run_training(const Recipe& recipe_in, const RunOptions& options) {
   const int per_rank = std::max(1, cores / info.local_world_size);
   torch::set_num_threads(recipe.training.threads > 0 ? recipe.training.threads : per_rank);
   if (recipe.data.num_workers == 0) recipe.data.num_workers = per_rank;
-  // Autotuning times algorithms anew in each process, and some algorithms add in a varying
-  // order: either makes two CUDA runs (or a run and its resumption) differ in the last bits.
-  at::globalContext().setDeterministicCuDNN(recipe.training.deterministic);
-  at::globalContext().setBenchmarkCuDNN(recipe.training.cudnn_benchmark &&
-                                        !recipe.training.deterministic);
+  apply_cudnn_settings(recipe.training);
 
   RunSummary summary;
   summary.run_dir = options.run_dir;

@@ -19,8 +19,6 @@ struct NormalizeTable {
   std::vector<std::uint16_t> f16;  // the same as float16 bit patterns
 };
 
-// Throws ConfigError, naming `step`, unless mean and std have the same non-zero number of
-// channels and every std is positive.
 // The output type `text` names: float32 or float16, else ConfigError naming `step`.
 DType normalize_dtype(const std::string& text, const std::string& step);
 
@@ -31,6 +29,8 @@ void apply_normalize_table(const NormalizeTable& table, const std::uint8_t* inpu
 void apply_normalize_table(const NormalizeTable& table, const std::uint8_t* input,
                            std::uint16_t* output, std::uint64_t count);
 
+// Throws ConfigError, naming `step`, unless mean and std have the same non-zero number of
+// channels and every std is positive.
 NormalizeTable make_normalize_table(const std::vector<double>& mean,
                                     const std::vector<double>& std_dev, const std::string& step);
 

@@ -33,6 +33,12 @@ struct StepResult {
   at::Tensor correct;  // int64 scalar on the device: top-1 hits in the batch
 };
 
+// Sets the process's cuDNN flags from the recipe: autotuning per `cudnn_benchmark`, and with
+// `deterministic` deterministic algorithms and no autotuning (autotuning times algorithms anew
+// in each process, and some algorithms add in a varying order: either makes two CUDA runs, or a
+// run and its resumption, differ in the last bits). Call before the first step.
+void apply_cudnn_settings(const TrainingConfig& training);
+
 class TrainStep {
  public:
   TrainStep(const Recipe& recipe, at::Device device, Communicator& communicator);
