@@ -3,7 +3,9 @@
 #include <exception>
 #include <functional>
 #include <map>
+#include <new>
 #include <string>
+#include <system_error>
 
 #include "cli/arguments.hpp"
 #include "cli/commands.hpp"
@@ -55,6 +57,17 @@ int main(int argc, char** argv) {
   } catch (const ffcv::tools::UsageError& error) {
     std::fprintf(stderr, "ffcv %s: %s (see ffcv %s --help)\n", argv[1], error.what(), argv[1]);
     return 2;
+  } catch (const std::bad_alloc&) {
+    const bool loads = it->first == "bench" || it->first == "doctor";
+    std::fprintf(stderr, "ffcv %s: error: out of memory%s\n", argv[1],
+                 loads ? " (lower --batch-size, --batches-ahead or --cache-budget)" : "");
+    return 1;
+  } catch (const std::system_error& error) {
+    // Thread creation fails with EAGAIN when the process may start no more threads.
+    const bool threads = error.code() == std::errc::resource_unavailable_try_again;
+    std::fprintf(stderr, "ffcv %s: error: %s%s\n", argv[1], error.what(),
+                 threads ? " (cannot start more threads: lower --workers or --readers)" : "");
+    return 1;
   } catch (const std::exception& error) {
     std::fprintf(stderr, "ffcv %s: error: %s\n", argv[1], error.what());
     return 1;

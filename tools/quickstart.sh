@@ -7,11 +7,21 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/setup.sh
 mkdir -p data
+# A .beton in data/ is reused only when the stamp beside it records the same write command, the
+# file is not newer than the stamp and still validates; anything else (another dataset under that name, an older layout, a
+# damaged file) is written again.
 for split in train test; do
-  if [ ! -f "data/fashion-mnist-$split.beton" ]; then
-    build/bin/ffcv write fashion-mnist --split "$split" --write-mode jpg --jpeg-quality 90 \
-      --output "data/fashion-mnist-$split.beton"
+  output="data/fashion-mnist-$split.beton"
+  command=(build/bin/ffcv write fashion-mnist --split "$split" --write-mode jpg --jpeg-quality 90
+    --output "$output")
+  if [ -f "$output" ] && [ "$(cat "$output.command" 2>/dev/null)" = "${command[*]}" ] &&
+    [ ! "$output" -nt "$output.command" ] && build/bin/ffcv inspect "$output" >/dev/null 2>&1; then
+    echo "[quickstart] reusing $output"
+    continue
   fi
+  rm -f "$output.command"
+  "${command[@]}" --force
+  echo "${command[*]}" >"$output.command"
 done
 build/bin/ffcv inspect data/fashion-mnist-train.beton
 build/bin/ffcv run recipes/fashion_mnist.toml "$@"

@@ -3,6 +3,7 @@
 #include <torch/torch.h>
 
 #include <catch2/catch.hpp>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
@@ -423,6 +424,11 @@ TEST_CASE("ffcv run: strict recipes, overrides, two ranks over Gloo", "[trainer]
 
 namespace {
 
+struct TrainedPrecision {
+  RunSummary summary;
+  std::vector<std::string> epochs;  // the log's epoch lines
+};
+
 // The tiny recipe trained on `device` in `precision` for `epochs`, in DIR/run-PRECISION.
 RunSummary train_tiny(const test::TempDir& dir, const std::string& device,
                       const std::string& precision, int epochs) {
@@ -438,28 +444,70 @@ RunSummary train_tiny(const test::TempDir& dir, const std::string& device,
 
 }  // namespace
 
-TEST_CASE("mixed precision on the CPU: bf16 autocast, fp16 with loss scaling", "[trainer]") {
+// Mixed precision on the CPU, judged against fp32 on the same problem. The problem is large
+// enough for the judgement to be about precision: the tiny recipe's 8 steps per epoch leave
+// BatchNorm's running statistics far from the batch statistics, so its validation accuracy
+// flips between 0.5 and 1 from epoch to epoch with any change of rounding (native bf16
+// instructions or their emulation give different results). Here: 384 samples in batches of 16
+// at one resolution, 72 steps. CTest also runs these cases with oneDNN and ATen capped below
+// native bf16 (tests/CMakeLists.txt), so both CPU paths are covered on a machine that has it.
+namespace {
+
+TrainedPrecision train_precision_problem(const test::TempDir& dir, const std::string& precision) {
+  Recipe recipe = test::tiny_recipe(dir);
+  test::write_tiny_dataset(dir.file("train.beton"), 384, 0);
+  test::write_tiny_dataset(dir.file("val.beton"), 96, 1);
+  recipe.training.batch_size = 16;
+  recipe.resolution = {24, 24, 0, 1, 8};
+  recipe.training.epochs = 3;
+  recipe.training.precision = precision;
+  RunOptions options;
+  options.quiet = true;
+  options.run_dir = dir.file("run-" + precision);
+  TrainedPrecision trained{run_training(recipe, options), {}};
+  trained.epochs = lines_with(read_text(options.run_dir + "/log.jsonl"), "\"event\": \"epoch\"");
+  return trained;
+}
+
+std::string cpu_path() {
+  const char* isa = std::getenv("ONEDNN_MAX_CPU_ISA");
+  const char* aten = std::getenv("ATEN_CPU_CAPABILITY");
+  return std::string("ONEDNN_MAX_CPU_ISA=") + (isa ? isa : "(native)") +
+         " ATEN_CPU_CAPABILITY=" + (aten ? aten : "(native)");
+}
+
+
+// Trains fp32 and `precision` on the precision problem; checks that `precision` ends within 5 of
+// the 96 validation samples of fp32, and returns its epoch records.
+std::vector<std::string> check_trains_like_fp32(const std::string& precision) {
   test::TempDir dir;
-  for (const char* precision : {"bf16", "fp16"}) {
-    // Four epochs, not two: bf16 kernels differ between CPUs (native bf16 instructions or
-    // emulation), and on a 16-core Xeon 16 steps left evaluation predicting one class.
-    const RunSummary summary = train_tiny(dir, "cpu", precision, 4);
-    INFO(precision);
-    CHECK(summary.finished);
-    CHECK(summary.val_top1 > 0.9);
-    const std::string log = read_text(summary.run_dir + "/log.jsonl");
-    const auto epochs = lines_with(log, "\"event\": \"epoch\"");
-    REQUIRE(epochs.size() == 4);
-    // fp16 scales the loss (from GradScaler's 2^16, halved on each overflow); bf16 does not.
-    const double scale = json_number(epochs[0], "loss_scale");
-    if (std::string(precision) == "fp16") {
-      CHECK(scale >= 1024);
-      CHECK(scale <= 65536);
-      CHECK(std::exp2(std::round(std::log2(scale))) == scale);
-    } else {
-      CHECK(scale == 1);
-    }
+  const TrainedPrecision fp32 = train_precision_problem(dir, "fp32");
+  const TrainedPrecision trained = train_precision_problem(dir, precision);
+  INFO(precision << " on " << cpu_path());
+  REQUIRE(trained.summary.finished);
+  REQUIRE(trained.epochs.size() == 3);
+  CHECK(fp32.summary.val_top1 > 0.9);
+  CHECK(trained.summary.val_top1 >= fp32.summary.val_top1 - 0.05);
+  return trained.epochs;
+}
+
+}  // namespace
+
+TEST_CASE("bf16 autocast on the CPU trains about as well as fp32", "[trainer][precision]") {
+  // bf16 needs no loss scaling.
+  for (const std::string& epoch : check_trains_like_fp32("bf16")) {
+    CHECK(json_number(epoch, "loss_scale") == 1);
   }
+}
+
+TEST_CASE("fp16 on the CPU scales the loss and trains about as well as fp32",
+          "[trainer][precision]") {
+  const std::vector<std::string> epochs = check_trains_like_fp32("fp16");
+  // GradScaler's 2^16 to start, halved on each overflow: a power of two, not above 2^16.
+  const double scale = json_number(epochs[0], "loss_scale");
+  CHECK(scale >= 1024);
+  CHECK(scale <= 65536);
+  CHECK(std::exp2(std::round(std::log2(scale))) == scale);
 }
 
 TEST_CASE("mixup and user operations from a library in a recipe", "[trainer]") {

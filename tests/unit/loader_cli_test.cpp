@@ -34,7 +34,7 @@ TEST_CASE("ffcv bench reports throughput, stages and the memcpy baseline", "[cli
                         out) == 0);
   CHECK_THAT(out, Catch::Contains("output blob") && !Catch::Contains("output label") &&
                       Catch::Contains("storage:") && Catch::Contains("loader / memcpy"));
-  CHECK(test::run_cli("bench " + path + " --order randomly", out) == 1);
+  CHECK(test::run_cli("bench " + path + " --order randomly", out) == 2);
   CHECK_THAT(out, Catch::Contains("randomly"));
 }
 

@@ -1,11 +1,49 @@
 #include "arguments.hpp"
 
+#include <cctype>
+#include <cmath>
 #include <cstdio>
 #include <stdexcept>
 
 #include "ffcv/closest_name.hpp"
 
 namespace ffcv::tools {
+namespace {
+
+constexpr long long kIntMin = std::numeric_limits<long long>::min();
+constexpr long long kIntMax = std::numeric_limits<long long>::max();
+constexpr unsigned long long kSizeMax = std::numeric_limits<unsigned long long>::max();
+
+// An optional sign, then decimal digits only.
+bool is_integer_text(const std::string& text) {
+  const std::size_t digits = !text.empty() && (text[0] == '-' || text[0] == '+') ? 1 : 0;
+  if (text.size() == digits) return false;
+  for (std::size_t i = digits; i < text.size(); ++i) {
+    if (!std::isdigit(static_cast<unsigned char>(text[i]))) return false;
+  }
+  return true;
+}
+
+// 1000000 rather than 1e+06 for whole numbers.
+std::string real_text(double value) {
+  char text[32];
+  const bool whole = value == std::floor(value) && std::fabs(value) < 1e15;
+  std::snprintf(text, sizeof text, whole ? "%.0f" : "%g", value);
+  return text;
+}
+
+// 8M for 8388608, 3000 for 3000: the largest binary unit that divides the value.
+std::string size_text(unsigned long long value) {
+  const char* units[] = {"T", "G", "M", "K"};
+  const int shifts[] = {40, 30, 20, 10};
+  for (int i = 0; i < 4; ++i) {
+    const unsigned long long unit = 1ull << shifts[i];
+    if (value != 0 && value % unit == 0) return std::to_string(value / unit) + units[i];
+  }
+  return std::to_string(value);
+}
+
+}  // namespace
 
 Arguments::Arguments(std::string command, std::string summary)
     : command_(std::move(command)), summary_(std::move(summary)) {}
@@ -37,6 +75,52 @@ Arguments& Arguments::repeated_option(std::string name, std::string value_name, 
   specs_.push_back({std::move(name), std::move(value_name), std::move(help), ""});
   specs_.back().is_repeated = true;
   return *this;
+}
+
+Arguments::Spec& Arguments::last_option(const char* what) {
+  if (specs_.empty() || specs_.back().is_flag || specs_.back().is_pair ||
+      specs_.back().is_repeated) {
+    throw std::logic_error(std::string(what) + " follows no single-valued option");
+  }
+  return specs_.back();
+}
+
+Arguments& Arguments::int_range(long long min, long long max) {
+  Range& range = last_option("int_range").range;
+  range.kind = RangeKind::kInt;
+  range.int_min = min;
+  range.int_max = max;
+  return *this;
+}
+
+Arguments& Arguments::real_range(double min, double max) {
+  Range& range = last_option("real_range").range;
+  range.kind = RangeKind::kReal;
+  range.real_min = min;
+  range.real_max = max;
+  return *this;
+}
+
+Arguments& Arguments::size_range(unsigned long long min, unsigned long long max) {
+  Range& range = last_option("size_range").range;
+  range.kind = RangeKind::kSize;
+  range.size_min = min;
+  range.size_max = max;
+  return *this;
+}
+
+std::string Arguments::range_text(const Range& range) const {
+  switch (range.kind) {
+    case RangeKind::kInt:
+      return std::to_string(range.int_min) + ".." + std::to_string(range.int_max);
+    case RangeKind::kReal:
+      return real_text(range.real_min) + ".." + real_text(range.real_max);
+    case RangeKind::kSize:
+      return size_text(range.size_min) + ".." + size_text(range.size_max);
+    case RangeKind::kNone:
+      break;
+  }
+  return "";
 }
 
 std::vector<std::string> Arguments::get_all(const std::string& name) const {
@@ -123,6 +207,13 @@ bool Arguments::parse(const std::vector<std::string>& argv) {
       throw UsageError("missing argument " + positionals[next_positional]->name);
     }
   }
+  // Every number within its range before the command starts any work.
+  for (const Spec& spec : specs_) {
+    if (!has(spec.name)) continue;
+    if (spec.range.kind == RangeKind::kInt) get_int(spec.name);
+    if (spec.range.kind == RangeKind::kReal) get_double(spec.name);
+    if (spec.range.kind == RangeKind::kSize) get_size(spec.name);
+  }
   return true;
 }
 
@@ -138,7 +229,14 @@ std::string Arguments::help() const {
     if (!spec.value_name.empty()) left += " " + spec.value_name;
     std::string line = "  " + left;
     line += std::string(left.size() < 28 ? 30 - left.size() : 2, ' ') + spec.help;
-    if (!spec.default_value.empty()) line += " [default: " + spec.default_value + "]";
+    const std::string range = range_text(spec.range);
+    if (!range.empty() && !spec.default_value.empty()) {
+      line += " [" + range + ", default: " + spec.default_value + "]";
+    } else if (!range.empty()) {
+      line += " [" + range + "]";
+    } else if (!spec.default_value.empty()) {
+      line += " [default: " + spec.default_value + "]";
+    }
     (spec.is_positional ? positional_help : option_help) += line + "\n";
   }
   if (!positional_help.empty()) usage += "\narguments:\n" + positional_help;
@@ -167,48 +265,113 @@ std::string Arguments::get(const std::string& name) const {
 }
 
 long long Arguments::get_int(const std::string& name) const {
-  const std::string text = get(name);
-  try {
-    std::size_t used = 0;
-    const long long value = std::stoll(text, &used);
-    if (used == text.size()) return value;
-  } catch (const std::exception&) {
+  const Spec* spec = find(name);
+  if (spec != nullptr && spec->range.kind == RangeKind::kInt) {
+    return get_int(name, spec->range.int_min, spec->range.int_max);
   }
-  throw UsageError("--" + name + " expects an integer, got '" + text + "'");
+  return get_int(name, kIntMin, kIntMax);
+}
+
+long long Arguments::get_int(const std::string& name, long long min, long long max) const {
+  const std::string text = get(name);
+  const bool bounded = min != kIntMin || max != kIntMax;
+  const std::string range = std::to_string(min) + " and " + std::to_string(max);
+  bool in_range = false;
+  long long value = 0;
+  if (is_integer_text(text)) {
+    try {
+      value = std::stoll(text);
+      in_range = value >= min && value <= max;
+    } catch (const std::out_of_range&) {
+    }
+    if (in_range) return value;
+    throw UsageError("--" + name + " must be between " + range + ", got " + text);
+  }
+  throw UsageError("--" + name + " expects an integer" + (bounded ? " between " + range : "") +
+                   ", got '" + text + "'");
 }
 
 double Arguments::get_double(const std::string& name) const {
+  const Spec* spec = find(name);
+  if (spec != nullptr && spec->range.kind == RangeKind::kReal) {
+    return get_double(name, spec->range.real_min, spec->range.real_max);
+  }
+  return get_double(name, -std::numeric_limits<double>::max(), std::numeric_limits<double>::max());
+}
+
+double Arguments::get_double(const std::string& name, double min, double max) const {
   const std::string text = get(name);
+  const bool bounded =
+      min != -std::numeric_limits<double>::max() || max != std::numeric_limits<double>::max();
+  const std::string range = real_text(min) + " and " + real_text(max);
+  std::size_t used = 0;
+  double value = 0;
+  bool parsed = false;
   try {
-    std::size_t used = 0;
-    const double value = std::stod(text, &used);
-    if (used == text.size()) return value;
+    value = std::stod(text, &used);
+    parsed = used == text.size();
+  } catch (const std::out_of_range&) {
+    parsed = true;  // beyond a double: out of any range
+    value = std::numeric_limits<double>::infinity();
   } catch (const std::exception&) {
   }
-  throw UsageError("--" + name + " expects a number, got '" + text + "'");
+  if (!parsed) {
+    throw UsageError("--" + name + " expects a number" + (bounded ? " between " + range : "") +
+                     ", got '" + text + "'");
+  }
+  if (!std::isfinite(value)) {
+    throw UsageError("--" + name + " expects a finite number" +
+                     (bounded ? " between " + range : "") + ", got " + text);
+  }
+  if (value < min || value > max) {
+    throw UsageError("--" + name + " must be between " + range + ", got " + text);
+  }
+  return value == 0 ? 0.0 : value;  // -0 is 0
 }
 
 bool Arguments::get_flag(const std::string& name) const { return values_.count(name) != 0; }
 
 unsigned long long Arguments::get_size(const std::string& name) const {
-  const std::string text = get(name);
-  std::size_t used = 0;
-  unsigned long long value = 0;
-  try {
-    value = std::stoull(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
+  const Spec* spec = find(name);
+  if (spec != nullptr && spec->range.kind == RangeKind::kSize) {
+    return get_size(name, spec->range.size_min, spec->range.size_max);
   }
-  std::string suffix = text.substr(used);
+  return get_size(name, 0, kSizeMax);
+}
+
+unsigned long long Arguments::get_size(const std::string& name, unsigned long long min,
+                                       unsigned long long max) const {
+  const std::string text = get(name);
+  const bool bounded = min != 0 || max != kSizeMax;
+  const std::string range = size_text(min) + " and " + size_text(max);
+  std::size_t digits = 0;
+  while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits]))) ++digits;
+  std::string suffix = text.substr(digits);
   if (suffix.size() > 1 && (suffix.ends_with("iB") || suffix.ends_with("B"))) {
     suffix = suffix.substr(0, 1);
   }
-  const std::map<std::string, int> shifts = {{"", 0}, {"K", 10}, {"k", 10}, {"M", 20}, {"G", 30}};
+  const std::map<std::string, int> shifts = {{"", 0},   {"K", 10}, {"k", 10},
+                                             {"M", 20}, {"G", 30}, {"T", 40}};
   auto it = shifts.find(suffix);
-  if (used == 0 || it == shifts.end()) {
-    throw UsageError("--" + name + " expects a size such as 8388608 or 8M, got '" + text + "'");
+  if (digits == 0 || it == shifts.end()) {
+    throw UsageError("--" + name + " expects a size such as 8388608 or 8M" +
+                     (bounded ? " between " + range : "") + ", got '" + text + "'");
   }
-  return value << it->second;
+  bool in_range = false;
+  unsigned long long value = 0;
+  try {
+    value = std::stoull(text.substr(0, digits));
+    in_range = value <= (kSizeMax >> it->second);
+  } catch (const std::out_of_range&) {
+  }
+  if (in_range) {
+    value <<= it->second;
+    in_range = value >= min && value <= max;
+  }
+  if (!in_range) {
+    throw UsageError("--" + name + " must be between " + range + ", got " + text);
+  }
+  return value;
 }
 
 }  // namespace ffcv::tools

@@ -2,9 +2,14 @@
 //
 // Each subcommand declares its positional arguments and options with a help text; the parser
 // produces `--help`, rejects unknown options with a suggestion of the closest known one, and
-// converts values with errors that name the option.
+// converts values with errors that name the option. Numeric options declare their range, which
+// parse() checks before the command does any work (a negative count, a batch of a hundred
+// million samples or a hundred thousand threads is a bad command line, not a job to start), and
+// which --help shows.
 #pragma once
 
+#include <cstdint>
+#include <limits>
 #include <map>
 #include <optional>
 #include <stdexcept>
@@ -20,6 +25,12 @@ class UsageError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Common bounds. Thread pools: a command line may ask for at most this many threads (0 means one
+// per core), far beyond any core count yet safely below the limits of a process.
+inline constexpr long long kMaxThreads = 1024;
+// Seeds are 0..2^63-1 (negative seeds are refused rather than wrapped).
+inline constexpr long long kMaxSeed = std::numeric_limits<std::int64_t>::max();
+
 class Arguments {
  public:
   Arguments(std::string command, std::string summary);
@@ -33,9 +44,15 @@ class Arguments {
   Arguments& repeated_option(std::string name, std::string value_name, std::string help);
   // An option followed by two values, e.g. `--export I PATH.png`.
   Arguments& pair_option(std::string name, std::string value_names, std::string help);
+  // The range [min, max] of the option declared just before, read as an integer, a number or a
+  // size: parse() refuses a value outside it with "--NAME must be between MIN and MAX, got X".
+  Arguments& int_range(long long min, long long max);
+  Arguments& real_range(double min, double max);
+  Arguments& size_range(unsigned long long min, unsigned long long max);
 
-  // Parses argv (without the program and subcommand names). Returns false when --help was
-  // asked for (the help text is then printed on stdout). Throws UsageError.
+  // Parses argv (without the program and subcommand names) and checks every ranged option's
+  // value. Returns false when --help was asked for (the help text is then printed on stdout).
+  // Throws UsageError.
   bool parse(const std::vector<std::string>& argv);
 
   std::string help() const;
@@ -43,21 +60,38 @@ class Arguments {
   bool has(const std::string& name) const;  // given on the command line, or has a default
   std::string get(const std::string& name) const;
   std::optional<std::string> get_optional(const std::string& name) const;
+  // Numbers, checked against the option's declared range; the overloads with `min` and `max`
+  // check bounds known only after parsing (a sample index within the file's samples). Throws
+  // UsageError naming the option and the range.
   long long get_int(const std::string& name) const;
-  double get_double(const std::string& name) const;
+  long long get_int(const std::string& name, long long min, long long max) const;
+  double get_double(const std::string& name) const;  // finite numbers only
+  double get_double(const std::string& name, double min, double max) const;
   bool get_flag(const std::string& name) const;
   std::pair<std::string, std::string> get_pair(const std::string& name) const;
   std::vector<std::string> get_all(const std::string& name) const;  // a repeated option's values
   // Sizes with an optional binary suffix: 4096, 8M, 8MiB, 2G.
   unsigned long long get_size(const std::string& name) const;
+  unsigned long long get_size(const std::string& name, unsigned long long min,
+                              unsigned long long max) const;
 
  private:
+  enum class RangeKind { kNone, kInt, kReal, kSize };
+  struct Range {
+    RangeKind kind = RangeKind::kNone;
+    long long int_min = 0, int_max = 0;
+    double real_min = 0, real_max = 0;
+    unsigned long long size_min = 0, size_max = 0;
+  };
   struct Spec {
     std::string name, value_name, help, default_value;
     bool is_flag = false, is_positional = false, required = false, is_pair = false;
     bool is_repeated = false;
+    Range range = {};
   };
   const Spec* find(const std::string& name) const;
+  Spec& last_option(const char* what);
+  std::string range_text(const Range& range) const;
   std::string closest(const std::string& name) const;
 
   std::string command_, summary_;

@@ -21,17 +21,20 @@ int bench_command(const CommandArgs& argv) {
   args.positional("FILE", "the .beton file");
   add_loader_arguments(args);
   args.option("epochs", "N", "epochs to run", "2")
+      .int_range(1, kMaxEpochs)
       .option("max-batches", "N", "stop each epoch after N batches (0: whole epoch)", "0")
+      .int_range(0, kMaxBatchesToRun)
       .flag("json", "print one JSON object");
   if (!args.parse(argv)) return 0;
-  Loader loader(args.get("FILE"), field_pipelines(args), loader_options(args));
+  const LoaderOptions options = loader_options(args);
+  Loader loader(args.get("FILE"), field_pipelines(args), options);
+  check_loader_run(loader);
   const long long epochs = args.get_int("epochs");
-  if (epochs < 1) throw UsageError("--epochs must be at least 1");
+  const auto max_batches = static_cast<std::uint64_t>(args.get_int("max-batches"));
   std::vector<EpochMeasurement> measured;
   for (long long epoch = 0; epoch < epochs; ++epoch) {
-    measured.push_back(run_epoch(loader, static_cast<std::uint64_t>(epoch),
-                                 static_cast<std::uint64_t>(args.get_int("max-batches")),
-                                 !args.get_flag("json")));
+    measured.push_back(
+        run_epoch(loader, static_cast<std::uint64_t>(epoch), max_batches, !args.get_flag("json")));
   }
   const double memcpy_bytes_per_s = memcpy_rate(measured.back().bytes_per_sample);
   if (args.get_flag("json")) {

@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include <cstdio>
-#include <fstream>
 #include <thread>
 
 #include "arguments.hpp"
@@ -15,16 +14,8 @@
 namespace ffcv::tools {
 namespace {
 
-std::uint64_t available_memory_bytes() {
-  std::ifstream meminfo("/proc/meminfo");
-  std::string key;
-  std::uint64_t value = 0;
-  std::string unit;
-  while (meminfo >> key >> value >> unit) {
-    if (key == "MemAvailable:") return value * 1024;
-  }
-  return 0;
-}
+// Fewer measured batches than this make a diagnosis a guess; the report says so.
+constexpr std::uint64_t kFewBatches = 10;
 
 struct Diagnosis {
   std::string bottleneck;  // "consumer", "storage", "cpu", "workers"
@@ -114,6 +105,13 @@ Diagnosis diagnose(const Loader& loader, const EpochMeasurement& m, double step_
     d.advice = {"raise --batches-ahead so workers can run further ahead of the consumer",
                 "raise --workers if other processes leave cores idle"};
   }
+  if (m.batches < kFewBatches) {
+    d.advice.insert(d.advice.begin(),
+                    "only " + std::to_string(m.batches) + " batch" +
+                        (m.batches == 1 ? " was" : "es were") +
+                        " measured, too few for a reliable diagnosis: use more --batches, a "
+                        "larger file or a smaller --batch-size");
+  }
   return d;
 }
 
@@ -126,10 +124,14 @@ int doctor_command(const CommandArgs& argv) {
   args.positional("FILE", "the .beton file");
   add_loader_arguments(args);
   args.option("batches", "N", "batches to run (0: one epoch)", "200")
+      .int_range(0, kMaxBatchesToRun)
       .option("step-ms", "MS", "simulated training step per batch (0: none)", "0")
+      .real_range(0, kMaxStepMs)
       .flag("json", "print one JSON object");
   if (!args.parse(argv)) return 0;
-  Loader loader(args.get("FILE"), field_pipelines(args), loader_options(args));
+  const LoaderOptions options = loader_options(args);
+  Loader loader(args.get("FILE"), field_pipelines(args), options);
+  check_loader_run(loader);
   const double step_seconds = args.get_double("step-ms") / 1000.0;
   const EpochMeasurement m =
       run_epoch(loader, 0, static_cast<std::uint64_t>(args.get_int("batches")),

@@ -10,24 +10,36 @@ namespace ffcv::tools {
 
 void add_loader_arguments(Arguments& args) {
   args.option("batch-size", "N", "samples per batch", "256")
+      .int_range(1, kMaxBatchSize)
       .option("workers", "N", "worker threads (0: all cores)", "0")
+      .int_range(0, kMaxThreads)
       .option("order", "KIND", "sequential | random | quasi_random", "sequential")
       .option("seed", "N", "seed of the order and of random operations", "0")
+      .int_range(0, kMaxSeed)
       .option("window-pages", "N", "QUASI_RANDOM pages open at once (0: 2 x batch size)", "0")
-      .option("rank", "R", "this process's rank", "0")
+      .int_range(0, kMaxWindowPages)
+      .option("rank", "R", "this process's rank (below --world-size)", "0")
+      .int_range(0, kMaxWorldSize - 1)
       .option("world-size", "W", "number of ranks sharing each epoch", "1")
+      .int_range(1, kMaxWorldSize)
       .option("batches-ahead", "N", "batches prepared ahead of the consumer", "3")
+      .int_range(0, kMaxBatchesAhead)
       .flag("keep-last", "keep the last partial batch (drop_last = false)")
       .flag("process-cache", "read pages into the process's own cache instead of mmap")
       .option("cache-budget", "SIZE", "process cache memory budget", "1G")
+      .size_range(kMinCacheBudget, kMaxCacheBudget)
       .option("readers", "N", "process cache reader threads", "4")
+      .int_range(1, kMaxReaders)
       .option("latency-ms", "MS", "simulated storage latency per read (process cache)", "0")
+      .real_range(0, kMaxLatencyMs)
       .option("bandwidth-mbs", "MB/S", "simulated storage bandwidth (process cache; 0: unlimited)",
               "0")
+      .real_range(0, kMaxBandwidthMbs)
       .option("fields", "A,B", "load only these fields [default: all]")
       .option("image-decoder", "NAME",
               "decoder of the image field: image | random_resized_crop | center_crop")
       .option("image-size", "PX", "output size of a cropping image decoder", "224")
+      .int_range(1, kMaxImageSize)
       .flag("no-dct-scaling", "cropping decoders decode at full scale (FFCV's pixels)")
       .flag("flip", "add random_horizontal_flip after the image decoder")
       .repeated_option("op", "NAME[:K=V,..]",
@@ -38,15 +50,22 @@ void add_loader_arguments(Arguments& args) {
 
 LoaderOptions loader_options(const Arguments& args) {
   LoaderOptions options;
-  const long long batch_size = args.get_int("batch-size");
-  if (batch_size < 1) throw UsageError("--batch-size must be at least 1");
-  options.batch_size = static_cast<std::uint64_t>(batch_size);
+  options.batch_size = static_cast<std::uint64_t>(args.get_int("batch-size"));
   options.num_workers = static_cast<int>(args.get_int("workers"));
-  options.order.kind = parse_order_kind(args.get("order"));
+  try {
+    options.order.kind = parse_order_kind(args.get("order"));
+  } catch (const ConfigError& error) {
+    throw UsageError(std::string("--order: ") + error.what());
+  }
   options.order.seed = static_cast<std::uint64_t>(args.get_int("seed"));
   options.order.window_pages = static_cast<std::uint64_t>(args.get_int("window-pages"));
-  options.order.rank = static_cast<std::uint32_t>(args.get_int("rank"));
   options.order.world_size = static_cast<std::uint32_t>(args.get_int("world-size"));
+  options.order.rank = static_cast<std::uint32_t>(args.get_int("rank"));
+  if (options.order.rank >= options.order.world_size) {
+    throw UsageError("--rank must be between 0 and " +
+                     std::to_string(options.order.world_size - 1) + " (below --world-size " +
+                     std::to_string(options.order.world_size) + "), got " + args.get("rank"));
+  }
   options.batches_ahead = static_cast<std::uint64_t>(args.get_int("batches-ahead"));
   options.drop_last = !args.get_flag("keep-last");
   options.os_cache = !args.get_flag("process-cache");
@@ -79,7 +98,11 @@ std::vector<PipelineSpec> field_pipelines(const Arguments& args) {
       params.set("size", static_cast<std::int64_t>(args.get_int("image-size")));
       params.set("dct_scaling", !args.get_flag("no-dct-scaling"));
     }
-    image.decoder = OpRegistry::global().make_decoder(name, params);
+    try {
+      image.decoder = OpRegistry::global().make_decoder(name, params);
+    } catch (const ConfigError& error) {
+      throw UsageError(std::string("--image-decoder: ") + error.what());
+    }
   }
   if (args.get_flag("flip")) {
     image.operations.push_back(OpRegistry::global().make_operation("random_horizontal_flip", {}));
@@ -91,7 +114,11 @@ std::vector<PipelineSpec> field_pipelines(const Arguments& args) {
     } catch (const ConfigError& error) {
       throw UsageError(std::string("--op ") + error.what());
     }
-    image.operations.push_back(OpRegistry::global().make_operation(op.name, op.params));
+    try {
+      image.operations.push_back(OpRegistry::global().make_operation(op.name, op.params));
+    } catch (const ConfigError& error) {
+      throw UsageError(std::string("--op ") + text + ": " + error.what());
+    }
   }
   bool replaced = false;
   for (PipelineSpec& spec : pipelines) {

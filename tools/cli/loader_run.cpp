@@ -1,10 +1,14 @@
 #include "loader_run.hpp"
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <thread>
 
+#include "arguments.hpp"
+#include "ffcv/errors.hpp"
 #include "ffcv/json_text.hpp"
 #include "ffcv/progress_bar.hpp"
 
@@ -17,13 +21,90 @@ double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
+// A figure fit to print: NaN and the infinities (a ratio over nothing measured) as 0, -0 as 0.
+double printable(double value) { return std::isfinite(value) ? value + 0.0 : 0.0; }
+
+// a / b, or 0 when b is not a positive number.
+double ratio(double a, double b) { return b > 0 && std::isfinite(b) ? a / b : 0.0; }
+
 std::string format(const char* pattern, double a, double b = 0, double c = 0, double d = 0) {
   char text[256];
-  std::snprintf(text, sizeof text, pattern, a, b, c, d);
+  std::snprintf(text, sizeof text, pattern, printable(a), printable(b), printable(c), printable(d));
   return text;
 }
 
+std::string gib_text(double bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f GiB", bytes / (1ull << 30));
+  return text;
+}
+
+// A number from a file such as /sys/fs/cgroup/memory.max; 0 when absent or "max".
+std::uint64_t read_number(const char* path) {
+  std::ifstream in(path);
+  std::uint64_t value = 0;
+  return in >> value ? value : 0;
+}
+
 }  // namespace
+
+std::uint64_t available_memory_bytes() {
+  std::uint64_t available = 0;
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key, unit;
+  std::uint64_t value = 0;
+  while (meminfo >> key >> value >> unit) {
+    if (key == "MemAvailable:") {
+      available = value * 1024;
+      break;
+    }
+  }
+  const std::uint64_t limit = read_number("/sys/fs/cgroup/memory.max");
+  if (limit > 0) {
+    const std::uint64_t used = read_number("/sys/fs/cgroup/memory.current");
+    const std::uint64_t left = limit > used ? limit - used : 0;
+    available = available == 0 ? left : std::min(available, left);
+  }
+  return available;
+}
+
+void check_loader_run(const Loader& loader) {
+  const LoaderOptions& options = loader.options();
+  const std::string& path = loader.reader().path();
+  const std::uint64_t samples = loader.order().smallest_rank_size();
+  const std::uint32_t ranks = options.order.world_size;
+  if (samples == 0) {
+    throw Error(path + " has no samples to load" +
+                (ranks > 1 ? " on rank " + std::to_string(options.order.rank) + " of " +
+                                 std::to_string(ranks)
+                           : std::string()));
+  }
+  if (loader.batches_per_epoch() == 0) {
+    const std::string count = ranks > 1
+                                  ? std::to_string(loader.order().global_size()) + " samples, " +
+                                        std::to_string(samples) + " for the smallest of " +
+                                        std::to_string(ranks) + " ranks,"
+                                  : std::to_string(samples) + " samples,";
+    throw UsageError(path + " has " + count + " fewer than one batch of " +
+                     std::to_string(options.batch_size) +
+                     " with drop_last; use --keep-last or a smaller --batch-size");
+  }
+  std::uint64_t bytes_per_sample = 0;
+  for (const auto& [name, state] : loader.outputs()) bytes_per_sample += state.byte_size();
+  const std::uint64_t slots = options.batches_ahead + 2;
+  // In double: the product of three large numbers may not fit 64 bits.
+  const double ring_bytes =
+      static_cast<double>(options.batch_size) * static_cast<double>(bytes_per_sample) * slots;
+  const std::uint64_t available = available_memory_bytes();
+  if (available > 0 && ring_bytes > static_cast<double>(available)) {
+    throw UsageError("batches of " + std::to_string(options.batch_size) + " samples of " +
+                     std::to_string(bytes_per_sample) + " bytes in " + std::to_string(slots) +
+                     " slots (--batches-ahead " + std::to_string(options.batches_ahead) +
+                     " + 2) need " + gib_text(ring_bytes) + ", more than the " +
+                     gib_text(static_cast<double>(available)) +
+                     " of memory available; use a smaller --batch-size or --batches-ahead");
+  }
+}
 
 EpochMeasurement run_epoch(Loader& loader, std::uint64_t epoch, std::uint64_t max_batches,
                            bool progress, double step_seconds) {
@@ -46,7 +127,7 @@ EpochMeasurement run_epoch(Loader& loader, std::uint64_t epoch, std::uint64_t ma
   m.seconds = seconds_since(start);
   m.diversity = measure_batch_diversity(loader.order().epoch_order(epoch),
                                         loader.options().batch_size, loader.page_of_samples());
-  m.samples_per_s = m.seconds > 0 ? m.samples / m.seconds : 0;
+  m.samples_per_s = ratio(static_cast<double>(m.samples), m.seconds);
   m.stats = iterator.stats();
   if (progress) bar.finish();
   return m;
@@ -91,12 +172,13 @@ std::string measurements_text(const Loader& loader, const std::vector<EpochMeasu
                     s.pages.storage_seconds, s.pages.peak_resident_bytes / 1048576.0);
     }
   }
-  if (!epochs.empty() && epochs.back().bytes_per_sample > 0) {
+  if (!epochs.empty() && epochs.back().bytes_per_sample > 0 && memcpy_bytes_per_s > 0) {
     const double memcpy_samples = memcpy_bytes_per_s / epochs.back().bytes_per_sample;
     out += format(
         "  baseline: memcpy of the same output bytes on one core: %.0f samples/s "
         "(%.2f GB/s); loader / memcpy = %.3f\n",
-        memcpy_samples, memcpy_bytes_per_s / 1e9, epochs.back().samples_per_s / memcpy_samples);
+        memcpy_samples, memcpy_bytes_per_s / 1e9,
+        ratio(epochs.back().samples_per_s, memcpy_samples));
   }
   return out;
 }
@@ -108,7 +190,7 @@ std::string measurements_json(const Loader& loader, const std::vector<EpochMeasu
                     ", \"batch_size\": " + std::to_string(options.batch_size) +
                     ", \"order\": " + json_quote(order_kind_name(options.order.kind)) +
                     ", \"source\": " + json_quote(options.os_cache ? "mmap" : "process_cache") +
-                    ", \"memcpy_bytes_per_s\": " + format("%.0f", memcpy_bytes_per_s) +
+                    ", \"memcpy_bytes_per_s\": " + json_number(memcpy_bytes_per_s, 0) +
                     ", \"epochs\": [";
   for (std::size_t i = 0; i < epochs.size(); ++i) {
     const EpochMeasurement& m = epochs[i];
@@ -116,14 +198,15 @@ std::string measurements_json(const Loader& loader, const std::vector<EpochMeasu
     out += std::string(i ? ", " : "") + "{\"epoch\": " + std::to_string(m.epoch) +
            ", \"batches\": " + std::to_string(m.batches) +
            ", \"samples\": " + std::to_string(m.samples) +
-           format(", \"seconds\": %.6f, \"samples_per_s\": %.1f", m.seconds, m.samples_per_s) +
+           ", \"seconds\": " + json_number(m.seconds, 6) +
+           ", \"samples_per_s\": " + json_number(m.samples_per_s, 1) +
            ", \"bytes_per_sample\": " + std::to_string(m.bytes_per_sample) +
-           format(", \"distinct_pages_per_batch\": %.3f", m.diversity.mean_distinct_pages) +
+           ", \"distinct_pages_per_batch\": " + json_number(m.diversity.mean_distinct_pages, 3) +
            ", \"workers\": " + std::to_string(s.workers) +
-           format(", \"process_seconds\": %.6f, \"read_wait_seconds\": %.6f", s.process_seconds,
-                  s.read_wait_seconds) +
-           format(", \"ring_full_seconds\": %.6f, \"consumer_wait_seconds\": %.6f",
-                  s.ring_full_seconds, s.consumer_wait_seconds) +
+           ", \"process_seconds\": " + json_number(s.process_seconds, 6) +
+           ", \"read_wait_seconds\": " + json_number(s.read_wait_seconds, 6) +
+           ", \"ring_full_seconds\": " + json_number(s.ring_full_seconds, 6) +
+           ", \"consumer_wait_seconds\": " + json_number(s.consumer_wait_seconds, 6) +
            ", \"storage_bytes_read\": " + std::to_string(s.pages.bytes_read) +
            ", \"storage_read_calls\": " + std::to_string(s.pages.read_calls) +
            ", \"peak_cache_bytes\": " + std::to_string(s.pages.peak_resident_bytes) + "}";

@@ -8,6 +8,12 @@
 
 namespace ffcv::tools {
 
+// Ranges of the measuring commands' own flags: bench's --epochs, bench's --max-batches and
+// doctor's --batches, doctor's --step-ms.
+inline constexpr long long kMaxEpochs = 100'000;
+inline constexpr long long kMaxBatchesToRun = 1'000'000'000;
+inline constexpr double kMaxStepMs = 60'000;
+
 struct EpochMeasurement {
   std::uint64_t epoch = 0;
   std::uint64_t batches = 0;
@@ -18,6 +24,17 @@ struct EpochMeasurement {
   BatchDiversity diversity;            // distinct pages per batch of the epoch's order
   LoaderStats stats;
 };
+
+// Refuses, before an epoch starts, a run that would load nothing or could not allocate its
+// batches: fewer samples (on this rank) than one batch with drop_last (UsageError naming the
+// file, the sample count and the flags that help), a file or rank with no samples (Error), or a
+// ring of batch_size x bytes per sample x (batches_ahead + 2) bytes beyond the memory available
+// to the process (UsageError naming the sizes).
+void check_loader_run(const Loader& loader);
+
+// The memory this process may still allocate, in bytes: /proc/meminfo's MemAvailable, capped by
+// the cgroup's memory.max less its usage when there is one. 0 when unknown.
+std::uint64_t available_memory_bytes();
 
 // Iterates one epoch (at most `max_batches` batches when non-zero), spending `step_seconds`
 // per batch as a stand-in for a training step. Draws a progress bar when `progress`.

@@ -85,6 +85,7 @@ int free_local_port() {
 
 int launch_ranks(const std::string& program, const std::vector<std::string>& arguments, int nproc,
                  double grace_seconds) {
+  if (nproc < 1) throw ConfigError("cannot start " + std::to_string(nproc) + " ranks");
   const char* address = std::getenv("MASTER_ADDR");
   const char* port = std::getenv("MASTER_PORT");
   const std::string master_address = address && *address ? address : "127.0.0.1";

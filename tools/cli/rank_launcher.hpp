@@ -11,6 +11,7 @@ namespace ffcv::tools {
 // MASTER_PORT (a free port unless set). SIGINT and SIGTERM sent to the launcher are passed on.
 // When a rank fails, the others get SIGTERM, then SIGKILL after `grace_seconds`. Returns 0 when
 // every rank succeeded, else the first failing rank's status (128 + signal when killed).
+// Throws ConfigError for nproc < 1 (callers bound it as a command-line option).
 int launch_ranks(const std::string& program, const std::vector<std::string>& arguments, int nproc,
                  double grace_seconds = 20.0);
 

@@ -14,11 +14,17 @@
 #include "cli/rank_launcher.hpp"
 #include "cli/run_command.hpp"
 #include "ffcv/errors.hpp"
+#include "ffcv/interrupt_cleanup.hpp"
+#include "ffcv/train/dataset_check.hpp"
 #include "ffcv/train/recipe.hpp"
 #include "ffcv/train/trainer.hpp"
 
 namespace ffcv::tools {
 namespace {
+
+// Ranks one launcher starts, and the furthest --stop-after-steps.
+constexpr long long kMaxRanks = 1024;
+constexpr long long kMaxSteps = 1'000'000'000'000;
 
 std::atomic<bool> g_stop{false};
 void request_stop(int) { g_stop.store(true); }
@@ -32,11 +38,63 @@ Arguments run_arguments() {
   args.positional("RECIPE", "the recipe, e.g. recipes/fashion_mnist.toml")
       .repeated_option("set", "SECTION.KEY=VALUE", "override one recipe key (repeatable)")
       .option("nproc", "N", "ranks to start on this machine [default: dist.world_size]")
+      .int_range(1, kMaxRanks)
       .option("output-dir", "DIR", "the run's folder [default: logging.folder/NAME-DATE-TIME]")
       .option("stop-after-steps", "N", "stop with a checkpoint after N training iterations")
+      .int_range(1, kMaxSteps)
       .flag("print-recipe", "print the resolved recipe (defaults and overrides) and exit")
       .flag("quiet", "print nothing but errors");
   return args;
+}
+
+// A run folder made by this command, removed again (with the logging folder, when this command
+// made that too and it is left empty) if the run ends in an error before saving a checkpoint:
+// a failed start leaves no empty folders behind.
+class NewRunFolder {
+ public:
+  NewRunFolder() = default;
+  explicit NewRunFolder(const std::string& dir) : dir_(dir) {
+    const std::filesystem::path parent = std::filesystem::path(dir).parent_path();
+    if (!parent.empty() && !std::filesystem::exists(parent)) parent_ = parent.string();
+    std::filesystem::create_directories(dir);
+  }
+  ~NewRunFolder() {
+    if (dir_.empty() || kept_) return;
+    std::error_code error;
+    if (std::filesystem::exists(std::filesystem::path(dir_) / "checkpoint.pt", error)) return;
+    // Not std::filesystem::remove_all: LibTorch exports a copy of it that crashes here.
+    remove_tree_signal_safe(dir_.c_str());
+    if (!parent_.empty() && std::filesystem::is_empty(parent_, error)) {
+      std::filesystem::remove(parent_, error);
+    }
+  }
+  NewRunFolder(const NewRunFolder&) = delete;
+  NewRunFolder& operator=(NewRunFolder&& other) noexcept {
+    std::swap(dir_, other.dir_);
+    std::swap(parent_, other.parent_);
+    return *this;
+  }
+  void keep() { kept_ = true; }
+
+ private:
+  std::string dir_, parent_;
+  bool kept_ = false;
+};
+
+// An --output-dir must be new, empty, or an earlier run's folder (it holds recipe.toml): the run
+// writes recipe.toml, log.jsonl, checkpoint.pt and summary.json into it.
+void check_output_dir(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::error_code error;
+  if (!fs::exists(dir, error)) return;
+  if (!fs::is_directory(dir, error)) {
+    throw UsageError("--output-dir " + dir + " exists and is not a folder");
+  }
+  if (!fs::is_empty(dir, error) && !fs::exists(fs::path(dir) / "recipe.toml", error)) {
+    throw UsageError("--output-dir " + dir +
+                     " holds files of something other than a run (no recipe.toml); choose a new "
+                     "or empty folder");
+  }
 }
 
 // logging.folder/NAME-YYYYMMDD-HHMMSS, with -2, -3, ... when that exists already.
@@ -49,7 +107,6 @@ std::string new_run_dir(const train::Recipe& recipe) {
   const std::string base = recipe.logging.folder + "/" + recipe.name + "-" + stamp;
   std::string dir = base;
   for (int n = 2; std::filesystem::exists(dir); ++n) dir = base + "-" + std::to_string(n);
-  std::filesystem::create_directories(dir);
   return dir;
 }
 
@@ -66,13 +123,21 @@ int run_command(const CommandArgs& argv) {
   }
   const bool is_rank = std::getenv("WORLD_SIZE") != nullptr;
   const long long nproc = args.has("nproc") ? args.get_int("nproc") : recipe.dist.world_size;
-  if (nproc < 1 || nproc > 1024) throw UsageError("--nproc must be 1..1024");
+  if (nproc < 1 || nproc > kMaxRanks) {
+    throw UsageError("--nproc must be between 1 and " + std::to_string(kMaxRanks) +
+                     ", got dist.world_size " + std::to_string(nproc) + " from the recipe");
+  }
 
+  // Before any folder is made: a dataset whose labels do not fit the model.
+  if (!is_rank) train::check_labels_fit_model(recipe);
   std::string run_dir;
+  NewRunFolder made_here;
   if (args.has("output-dir")) {
     run_dir = args.get("output-dir");
+    if (!is_rank) check_output_dir(run_dir);
   } else if (!is_rank || std::getenv("RANK") == std::string("0")) {
     run_dir = new_run_dir(recipe);
+    made_here = NewRunFolder(run_dir);
   }
 
   if (!is_rank && nproc > 1) {
@@ -95,7 +160,9 @@ int run_command(const CommandArgs& argv) {
       std::printf("starting %lld ranks; output: %s\n", nproc, run_dir.c_str());
       std::fflush(stdout);
     }
-    return launch_ranks(this_program(), rank_args, static_cast<int>(nproc));
+    const int status = launch_ranks(this_program(), rank_args, static_cast<int>(nproc));
+    if (status == 0) made_here.keep();
+    return status;
   }
 
   struct sigaction action {};
@@ -111,12 +178,11 @@ int run_command(const CommandArgs& argv) {
   options.progress = progress == "always" || (progress == "auto" && ::isatty(STDERR_FILENO));
   options.stop = &g_stop;
   if (args.has("stop-after-steps")) {
-    const long long steps = args.get_int("stop-after-steps");
-    if (steps < 1) throw UsageError("--stop-after-steps must be at least 1");
-    options.stop_after_steps = static_cast<std::uint64_t>(steps);
+    options.stop_after_steps = static_cast<std::uint64_t>(args.get_int("stop-after-steps"));
   }
   const auto start = std::chrono::steady_clock::now();
   const train::RunSummary summary = train::run_training(recipe, options);
+  made_here.keep();
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const bool main_rank = !is_rank || std::getenv("RANK") == std::string("0");

@@ -5,10 +5,12 @@
 
 #include "arguments.hpp"
 #include "commands.hpp"
+#include "output_guard.hpp"
 #include "ffcv/dataset_writer.hpp"
 #include "ffcv/errors.hpp"
 #include "ffcv/fields/rgb_image_field.hpp"
 #include "ffcv/fields/scalar_fields.hpp"
+#include "ffcv/format.hpp"
 #include "ffcv/progress_bar.hpp"
 #include "sources/idx_source.hpp"
 #include "sources/image_folder_source.hpp"
@@ -17,6 +19,9 @@
 
 namespace ffcv::tools {
 namespace {
+
+// The longest image side JPEG can store.
+constexpr long long kMaxJpegSide = 65500;
 
 Arguments write_arguments() {
   Arguments args("write",
@@ -35,22 +40,36 @@ Arguments write_arguments() {
       .option("targets", "Y.npy", "targets array, one row per sample (KIND npy)")
       .option("images-dir", "DIR", "where imagenet-like puts its JPEG tree [default: OUT-jpegs]")
       .option("count", "N", "number of imagenet-like images", "5000")
+      .int_range(1, static_cast<long long>(kMaxImagenetLikeCount))
       .option("classes", "N", "number of imagenet-like classes", "100")
+      .int_range(1, kMaxImagenetLikeClasses)
       .option("write-mode", "MODE", "image storage: raw | jpg | smart | proportion", "raw")
       .option("max-resolution", "PX", "downscale images whose longer side exceeds PX")
-      .option("jpeg-quality", "Q", "JPEG quality 1..100", "90")
+      .int_range(1, kMaxJpegSide)
+      .option("jpeg-quality", "Q", "JPEG quality", "90")
+      .int_range(1, 100)
       .option("compress-probability", "P", "share stored as JPEG in proportion mode", "0.5")
+      .real_range(0, 1)
       .option("smart-threshold", "BYTES", "smart mode stores JPEG above H*W*3 > BYTES")
-      .option("page-size", "SIZE", "page size, a power of two >= 2M (e.g. 8M)", "8M")
+      .size_range(0, 1ull << 40)
+      .option("page-size", "SIZE", "page size, a power of two (e.g. 8M)", "8M")
+      .size_range(kMinPageSize, kMaxPageSize)
       .option("workers", "N", "encoder threads (0: all cores)", "0")
+      .int_range(0, kMaxThreads)
       .option("seed", "N", "seed of random write decisions and of imagenet-like", "0")
+      .int_range(0, kMaxSeed)
+      .flag("force", "replace an existing --output (or --images-dir) that is not a .beton")
       .flag("quiet", "print nothing but errors");
   return args;
 }
 
 RgbImageOptions image_options(const Arguments& args) {
   RgbImageOptions options;
-  options.write_mode = parse_image_write_mode(args.get("write-mode"));
+  try {
+    options.write_mode = parse_image_write_mode(args.get("write-mode"));
+  } catch (const ConfigError& error) {
+    throw UsageError(std::string("--write-mode: ") + error.what());
+  }
   if (args.has("max-resolution")) {
     options.max_resolution = static_cast<int>(args.get_int("max-resolution"));
   }
@@ -68,6 +87,33 @@ std::vector<NamedField> image_label_fields(const Arguments& args) {
 std::string output_path(const Arguments& args) {
   if (!args.has("output")) throw UsageError("missing --output OUT.beton");
   return args.get("output");
+}
+
+// What parse()'s range checks leave to judge, before any work: --page-size a power of two, a
+// known --write-mode and --split.
+void check_write_options(const Arguments& args) {
+  const std::string split = args.get("split");
+  if (split != "train" && split != "test") {
+    throw UsageError("--split must be train or test, got '" + split + "'");
+  }
+  const unsigned long long page_size = args.get_size("page-size");
+  if ((page_size & (page_size - 1)) != 0) {
+    throw UsageError("--page-size must be a power of two between 2M and 2G, got " +
+                     args.get("page-size"));
+  }
+  image_options(args);
+}
+
+// Refuses, before any work, an --output that is one of `inputs` or lies inside one of `folders`,
+// and an existing --output that is not a .beton without --force.
+void check_write_output(const Arguments& args, std::vector<std::string> inputs,
+                        std::vector<InputFolder> folders = {}) {
+  OutputRules rules;
+  rules.input_files = std::move(inputs);
+  rules.input_folders = std::move(folders);
+  rules.replaceable = is_beton_file;
+  rules.force = args.get_flag("force");
+  check_output(output_path(args), rules);
 }
 
 // Runs the writer with a progress bar and prints the summary line.
@@ -103,6 +149,9 @@ int write_imagenet_like(const Arguments& args) {
   options.output_dir =
       args.get_optional("images-dir")
           .value_or(std::filesystem::path(output).replace_extension("").string() + "-jpegs");
+  // The tree is replaced as a whole, so the output must not lie inside it.
+  check_write_output(args, {}, {{options.output_dir, false}});
+  options.replace_any_folder = args.get_flag("force");
   options.count = static_cast<std::uint64_t>(args.get_int("count"));
   options.num_classes = static_cast<int>(args.get_int("classes"));
   options.seed = static_cast<std::uint64_t>(args.get_int("seed"));
@@ -128,21 +177,25 @@ int write_imagenet_like(const Arguments& args) {
 int write_command(const CommandArgs& argv) {
   Arguments args = write_arguments();
   if (!args.parse(argv)) return 0;
+  check_write_options(args);
   const std::string kind = args.get("KIND");
   if (kind == "folder") {
     if (!args.has("PATH")) throw UsageError("KIND folder needs the image folder PATH");
+    check_write_output(args, {}, {{args.get("PATH"), /*top_level_allowed=*/true}});
     const ImageFolderSource source(args.get("PATH"));
     return write_dataset(args, source, image_label_fields(args));
   }
   if (kind == "fashion-mnist") {
-    const IdxSource source = IdxSource::fashion_mnist(
-        args.get_optional("PATH").value_or(kFashionMnistDir), args.get("split"));
+    const std::string idx_dir = args.get_optional("PATH").value_or(kFashionMnistDir);
+    check_write_output(args, {}, {{idx_dir, false}});
+    const IdxSource source = IdxSource::fashion_mnist(idx_dir, args.get("split"));
     return write_dataset(args, source, image_label_fields(args));
   }
   if (kind == "npy") {
     if (!args.has("features") || !args.has("targets")) {
       throw UsageError("KIND npy needs --features X.npy and --targets Y.npy");
     }
+    check_write_output(args, {args.get("features"), args.get("targets")});
     const NpySource source(args.get("features"), args.get("targets"));
     return write_dataset(args, source, source.fields());
   }

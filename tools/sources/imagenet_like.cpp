@@ -29,6 +29,7 @@
 #include "ffcv/errors.hpp"
 #include "ffcv/jpeg_codec.hpp"
 #include "ffcv/value.hpp"
+#include "staged_directory.hpp"
 
 namespace ffcv::tools {
 namespace {
@@ -319,11 +320,11 @@ std::vector<std::uint8_t> make_image(const SourcePhoto& photo, const ImageLayout
 
 // ---- Files -------------------------------------------------------------------------------------
 
-// Writes `bytes` to path + ".tmp", then renames it to `path`.
-void write_file_atomically(const std::string& path, std::span<const std::uint8_t> bytes) {
-  const std::string temporary = path + ".tmp";
-  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) throw IoError(temporary, "create", errno);
+// Writes `bytes` as a new file at `path` (inside the staged tree, which is renamed into place as
+// a whole, so the files themselves need no temporary names).
+void write_new_file(const std::string& path, std::span<const std::uint8_t> bytes) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) throw IoError(path, "create", errno);
   std::size_t written = 0;
   while (written < bytes.size()) {
     const ssize_t n = ::write(fd, bytes.data() + written, bytes.size() - written);
@@ -331,21 +332,11 @@ void write_file_atomically(const std::string& path, std::span<const std::uint8_t
     if (n < 0) {
       const int error = errno;
       ::close(fd);
-      ::unlink(temporary.c_str());
-      throw IoError(temporary, "write", error);
+      throw IoError(path, "write", error);
     }
     written += static_cast<std::size_t>(n);
   }
-  if (::close(fd) != 0) {
-    const int error = errno;
-    ::unlink(temporary.c_str());
-    throw IoError(temporary, "close", error);
-  }
-  if (::rename(temporary.c_str(), path.c_str()) != 0) {
-    const int error = errno;
-    ::unlink(temporary.c_str());
-    throw IoError(path, "rename " + temporary + " to", error);
-  }
+  if (::close(fd) != 0) throw IoError(path, "close", errno);
 }
 
 std::string class_name(int class_index) {
@@ -517,9 +508,15 @@ std::vector<std::string> find_source_photos(const std::vector<std::string>& dirs
 
 ImagenetLikeSummary generate_imagenet_like(const ImagenetLikeOptions& options) {
   if (options.output_dir.empty()) throw ConfigError("imagenet-like: no output folder given");
-  if (options.num_classes < 1 || options.num_classes > 1000) {
-    throw ConfigError("imagenet-like: the number of classes must be in 1..1000, not " +
+  if (options.num_classes < 1 || options.num_classes > kMaxImagenetLikeClasses) {
+    throw ConfigError("imagenet-like: the number of classes must be in 1.." +
+                      std::to_string(kMaxImagenetLikeClasses) + ", not " +
                       std::to_string(options.num_classes));
+  }
+  if (options.count < 1 || options.count > kMaxImagenetLikeCount) {
+    throw ConfigError("imagenet-like: the number of images must be in 1.." +
+                      std::to_string(kMaxImagenetLikeCount) + ", not " +
+                      std::to_string(options.count));
   }
   const std::vector<std::string> dirs =
       options.photo_dirs.empty() ? default_photo_dirs() : options.photo_dirs;
@@ -535,13 +532,12 @@ ImagenetLikeSummary generate_imagenet_like(const ImagenetLikeOptions& options) {
   int workers = options.num_workers;
   if (workers <= 0) workers = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 
-  // Folders.
+  // Folders, built under a temporary name and renamed into place when complete.
+  StagedDirectory tree(options.output_dir, kImagenetLikeMarker, options.replace_any_folder);
   std::error_code error;
-  fs::create_directories(options.output_dir, error);
-  if (error) throw IoError(options.output_dir, "create the folder", error.value());
   std::vector<std::string> class_dirs(options.num_classes);
   for (int c = 0; c < options.num_classes; ++c) {
-    class_dirs[c] = (fs::path(options.output_dir) / class_name(c)).string();
+    class_dirs[c] = (fs::path(tree.path()) / class_name(c)).string();
     fs::create_directories(class_dirs[c], error);
     if (error) throw IoError(class_dirs[c], "create the folder", error.value());
   }
@@ -573,7 +569,7 @@ ImagenetLikeSummary generate_imagenet_like(const ImagenetLikeOptions& options) {
         const ImageLayout layout = draw_layout(seed, i, photo.width(), photo.height());
         const std::vector<std::uint8_t> jpeg = make_image(photo, layout);
         const int class_index = draw_class(seed, i, options.num_classes);
-        write_file_atomically((fs::path(class_dirs[class_index]) / image_name(i)).string(), jpeg);
+        write_new_file((fs::path(class_dirs[class_index]) / image_name(i)).string(), jpeg);
         total_bytes += jpeg.size();
         total_width += static_cast<std::uint64_t>(layout.width);
         total_height += static_cast<std::uint64_t>(layout.height);
@@ -582,6 +578,9 @@ ImagenetLikeSummary generate_imagenet_like(const ImagenetLikeOptions& options) {
         if (options.on_progress) options.on_progress(done, count);
       });
   if (options.on_progress) options.on_progress(count, count);
+  tree.commit("{\"generator\": \"ffcv write imagenet-like\", \"count\": " +
+              std::to_string(count) + ", \"classes\": " + std::to_string(options.num_classes) +
+              ", \"seed\": " + std::to_string(seed) + "}\n");
 
   ImagenetLikeSummary summary;
   summary.count = count;

@@ -25,6 +25,14 @@
 
 namespace ffcv::tools {
 
+// The bounds of ImagenetLikeOptions::count (ten million JPEGs are about 330 GB, eight times
+// ImageNet's training set) and num_classes.
+inline constexpr std::uint64_t kMaxImagenetLikeCount = 10'000'000;
+inline constexpr int kMaxImagenetLikeClasses = 1000;
+
+// The file that marks a folder as made by generate_imagenet_like (JSON: count, classes, seed).
+inline constexpr const char* kImagenetLikeMarker = ".imagenet-like.json";
+
 struct ImagenetLikeOptions {
   std::string output_dir;  // JPEG tree root: <output_dir>/<class>/<index>.jpg
   std::uint64_t count = 5000;
@@ -32,6 +40,9 @@ struct ImagenetLikeOptions {
   std::uint64_t seed = 0;
   int num_workers = 0;                  // 0: all cores
   std::vector<std::string> photo_dirs;  // default (empty): default_photo_dirs()
+  // output_dir is replaced as a whole. A folder that exists already is replaced only when it is
+  // empty or was made by this generator (it holds kImagenetLikeMarker), unless this is set.
+  bool replace_any_folder = false;
   // Called from the calling thread about 10 times a second, and once at the end with done ==
   // total.
   std::function<void(std::uint64_t done, std::uint64_t total)> on_progress;
@@ -47,8 +58,9 @@ struct ImagenetLikeSummary {
 
 // Finds the source photos (see find_source_photos) and writes `count` JPEGs under
 // options.output_dir, creating it and every class folder (also those that get no image, so that
-// class names map to the same labels whatever the count). Existing files of the same names are
-// replaced; each is written to a .tmp file first and renamed. Throws ConfigError for bad options
+// class names map to the same labels whatever the count). The tree is built beside output_dir
+// under a temporary name and renamed into place when complete (staged_directory.hpp), so a
+// killed run leaves the previous tree or none, never a partial one. Throws ConfigError for bad options
 // or when no photo is found (naming the searched folders and the Debian packages to install),
 // EncodeError when a photo cannot be decoded and IoError when a file cannot be written.
 // While it runs, OpenCV's own threading is switched off (cv::setNumThreads) and then restored.

@@ -1,6 +1,7 @@
 #include "npy_array.hpp"
 
 #include <cerrno>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <numeric>
@@ -39,12 +40,24 @@ std::uint64_t NpyArray::row_bytes() const {
 }
 
 NpyArray read_npy(const std::string& path) {
+  // A folder opens as a stream on Linux and fails only when read, with the C++ library's words
+  // ("basic_filebuf::underflow"): judge the path first.
+  std::error_code error;
+  const std::filesystem::file_status status = std::filesystem::status(path, error);
+  if (error) throw IoError(path, "open", error.value());
+  if (std::filesystem::is_directory(status)) throw ConfigError(path + ": is a directory");
+  if (!std::filesystem::is_regular_file(status)) throw ConfigError(path + ": not a regular file");
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigError("cannot open '" + path + "'");
-  std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)),
-                                  std::istreambuf_iterator<char>());
+  if (!in) throw IoError(path, "open", errno);
+  std::vector<std::uint8_t> bytes;
+  try {
+    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  } catch (const std::ios_base::failure&) {
+    throw IoError(path, "read", errno);
+  }
+  if (in.bad()) throw IoError(path, "read", errno);
   if (bytes.size() < 10 || std::string(bytes.begin(), bytes.begin() + 6) != kMagic) {
-    throw ConfigError("'" + path + "' is not a .npy file");
+    throw ConfigError(path + ": not a .npy file (bad magic: it does not start with \\x93NUMPY)");
   }
   const int major = bytes[6];
   std::size_t header_length = 0, header_start = 0;

@@ -18,8 +18,10 @@ struct NpyArray {
   std::uint64_t row_bytes() const;
 };
 
-// Reads a whole .npy file. Fortran-ordered, object and structured arrays are refused with a
-// ConfigError naming the file.
+// Reads a whole .npy file. A path that is a folder or no regular file ("X: is a directory"), a
+// file without the .npy magic ("X: not a .npy file (bad magic ...)"), and Fortran-ordered, object
+// and structured arrays are refused with a ConfigError naming the file; a file that cannot be
+// opened or read throws IoError.
 NpyArray read_npy(const std::string& path);
 
 // Writes a C-ordered .npy file (version 1.0). Throws IoError.

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "ffcv/atomic_file.hpp"
 #include "ffcv/errors.hpp"
 #include "ffcv/train/loss_scaler.hpp"
 
@@ -46,11 +47,9 @@ void save_checkpoint(const std::string& path, const torch::nn::Module& model,
                        {static_cast<std::int64_t>(recipe_toml.size())}, torch::kUInt8)
           .clone();
   archive.write("recipe", recipe, /*is_buffer=*/true);
-  const std::string temporary = path + ".tmp";
-  archive.save_to(temporary);
-  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-    throw IoError(path, "rename checkpoint", errno);
-  }
+  AtomicFile file(path);
+  archive.save_to(file.temporary_path());
+  file.commit();
 }
 
 TrainPosition load_checkpoint(const std::string& path, torch::nn::Module& model,

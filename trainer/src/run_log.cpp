@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "ffcv/atomic_file.hpp"
 #include "ffcv/errors.hpp"
 #include "ffcv/json_text.hpp"
 
@@ -63,14 +64,7 @@ void RunLog::write(const JsonRecord& record) {
 }
 
 void write_text_file(const std::string& path, const std::string& text) {
-  const std::string temporary = path + ".tmp";
-  {
-    std::ofstream out(temporary, std::ios::trunc);
-    if (!out) throw IoError(temporary, "open", errno);
-    out << text;
-    if (!out.flush()) throw IoError(temporary, "write", errno);
-  }
-  if (std::rename(temporary.c_str(), path.c_str()) != 0) throw IoError(path, "rename", errno);
+  write_file_atomically(path, std::string_view(text));
 }
 
 }  // namespace ffcv::train

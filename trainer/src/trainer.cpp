@@ -13,6 +13,7 @@
 #include "ffcv/train/batch_feed.hpp"
 #include "ffcv/train/batch_input.hpp"
 #include "ffcv/train/checkpoint.hpp"
+#include "ffcv/train/dataset_check.hpp"
 #include "ffcv/train/distributed.hpp"
 #include "ffcv/train/evaluate.hpp"
 #include "ffcv/train/resnet.hpp"
@@ -79,6 +80,7 @@ RunSummary run_training(const Recipe& recipe_in, const RunOptions& options) {
   if (recipe.data.num_workers == 0) recipe.data.num_workers = per_rank;
   apply_cudnn_settings(recipe.training);
 
+  check_labels_fit_model(recipe);
   RunSummary summary;
   summary.run_dir = options.run_dir;
   if (main_rank && !options.run_dir.empty()) {

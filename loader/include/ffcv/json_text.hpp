@@ -1,4 +1,4 @@
-// Quoting text as a JSON string literal, for the JSON the tools print.
+// Quoting text as a JSON string literal, and printing numbers, for the JSON the tools print.
 #pragma once
 
 #include <string>
@@ -9,5 +9,11 @@ namespace ffcv {
 // `text` as a JSON string literal, with quotes, escapes and \u00XX for control characters and
 // DEL. The result is also a valid TOML basic string (TOML accepts the same escapes).
 std::string json_quote(std::string_view text);
+
+// `value` as a JSON number with `decimals` digits after the point, as printf's "%.Nf" prints it,
+// except that a value printing as zero has no sign ("0.000", never "-0.000": readers of the
+// measurements compare and plot them, and a signed zero only surprises), and NaN and the
+// infinities, which JSON cannot express, print as null.
+std::string json_number(double value, int decimals);
 
 }  // namespace ffcv

@@ -1,5 +1,7 @@
 #include "ffcv/json_text.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 namespace ffcv {
@@ -34,6 +36,15 @@ std::string json_quote(std::string_view text) {
     }
   }
   return out + "\"";
+}
+
+std::string json_number(double value, int decimals) {
+  if (!std::isfinite(value)) return "null";
+  char text[400];  // %.Nf of the largest double needs 309 digits before the point
+  std::snprintf(text, sizeof text, "%.*f", std::clamp(decimals, 0, 30), value);
+  std::string out = text;
+  if (out.front() == '-' && out.find_first_not_of("0.", 1) == std::string::npos) out.erase(0, 1);
+  return out;
 }
 
 }  // namespace ffcv

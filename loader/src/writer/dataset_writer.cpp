@@ -10,7 +10,7 @@
 
 #include "ffcv/errors.hpp"
 #include "ffcv/little_endian.hpp"
-#include "output_file.hpp"
+#include "ffcv/atomic_file.hpp"
 #include "page_allocator.hpp"
 
 namespace ffcv {
@@ -72,7 +72,7 @@ WriteSummary DatasetWriter::write(const SampleSource& source) {
   const std::uint64_t metadata_offset = metadata_start(fields_.size());
   const std::uint64_t metadata_end = metadata_offset + num_samples * layout.record_size;
 
-  TemporaryOutputFile file(path_);
+  AtomicFile file(path_);
   PageAllocator pages(file, metadata_end, options_.page_size);
   std::vector<std::uint8_t> metadata(num_samples * layout.record_size, 0);
 

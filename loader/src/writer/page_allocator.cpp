@@ -7,7 +7,7 @@
 
 namespace ffcv {
 
-PageAllocator::PageAllocator(TemporaryOutputFile& file, std::uint64_t data_floor,
+PageAllocator::PageAllocator(AtomicFile& file, std::uint64_t data_floor,
                              std::uint64_t page_size)
     : file_(file), data_end_(data_floor), page_size_(page_size) {}
 

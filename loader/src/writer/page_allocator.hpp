@@ -12,13 +12,13 @@
 
 #include "ffcv/field.hpp"
 #include "ffcv/format.hpp"
-#include "output_file.hpp"
+#include "ffcv/atomic_file.hpp"
 
 namespace ffcv {
 
 class PageAllocator {
  public:
-  PageAllocator(TemporaryOutputFile& file, std::uint64_t data_floor, std::uint64_t page_size);
+  PageAllocator(AtomicFile& file, std::uint64_t data_floor, std::uint64_t page_size);
 
   // Places the payloads of `sample`; returns their absolute pointers, in order, and records
   // their allocation-table entries. Throws EncodeError when a sample exceeds the largest page.
@@ -36,7 +36,7 @@ class PageAllocator {
   void flush_page();
   void start_page();
 
-  TemporaryOutputFile& file_;
+  AtomicFile& file_;
   std::uint64_t data_end_;  // end of the last written page (or of the metadata table)
   std::uint64_t page_size_;
   std::vector<std::uint8_t> page_;

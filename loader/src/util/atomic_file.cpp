@@ -1,0 +1,151 @@
+#include "ffcv/atomic_file.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <vector>
+
+#include "ffcv/errors.hpp"
+#include "ffcv/interrupt_cleanup.hpp"
+
+namespace ffcv {
+namespace {
+
+struct PathParts {
+  std::string dir;
+  std::string name;
+};
+
+PathParts split_path(const std::string& path) {
+  const std::size_t slash = path.find_last_of('/');
+  if (slash == std::string::npos) return {".", path};
+  return {slash == 0 ? "/" : path.substr(0, slash), path.substr(slash + 1)};
+}
+
+std::string temporary_prefix(const std::string& name) { return "." + name + ".tmp-"; }
+
+bool same_inode(int fd, const std::string& path) {
+  struct stat by_fd {
+  }, by_path{};
+  return ::fstat(fd, &by_fd) == 0 && ::stat(path.c_str(), &by_path) == 0 &&
+         by_fd.st_ino == by_path.st_ino && by_fd.st_dev == by_path.st_dev;
+}
+
+void sync_directory(const std::string& dir) {
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return;  // the rename happened; durability of the entry is best effort here
+  ::fsync(fd);
+  ::close(fd);
+}
+
+}  // namespace
+
+int remove_stale_temporaries(const std::string& final_path) {
+  const PathParts parts = split_path(final_path);
+  const std::string prefix = temporary_prefix(parts.name);
+  DIR* dir = ::opendir(parts.dir.c_str());
+  if (dir == nullptr) return 0;
+  std::vector<std::string> candidates;
+  while (const dirent* entry = ::readdir(dir)) {
+    const std::string name = entry->d_name;
+    // mkstemp's six characters follow the prefix.
+    if (name.size() == prefix.size() + 6 && name.starts_with(prefix)) candidates.push_back(name);
+  }
+  ::closedir(dir);
+  int removed = 0;
+  for (const std::string& name : candidates) {
+    const std::string path = parts.dir + "/" + name;
+    const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) continue;
+    // A live writer holds the lock; a dead one's lock went with its process.
+    if (::flock(fd, LOCK_EX | LOCK_NB) == 0 && same_inode(fd, path) &&
+        ::unlink(path.c_str()) == 0) {
+      ++removed;
+    }
+    ::close(fd);
+  }
+  return removed;
+}
+
+AtomicFile::AtomicFile(std::string final_path) : final_path_(std::move(final_path)) {
+  const PathParts parts = split_path(final_path_);
+  if (parts.name.empty() || parts.name == "." || parts.name == "..") {
+    throw IoError(final_path_, "write (the path names a directory)", EISDIR);
+  }
+  struct stat info {};
+  if (::stat(final_path_.c_str(), &info) == 0 && S_ISDIR(info.st_mode)) {
+    throw IoError(final_path_, "write (it is a directory)", EISDIR);
+  }
+  remove_stale_temporaries(final_path_);
+  const std::string pattern = parts.dir + "/" + temporary_prefix(parts.name) + "XXXXXX";
+  // A cleaner in another process may remove a new temporary between mkstemp() and flock();
+  // the inode check after taking the lock catches that, and a fresh name is tried.
+  for (int attempt = 0; attempt < 8 && fd_ < 0; ++attempt) {
+    std::vector<char> buffer(pattern.begin(), pattern.end());
+    buffer.push_back('\0');
+    const int fd = ::mkostemp(buffer.data(), O_CLOEXEC);
+    if (fd < 0) throw IoError(final_path_, "create a file in '" + parts.dir + "'", errno);
+    if (::flock(fd, LOCK_EX) == 0 && same_inode(fd, buffer.data())) {
+      fd_ = fd;
+      temp_path_ = buffer.data();
+    } else {
+      ::close(fd);
+    }
+  }
+  if (fd_ < 0) throw IoError(final_path_, "keep a temporary file in '" + parts.dir + "'", EAGAIN);
+  ::fchmod(fd_, 0644);
+  cleanup_slot_ = register_cleanup_path(temp_path_);
+}
+
+AtomicFile::~AtomicFile() {
+  if (!committed_) ::unlink(temp_path_.c_str());
+  unregister_cleanup_path(cleanup_slot_);
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void AtomicFile::write_at(std::uint64_t offset, const void* data, std::uint64_t size) {
+  const auto* bytes = static_cast<const std::uint8_t*>(data);
+  while (size > 0) {
+    const ssize_t written = ::pwrite(fd_, bytes, size, static_cast<off_t>(offset));
+    if (written < 0) {
+      if (errno == EINTR) continue;
+      throw IoError(final_path_, "write", errno);
+    }
+    bytes += written;
+    offset += static_cast<std::uint64_t>(written);
+    size -= static_cast<std::uint64_t>(written);
+  }
+}
+
+void AtomicFile::commit() {
+  if (committed_) return;
+  if (::fsync(fd_) != 0) throw IoError(final_path_, "flush to disk", errno);
+  if (::rename(temp_path_.c_str(), final_path_.c_str()) != 0) {
+    throw IoError(final_path_, "rename the finished temporary file onto", errno);
+  }
+  committed_ = true;
+  unregister_cleanup_path(cleanup_slot_);
+  cleanup_slot_ = -1;
+  sync_directory(split_path(final_path_).dir);
+  // Closing last keeps the lock until the name is in place.
+  const int fd = fd_;
+  fd_ = -1;
+  if (::close(fd) != 0) throw IoError(final_path_, "close", errno);
+}
+
+void write_file_atomically(const std::string& path, std::span<const std::uint8_t> bytes) {
+  AtomicFile file(path);
+  file.write_at(0, bytes.data(), bytes.size());
+  file.commit();
+}
+
+void write_file_atomically(const std::string& path, std::string_view text) {
+  write_file_atomically(path, std::span<const std::uint8_t>(
+                                  reinterpret_cast<const std::uint8_t*>(text.data()), text.size()));
+}
+
+}  // namespace ffcv

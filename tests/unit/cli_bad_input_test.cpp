@@ -1,0 +1,322 @@
+// Bad command lines and inputs: every numeric option is range-checked before any work and
+// refused at once with exit status 2 and its range; messages a user can act on for exports,
+// .npy inputs and files smaller than a batch; no NaN, infinity or negative zero in reports.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+
+#include "cli/arguments.hpp"
+#include "ffcv/errors.hpp"
+#include "ffcv/fields/bytes_fields.hpp"
+#include "ffcv/fields/rgb_image_field.hpp"
+#include "ffcv/fields/scalar_fields.hpp"
+#include "ffcv/json_text.hpp"
+#include "sources/imagenet_like.hpp"
+#include "sources/npy_array.hpp"
+#include "test_support.hpp"
+
+using namespace ffcv;
+using ffcv::tools::Arguments;
+using ffcv::tools::UsageError;
+
+namespace {
+
+std::string scalar_file(const test::TempDir& dir, std::uint64_t samples) {
+  const std::string path = dir.file("scalars-" + std::to_string(samples) + ".beton");
+  auto make = [](std::uint64_t i) -> std::vector<FieldValue> {
+    return {static_cast<std::int64_t>(i), Bytes(20 + i % 7, static_cast<std::uint8_t>(i))};
+  };
+  DatasetWriter(path,
+                {{"label", std::make_shared<IntField>()}, {"blob", std::make_shared<BytesField>()}},
+                {.page_size = 1u << 21})
+      .write(test::FunctionSource(samples, make));
+  return path;
+}
+
+std::string image_file(const test::TempDir& dir) {
+  const std::string path = dir.file("images.beton");
+  auto make = [](std::uint64_t i) -> std::vector<FieldValue> {
+    return {test::gradient_image(24, 16, i), static_cast<std::int64_t>(i % 3)};
+  };
+  DatasetWriter(
+      path, {{"image", std::make_shared<RgbImageField>()}, {"label", std::make_shared<IntField>()}},
+      {.page_size = 1u << 21})
+      .write(test::FunctionSource(6, make));
+  return path;
+}
+
+struct Timed {
+  int status;
+  double seconds;
+};
+
+Timed run_timed(const std::string& arguments, std::string& out) {
+  const auto start = std::chrono::steady_clock::now();
+  const int status = test::run_cli(arguments, out);
+  return {status, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()};
+}
+
+Arguments parsed(const std::vector<std::string>& argv) {
+  Arguments args("test", "a test command");
+  args.option("n", "N", "an integer", "5")
+      .int_range(1, 10)
+      .option("p", "P", "a probability")
+      .real_range(0, 1)
+      .option("size", "SIZE", "a size", "8M")
+      .size_range(1u << 20, 1ull << 30)
+      .option("free", "N", "an integer without bounds", "0");
+  args.parse(argv);
+  return args;
+}
+
+}  // namespace
+
+TEST_CASE("Arguments checks declared ranges when parsing", "[cli][arguments]") {
+  CHECK(parsed({"--n", "10", "--p", "0.25", "--size", "1G"}).get_int("n") == 10);
+  CHECK(parsed({"--p", "1"}).get_double("p") == 1.0);
+  CHECK(parsed({"--size", "1M"}).get_size("size") == (1u << 20));
+  CHECK(parsed({"--free", "-7"}).get_int("free") == -7);
+  CHECK_THROWS_WITH(parsed({"--n", "11"}), "--n must be between 1 and 10, got 11");
+  CHECK_THROWS_WITH(parsed({"--n", "-5"}), "--n must be between 1 and 10, got -5");
+  CHECK_THROWS_WITH(parsed({"--n", "99999999999999999999999"}),
+                    Catch::StartsWith("--n must be between 1 and 10"));
+  CHECK_THROWS_WITH(parsed({"--n", "2x"}), "--n expects an integer between 1 and 10, got '2x'");
+  CHECK_THROWS_WITH(parsed({"--p", "-0.5"}), "--p must be between 0 and 1, got -0.5");
+  CHECK_THROWS_WITH(parsed({"--p", "inf"}), Catch::Contains("finite"));
+  CHECK_THROWS_WITH(parsed({"--p", "nan"}), Catch::Contains("finite"));
+  CHECK_THROWS_WITH(parsed({"--p", "1e999"}), Catch::Contains("between 0 and 1"));
+  CHECK_THROWS_WITH(parsed({"--size", "2G"}), "--size must be between 1M and 1G, got 2G");
+  CHECK_THROWS_WITH(parsed({"--size", "99999999999999999T"}), Catch::Contains("between 1M and 1G"));
+  CHECK_THROWS_WITH(parsed({"--size", "-1"}), Catch::Contains("expects a size"));
+  CHECK_THROWS_AS(parsed({"--size", "4K"}), UsageError);
+  // -0 reads as 0; bounds known only after parsing.
+  CHECK_FALSE(std::signbit(parsed({"--p", "-0"}).get_double("p")));
+  CHECK_THROWS_WITH(parsed({"--free", "12"}).get_int("free", 0, 9),
+                    "--free must be between 0 and 9, got 12");
+  // --help shows the ranges beside the defaults.
+  Arguments args = parsed({});
+  CHECK_THAT(args.help(), Catch::Contains("[1..10, default: 5]") && Catch::Contains("[0..1]") &&
+                              Catch::Contains("[1M..1G, default: 8M]"));
+}
+
+TEST_CASE("json_number prints no negative zero and no NaN", "[cli][json]") {
+  CHECK(json_number(-0.0, 3) == "0.000");
+  CHECK(json_number(-0.0001, 3) == "0.000");
+  CHECK(json_number(-0.0, 0) == "0");
+  CHECK(json_number(-1.25, 2) == "-1.25");
+  CHECK(json_number(2.5, 1) == "2.5");
+  CHECK(json_number(std::nan(""), 3) == "null");
+  CHECK(json_number(-std::numeric_limits<double>::infinity(), 1) == "null");
+  CHECK(json_number(1e300, 1).size() > 300);
+}
+
+TEST_CASE("bad numbers on the command line answer exit 2 at once, naming option and range",
+          "[cli][bad_input]") {
+  test::TempDir dir;
+  const std::string file = scalar_file(dir, 4000);
+  const std::string out_file = dir.file("out.beton");
+  const std::string images = dir.file("images");
+  std::filesystem::create_directories(images + "/cls");
+  const std::string write_folder = "write folder " + images + " --output " + out_file + " ";
+  const std::string write_like =
+      "write imagenet-like --images-dir " + dir.file("tree") + " --output " + out_file + " ";
+  struct Case {
+    std::string arguments, message;
+  };
+  const std::vector<Case> cases = {
+      {write_like + "--count -5", "--count must be between 1 and 10000000, got -5"},
+      {write_like + "--count 99999999999", "--count must be between 1 and 10000000"},
+      {write_like + "--count 0", "--count must be between 1 and 10000000"},
+      {write_like + "--classes 0", "--classes must be between 1 and 1000"},
+      {write_like + "--classes 5000", "--classes must be between 1 and 1000"},
+      {write_folder + "--jpeg-quality 0", "--jpeg-quality must be between 1 and 100, got 0"},
+      {write_folder + "--jpeg-quality 101", "--jpeg-quality must be between 1 and 100"},
+      {write_folder + "--compress-probability 1.5",
+       "--compress-probability must be between 0 and 1"},
+      {write_folder + "--compress-probability nan", "--compress-probability expects a finite"},
+      {write_folder + "--max-resolution 0", "--max-resolution must be between 1 and 65500"},
+      {write_folder + "--smart-threshold -1", "--smart-threshold expects a size"},
+      {write_folder + "--page-size 4K", "--page-size must be between 2M and 2G, got 4K"},
+      {write_folder + "--page-size 3M", "--page-size must be a power of two between 2M and 2G"},
+      {write_folder + "--page-size 99999999999999999999G", "--page-size must be between 2M and 2G"},
+      {write_folder + "--workers 100000", "--workers must be between 0 and 1024, got 100000"},
+      {write_folder + "--workers -1", "--workers must be between 0 and 1024"},
+      {write_folder + "--seed -1", "--seed must be between 0 and 9223372036854775807"},
+      {write_folder + "--write-mode fast", "--write-mode: unknown image write mode 'fast'"},
+      {"write fashion-mnist --split validation --output " + out_file,
+       "--split must be train or test, got 'validation'"},
+      {"bench " + file + " --batch-size 100000000",
+       "--batch-size must be between 1 and 1048576, got 100000000"},
+      {"bench " + file + " --batch-size 0", "--batch-size must be between 1 and 1048576, got 0"},
+      {"bench " + file + " --batch-size 12abc", "--batch-size expects an integer between 1 and"},
+      {"bench " + file + " --workers 100000", "--workers must be between 0 and 1024, got 100000"},
+      {"bench " + file + " --window-pages -1", "--window-pages must be between 0 and 1048576"},
+      {"bench " + file + " --max-batches -1", "--max-batches must be between 0 and 1000000000"},
+      {"bench " + file + " --epochs 0", "--epochs must be between 1 and 100000"},
+      {"bench " + file + " --seed -3", "--seed must be between 0 and"},
+      {"bench " + file + " --world-size 0", "--world-size must be between 1 and 1024"},
+      {"bench " + file + " --rank 2 --world-size 2",
+       "--rank must be between 0 and 1 (below --world-size 2), got 2"},
+      {"bench " + file + " --batches-ahead 1000", "--batches-ahead must be between 0 and 64"},
+      {"bench " + file + " --cache-budget 0", "--cache-budget must be between 1M and 1T, got 0"},
+      {"bench " + file + " --readers 0", "--readers must be between 1 and 256"},
+      {"bench " + file + " --latency-ms -1", "--latency-ms must be between 0 and 60000"},
+      {"bench " + file + " --bandwidth-mbs -1", "--bandwidth-mbs must be between 0 and 1000000"},
+      {"bench " + file + " --image-size 0", "--image-size must be between 1 and 8192"},
+      {"bench " + file + " --order randomly", "--order: unknown traversal order 'randomly'"},
+      {"bench " + file + " --image-decoder blurry", "--image-decoder"},
+      {"doctor " + file + " --step-ms -5", "--step-ms must be between 0 and 60000, got -5"},
+      {"doctor " + file + " --batches -1", "--batches must be between 0 and 1000000000"},
+      {"doctor " + file + " --workers 100000", "--workers must be between 0 and 1024"},
+      {"inspect " + file + " --sample 4000", "--sample must be a sample index between 0 and 3999"},
+      {"inspect " + file + " --sample -1", "--sample must be a sample index between 0 and 3999"},
+  };
+  for (const Case& c : cases) {
+    INFO("ffcv " << c.arguments);
+    std::string out;
+    const Timed run = run_timed(c.arguments, out);
+    INFO(out);
+    CHECK(run.status == 2);
+    CHECK(run.seconds < 1.0);
+    CHECK_THAT(out, Catch::Contains(c.message));
+  }
+  // Nothing was made.
+  CHECK_FALSE(std::filesystem::exists(out_file));
+  CHECK_FALSE(std::filesystem::exists(dir.file("tree")));
+}
+
+TEST_CASE("bench and doctor refuse a file smaller than one batch, and print no NaN",
+          "[cli][bad_input]") {
+  test::TempDir dir;
+  const std::string file = scalar_file(dir, 10);
+  std::string out;
+  for (const std::string command : {"bench ", "doctor "}) {
+    INFO(command);
+    const Timed run = run_timed(command + file, out);
+    CHECK(run.status == 2);
+    CHECK(run.seconds < 1.0);
+    CHECK_THAT(out, Catch::Contains(file + " has 10 samples, fewer than one batch of 256 with "
+                                           "drop_last; use --keep-last or a smaller --batch-size"));
+  }
+  CHECK(test::run_cli("bench " + file + " --batch-size 4 --world-size 4 --rank 3", out) == 2);
+  CHECK_THAT(out, Catch::Contains("has 10 samples, 2 for the smallest of 4 ranks"));
+
+  // With --keep-last they run; no figure is NaN, infinite or a negative zero.
+  const std::vector<std::string> runs = {
+      "bench " + file + " --keep-last",
+      "bench " + file + " --keep-last --json",
+      "doctor " + file + " --keep-last",
+      "doctor " + file + " --keep-last --json",
+      "doctor " + file + " --keep-last --step-ms 1 --json",
+      "bench " + file + " --keep-last --max-batches 0 --epochs 1 --json"};
+  for (const std::string& arguments : runs) {
+    INFO(arguments);
+    REQUIRE(test::run_cli(arguments, out) == 0);
+    INFO(out);
+    for (const char* bad : {"nan", "NaN", "inf", "-0.0", " -0,", ": -0"}) {
+      CHECK_THAT(out, !Catch::Contains(bad));
+    }
+    if (arguments.starts_with("doctor") && arguments.ends_with("--json")) {
+      CHECK_THAT(out, Catch::Contains("too few for a reliable diagnosis"));
+    }
+  }
+}
+
+TEST_CASE("a batch ring beyond the available memory is refused before it is allocated",
+          "[cli][bad_input]") {
+  test::TempDir dir;
+  const std::string file = image_file(dir);
+  std::string out;
+  // 2^20 samples of 8192 x 8192 x 3 bytes: petabytes.
+  const Timed run = run_timed("bench " + file +
+                                  " --keep-last --batch-size 1048576 --image-decoder center_crop "
+                                  "--image-size 8192",
+                              out);
+  CHECK(run.status == 2);
+  CHECK(run.seconds < 1.0);
+  CHECK_THAT(out, Catch::Contains("of memory available") &&
+                      Catch::Contains("use a smaller --batch-size or --batches-ahead") &&
+                      !Catch::Contains("bad_alloc"));
+}
+
+TEST_CASE("inspect --export refuses folders and unknown extensions in one line",
+          "[cli][bad_input]") {
+  test::TempDir dir;
+  const std::string file = image_file(dir);
+  std::string out;
+  CHECK(test::run_cli("inspect " + file + " --export 0 " + dir.path(), out) == 2);
+  CHECK_THAT(out, Catch::Contains("--export " + dir.path() + ": is a directory"));
+  CHECK(std::count(out.begin(), out.end(), '\n') == 1);
+#ifdef FFCV_HAVE_IMGCODECS
+  CHECK(test::run_cli("inspect " + file + " --export 0 " + dir.file("a.xyz"), out) == 2);
+  CHECK_THAT(out, Catch::Contains("unknown extension '.xyz'") && Catch::Contains(".png") &&
+                      !Catch::Contains("OpenCV"));
+  CHECK(std::count(out.begin(), out.end(), '\n') == 1);
+  CHECK(test::run_cli("inspect " + file + " --export 0 " + dir.file("noext"), out) == 2);
+  CHECK_THAT(out, Catch::Contains("no extension"));
+  CHECK(test::run_cli("inspect " + file + " --export 0 " + dir.file("none/a.png"), out) == 1);
+  CHECK_THAT(out, Catch::Contains("no folder"));
+  CHECK(test::run_cli("inspect " + file + " --export 1 " + dir.file("b.PNG"), out) == 0);
+  CHECK(std::filesystem::exists(dir.file("b.PNG")));
+#endif
+  CHECK_FALSE(std::filesystem::exists(dir.file("a.xyz")));
+}
+
+TEST_CASE("write npy names a folder or a file that is no .npy", "[cli][bad_input]") {
+  test::TempDir dir;
+  tools::NpyArray targets{DType::parse("<i8"), {3}, std::vector<std::uint8_t>(24, 0)};
+  tools::write_npy(dir.file("y.npy"), targets);
+  test::write_file(dir.file("text.npy"), {'h', 'e', 'l', 'l', 'o', ' ', 'w', 'o', 'r', 'l', 'd'});
+  std::filesystem::create_directories(dir.file("folder.npy"));
+
+  CHECK_THROWS_WITH(tools::read_npy(dir.file("folder.npy")),
+                    dir.file("folder.npy") + ": is a directory");
+  CHECK_THROWS_WITH(tools::read_npy(dir.file("text.npy")),
+                    Catch::StartsWith(dir.file("text.npy") + ": not a .npy file (bad magic"));
+  CHECK_THROWS_AS(tools::read_npy(dir.file("absent.npy")), IoError);
+
+  std::string out;
+  const std::string output = dir.file("out.beton");
+  CHECK(test::run_cli("write npy --features " + dir.file("folder.npy") + " --targets " +
+                          dir.file("y.npy") + " --output " + output,
+                      out) == 1);
+  CHECK_THAT(out,
+             Catch::Contains("folder.npy: is a directory") && !Catch::Contains("basic_filebuf"));
+  CHECK(test::run_cli("write npy --features " + dir.file("text.npy") + " --targets " +
+                          dir.file("y.npy") + " --output " + output,
+                      out) == 1);
+  CHECK_THAT(out, Catch::Contains("text.npy: not a .npy file (bad magic"));
+  CHECK_FALSE(std::filesystem::exists(output));
+}
+
+TEST_CASE("ffcv run bounds --nproc and --stop-after-steps before reading the recipe",
+          "[cli][bad_input]") {
+  const auto trainer = std::filesystem::path(FFCV_CLI_PATH).parent_path() / "ffcv-train";
+  if (!std::filesystem::exists(trainer)) return;  // a build without LibTorch has no `ffcv run`
+  std::string out;
+  for (const std::string nproc : {"0", "-1", "5000"}) {
+    const Timed run = run_timed("run /nonexistent/recipe.toml --nproc " + nproc, out);
+    CHECK(run.status == 2);
+    CHECK(run.seconds < 1.0);
+    CHECK_THAT(out, Catch::Contains("--nproc must be between 1 and 1024, got " + nproc));
+  }
+  CHECK(test::run_cli("run /nonexistent/recipe.toml --stop-after-steps 0", out) == 2);
+  CHECK_THAT(out, Catch::Contains("--stop-after-steps must be between 1 and"));
+}
+
+TEST_CASE("generate_imagenet_like refuses a count outside 1..10000000 before any work",
+          "[cli][bad_input]") {
+  test::TempDir dir;
+  tools::ImagenetLikeOptions options;
+  options.output_dir = dir.file("tree");
+  options.photo_dirs = {dir.path()};  // no photos: the count must be judged first
+  for (const std::uint64_t count : {std::uint64_t{0}, tools::kMaxImagenetLikeCount + 1}) {
+    options.count = count;
+    CHECK_THROWS_WITH(
+        tools::generate_imagenet_like(options),
+        "imagenet-like: the number of images must be in 1..10000000, not " + std::to_string(count));
+  }
+  CHECK_FALSE(std::filesystem::exists(dir.file("tree")));
+}
