@@ -5,6 +5,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
 #include <filesystem>
 
 #include "cli/arguments.hpp"
@@ -110,6 +113,29 @@ TEST_CASE("json_number prints no negative zero and no NaN", "[cli][json]") {
   CHECK(json_number(std::nan(""), 3) == "null");
   CHECK(json_number(-std::numeric_limits<double>::infinity(), 1) == "null");
   CHECK(json_number(1e300, 1).size() > 300);
+}
+
+TEST_CASE("json_float reads back as the same double, sign of zero included", "[cli][json]") {
+  CHECK(json_float(-0.0) == "-0.0");  // Python's json.loads("-0") would give the integer 0
+  CHECK(json_float(0.0) == "0.0");
+  CHECK(json_float(3.0) == "3.0");
+  CHECK(json_float(0.1) == "0.1");
+  CHECK(json_float(-2.5e-300) == "-2.5e-300");
+  CHECK(json_float(std::nan("")) == "\"nan\"");
+  CHECK(json_float(-std::numeric_limits<double>::infinity()) == "\"-inf\"");
+  for (const double value : {1.0 / 3, -123456.789, 6.02214076e23, 5e-324}) {
+    CHECK(std::strtod(json_float(value).c_str(), nullptr) == value);
+  }
+  // Through the CLI: a stored -0.0 in `inspect --sample --json`.
+  test::TempDir dir;
+  DatasetWriter(dir.file("f.beton"), {{"x", std::make_shared<FloatField>()}})
+      .write(test::FunctionSource(
+          2, [](std::uint64_t i) { return std::vector<FieldValue>{i == 0 ? -0.0 : 7.0}; }));
+  std::string out;
+  REQUIRE(test::run_cli("inspect " + dir.file("f.beton") + " --sample 0 --json", out) == 0);
+  CHECK_THAT(out, Catch::Contains("{\"value\": -0.0}"));
+  REQUIRE(test::run_cli("inspect " + dir.file("f.beton") + " --sample 1 --json", out) == 0);
+  CHECK_THAT(out, Catch::Contains("{\"value\": 7.0}"));
 }
 
 TEST_CASE("bad numbers on the command line answer exit 2 at once, naming option and range",

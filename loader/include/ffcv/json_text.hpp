@@ -16,4 +16,10 @@ std::string json_quote(std::string_view text);
 // infinities, which JSON cannot express, print as null.
 std::string json_number(double value, int decimals);
 
+// A stored float64 as a JSON number that reads back as the same double, sign of zero included:
+// the shortest of %.17g's digits, with ".0" added to an integer-looking value ("-0.0", "3.0"),
+// since JSON readers such as Python's parse "-0" as the integer 0 and lose the sign. NaN and the
+// infinities print as the strings "nan", "inf" and "-inf".
+std::string json_float(double value);
+
 }  // namespace ffcv

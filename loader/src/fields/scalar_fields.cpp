@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "ffcv/json_text.hpp"
 #include "ffcv/little_endian.hpp"
 #include "value_access.hpp"
 
@@ -36,11 +37,7 @@ FieldValue FloatField::decode(const std::uint8_t* column, const HeapView&) const
 }
 
 std::string FloatField::describe(const std::uint8_t* column) const {
-  const double value = load_le<double>(column);
-  if (!std::isfinite(value)) return std::string("{\"value\": \"") + std::to_string(value) + "\"}";
-  char text[40];
-  std::snprintf(text, sizeof text, "%.17g", value);
-  return std::string("{\"value\": ") + text + "}";
+  return "{\"value\": " + json_float(load_le<double>(column)) + "}";
 }
 
 }  // namespace ffcv

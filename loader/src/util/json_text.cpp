@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 
 namespace ffcv {
 
@@ -44,6 +45,19 @@ std::string json_number(double value, int decimals) {
   std::snprintf(text, sizeof text, "%.*f", std::clamp(decimals, 0, 30), value);
   std::string out = text;
   if (out.front() == '-' && out.find_first_not_of("0.", 1) == std::string::npos) out.erase(0, 1);
+  return out;
+}
+
+std::string json_float(double value) {
+  if (std::isnan(value)) return "\"nan\"";
+  if (std::isinf(value)) return value > 0 ? "\"inf\"" : "\"-inf\"";
+  char text[40];
+  for (int digits = 1; digits <= 17; ++digits) {  // the shortest text that reads back exactly
+    std::snprintf(text, sizeof text, "%.*g", digits, value);
+    if (std::strtod(text, nullptr) == value) break;
+  }
+  std::string out = text;
+  if (out.find_first_of(".eE") == std::string::npos) out += ".0";
   return out;
 }
 
