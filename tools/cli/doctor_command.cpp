@@ -7,6 +7,7 @@
 
 #include "arguments.hpp"
 #include "commands.hpp"
+#include "ffcv/cpu_count.hpp"
 #include "ffcv/json_text.hpp"
 #include "loader_arguments.hpp"
 #include "loader_run.hpp"
@@ -32,7 +33,7 @@ Diagnosis diagnose(const Loader& loader, const EpochMeasurement& m, double step_
   // whether storage holds the loader back. Preparations may overlap: capped at 1.
   const double reading = std::min(1.0, s.read_wait_seconds / std::max(1e-9, m.seconds));
   const double consumer_waiting = s.consumer_wait_seconds / std::max(1e-9, m.seconds);
-  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  const unsigned cores = static_cast<unsigned>(available_cores());
   const LoaderOptions& options = loader.options();
   const std::uint64_t file_size = loader.reader().file_size();
   char text[400];

@@ -26,6 +26,7 @@
 #include <opencv2/imgproc.hpp>
 
 #include "ffcv/counter_random.hpp"
+#include "ffcv/cpu_count.hpp"
 #include "ffcv/errors.hpp"
 #include "ffcv/jpeg_codec.hpp"
 #include "ffcv/value.hpp"
@@ -529,8 +530,7 @@ ImagenetLikeSummary generate_imagenet_like(const ImagenetLikeOptions& options) {
   }
   const std::uint64_t count = options.count;
   const std::uint64_t seed = options.seed;
-  int workers = options.num_workers;
-  if (workers <= 0) workers = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int workers = resolve_worker_count(options.num_workers);
 
   // Folders, built under a temporary name and renamed into place when complete.
   StagedDirectory tree(options.output_dir, kImagenetLikeMarker, options.replace_any_folder);

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "ffcv/errors.hpp"
+#include "ffcv/cpu_count.hpp"
 #include "ffcv/progress_bar.hpp"
 #include "ffcv/torch/batch_tensors.hpp"
 #include "ffcv/train/batch_feed.hpp"
@@ -74,7 +75,7 @@ RunSummary run_training(const Recipe& recipe_in, const RunOptions& options) {
   const bool verbose = main_rank && !options.quiet;
 
   // Threads: the recipe's, or this machine's cores shared among its ranks.
-  const int cores = std::max(1u, std::thread::hardware_concurrency());
+  const int cores = available_cores();
   const int per_rank = std::max(1, cores / info.local_world_size);
   torch::set_num_threads(recipe.training.threads > 0 ? recipe.training.threads : per_rank);
   if (recipe.data.num_workers == 0) recipe.data.num_workers = per_rank;

@@ -1,0 +1,17 @@
+// What "0 workers" means everywhere: one worker per core this process may run on.
+//
+// The count is the process's CPU affinity (sched_getaffinity), not the machine's core count: a
+// process pinned to a share of the cores (taskset, a cgroup cpuset, a scheduler's allocation,
+// several models per node) gets that share, where std::thread::hardware_concurrency() would
+// report every core of the machine and oversubscribe them.
+#pragma once
+
+namespace ffcv {
+
+// The number of cores in this process's affinity mask; at least 1.
+int available_cores();
+
+// `requested` when positive, otherwise available_cores().
+int resolve_worker_count(int requested);
+
+}  // namespace ffcv
