@@ -72,6 +72,11 @@ class PageSource {
   virtual std::span<const std::uint8_t> bytes(std::uint64_t ptr, std::uint64_t size) const = 0;
 
   virtual PageSourceStats stats() const = 0;
+  // Throws FormatError when the storage changed under the source so that bytes() returned
+  // something other than the file (the mmap source: the file was truncated while mapped). The
+  // loader's workers call it after each run of samples, before trusting what they decoded.
+  // Thread-safe; sources that detect such changes as they read need not override it.
+  virtual void check_intact() const {}
   // "mmap", or e.g. "process cache (budget 512 MiB, 4 readers, latency 5 ms, 100 MB/s)".
   virtual std::string describe() const = 0;
 };

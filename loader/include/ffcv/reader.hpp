@@ -34,6 +34,9 @@ class Reader final : public HeapView {
 
   const std::string& path() const { return file_.path(); }
   std::uint64_t file_size() const { return file_.size(); }
+  // Throws FormatError when the file changed on disk since it was opened and validated (see
+  // MappedFile::check_intact).
+  void check_intact() const { file_.check_intact(); }
   const Header& header() const { return header_; }
   std::uint64_t num_samples() const { return header_.num_samples; }
   std::uint64_t page_size() const { return header_.page_size; }

@@ -266,6 +266,14 @@ void EpochState::worker_main() {
         error = e.what();
       }
     }
+    // A file truncated while mapped reads as zeros: that, not what the zeros decoded to, is the
+    // error to report.
+    try {
+      reader_->check_intact();
+      source_->check_intact();
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
     process_ns_ += nanoseconds_since(began);
     samples_ += count;
 

@@ -68,6 +68,7 @@ class MmapSource final : public PageSource {
   }
 
   PageSourceStats stats() const override { return {}; }
+  void check_intact() const override { file_.check_intact(); }
   std::string describe() const override { return "mmap"; }
 
  private:

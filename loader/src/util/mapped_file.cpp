@@ -8,37 +8,55 @@
 #include <cerrno>
 
 #include "ffcv/errors.hpp"
+#include "mapping_guard.hpp"
 
 namespace ffcv {
 
 MappedFile::MappedFile(const std::string& path) : path_(path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw IoError(path, "open for reading", errno);
+  fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd_ < 0) throw IoError(path, "open for reading", errno);
   struct stat info {};
-  if (::fstat(fd, &info) != 0) {
+  if (::fstat(fd_, &info) != 0) {
     const int error = errno;
-    ::close(fd);
+    ::close(fd_);
     throw IoError(path, "stat", error);
   }
   if (S_ISDIR(info.st_mode)) {
-    ::close(fd);
+    ::close(fd_);
     throw IoError(path, "read (it is a directory)", EISDIR);
   }
   size_ = static_cast<std::uint64_t>(info.st_size);
   if (size_ > 0) {
-    void* data = ::mmap(nullptr, size_, PROT_READ, MAP_SHARED, fd, 0);
+    void* data = ::mmap(nullptr, size_, PROT_READ, MAP_SHARED, fd_, 0);
     if (data == MAP_FAILED) {
       const int error = errno;
-      ::close(fd);
+      ::close(fd_);
       throw IoError(path, "memory-map", error);
     }
     data_ = static_cast<const std::uint8_t*>(data);
+    guard_slot_ = mapping_guard::add(data_, size_);
   }
-  ::close(fd);
 }
 
 MappedFile::~MappedFile() {
+  mapping_guard::remove(guard_slot_);
   if (data_ != nullptr) ::munmap(const_cast<std::uint8_t*>(data_), size_);
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void MappedFile::check_intact() const {
+  struct stat info {};
+  const bool shrank = ::fstat(fd_, &info) == 0 && static_cast<std::uint64_t>(info.st_size) < size_;
+  if (shrank) {
+    throw FormatError(path_, "the file shrank to " + std::to_string(info.st_size) +
+                                 " bytes while it was being read (it had " + std::to_string(size_) +
+                                 " when opened); was it rewritten?");
+  }
+  if (mapping_guard::faulted(guard_slot_)) {
+    throw FormatError(path_,
+                      "part of the file could not be read while it was mapped (it was truncated "
+                      "while being read); was it rewritten?");
+  }
 }
 
 }  // namespace ffcv
