@@ -189,6 +189,8 @@ TEST_CASE("an unknown choice lists the allowed values", "[recipe]") {
              Contains("training.precision must be one of fp32, fp16, bf16"));
   CHECK_THAT(load_error("[data]\ntrain = \"t\"\nval = \"v\"\norder = \"shuffled\"\n"),
              Contains("data.order must be one of sequential, random, quasi_random"));
+  CHECK_THAT(load_error("[data]\ntrain = \"t\"\nval = \"v\"\non_error = \"ignore\"\n"),
+             Contains("data.on_error must be one of fail, skip"));
 }
 
 TEST_CASE("an out-of-range value states the range", "[recipe]") {
@@ -208,6 +210,8 @@ TEST_CASE("an out-of-range value states the range", "[recipe]") {
              Contains("training.epochs is out of range"));
   CHECK_THAT(load_error("[data]\ntrain = \"t\"\nval = \"v\"\nseed = -1\n"),
              Contains("data.seed must be >= 0, got -1"));
+  CHECK_THAT(load_error("[data]\ntrain = \"t\"\nval = \"v\"\nmax_skipped_fraction = 2\n"),
+             Contains("data.max_skipped_fraction must be in [0, 1], got 2"));
   CHECK_THAT(load_error(std::string(kData) + "[resolution]\nmin_res = 192\nmax_res = 160\n"),
              EndsWith("recipe.toml: resolution.min_res (192) must be <= resolution.max_res (160)"));
   CHECK_THAT(load_error(std::string(kData) + "[resolution]\nstart_ramp = 5\nend_ramp = 4\n"),
@@ -288,7 +292,8 @@ TEST_CASE("recipe_to_toml writes every key and reads back equal", "[recipe]") {
       {},
       {"lr.lr=0.30000000000000004", "training.wd_exclude=a\"b\\c\td", "data.train=dir/tr ain.beton",
        "lr.schedule=step", "data.seed=123456789012", "augment.ratio=[0.1,3e5]",
-       "checkpoint.resume=runs/x/checkpoint.pt", "model.width=0.25", "training.label_smoothing=0"},
+       "checkpoint.resume=runs/x/checkpoint.pt", "model.width=0.25", "training.label_smoothing=0",
+       "data.on_error=skip", "data.max_skipped_fraction=0.125"},
   };
   for (const auto& overrides : variants) {
     const Recipe original = load_recipe(original_path, overrides);
@@ -314,7 +319,7 @@ TEST_CASE("recipe_to_toml writes every key and reads back equal", "[recipe]") {
 
 TEST_CASE("recipe_keys lists every key once", "[recipe]") {
   const std::vector<std::string> keys = recipe_keys();
-  CHECK(keys.size() == 61);
+  CHECK(keys.size() == 63);
   CHECK(keys.front() == "data.train");
   CHECK(keys.back() == "checkpoint.resume");
   std::vector<std::string> sorted = keys;

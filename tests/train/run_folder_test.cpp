@@ -3,8 +3,10 @@
 // untouched, and a run that fails after its folder was made removes that folder again.
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <fstream>
 
 #include "ffcv/errors.hpp"
+#include "ffcv/reader.hpp"
 #include "ffcv/train/dataset_check.hpp"
 #include "ffcv/train/run_log.hpp"
 #include "ffcv/train/trainer.hpp"
@@ -83,4 +85,50 @@ TEST_CASE("ffcv run keeps --output-dir to run folders and removes a folder it ma
   CHECK(test::run_cli("run " + dir.file("tiny.toml") + " --quiet --output-dir " + dir.file("run") +
                           " --set training.epochs=1",
                       output) == 0);
+}
+
+TEST_CASE("data.on_error = skip trains past undecodable samples and logs how many",
+          "[trainer][on_error]") {
+  test::TempDir dir;
+  Recipe recipe = test::tiny_recipe(dir);
+  // The training set again as JPEGs, two of which do not start with a JPEG marker.
+  RgbImageOptions jpeg;
+  jpeg.write_mode = ImageWriteMode::kJpg;
+  DatasetWriter(recipe.data.train, {{"image", std::make_shared<RgbImageField>(jpeg)},
+                                    {"label", std::make_shared<IntField>()}})
+      .write(test::FunctionSource(64, [](std::uint64_t i) {
+        const std::int64_t label = static_cast<std::int64_t>(i % 2);
+        RgbImage image = test::gradient_image(24, 20, i);
+        for (auto& p : image.pixels) p = static_cast<std::uint8_t>(label ? 128 + p / 2 : p / 2);
+        return std::vector<FieldValue>{image, label};
+      }));
+  std::vector<std::uint8_t> bytes = test::read_file(recipe.data.train);
+  {
+    const Reader reader(recipe.data.train);
+    for (const std::uint64_t sample : {5, 40}) {
+      const std::string described = reader.fields()[0].field->describe(reader.column(sample, 0));
+      const std::uint64_t ptr =
+          std::stoull(described.substr(described.find("\"data_ptr\": ") + 12));
+      bytes[ptr] = bytes[ptr + 1] = 0;
+    }
+  }
+  test::write_file(recipe.data.train, bytes);
+  RunOptions options;
+  options.quiet = true;
+  options.run_dir = dir.file("fails");
+  CHECK_THROWS_WITH(run_training(recipe, options), Catch::Contains("sample 5"));
+
+  recipe.data.on_error = "skip";
+  recipe.data.max_skipped_fraction = 0.05;  // 3 of 64
+  options.run_dir = dir.file("skips");
+  const RunSummary summary = run_training(recipe, options);
+  CHECK(summary.finished);
+  std::ifstream log(dir.file("skips/log.jsonl"));
+  int epochs = 0;
+  for (std::string line; std::getline(log, line);) {
+    if (line.find("\"event\": \"epoch\"") == std::string::npos) continue;
+    ++epochs;
+    CHECK_THAT(line, Catch::Contains("\"skipped_samples\": 2"));
+  }
+  CHECK(epochs == recipe.training.epochs);
 }

@@ -25,6 +25,13 @@ void add_loader_arguments(Arguments& args) {
       .option("batches-ahead", "N", "batches prepared ahead of the consumer", "3")
       .int_range(0, kMaxBatchesAhead)
       .flag("keep-last", "keep the last partial batch (drop_last = false)")
+      .option("on-error", "fail|skip",
+              "a sample that fails to decode: stop, or leave it out (at most "
+              "--max-skipped-fraction of an epoch)",
+              "fail")
+      .option("max-skipped-fraction", "F", "with --on-error skip: the share that may fail",
+              "0.01")
+      .real_range(0, 1)
       .flag("process-cache", "read pages into the process's own cache instead of mmap")
       .option("cache-budget", "SIZE", "process cache memory budget", "1G")
       .size_range(kMinCacheBudget, kMaxCacheBudget)
@@ -68,6 +75,12 @@ LoaderOptions loader_options(const Arguments& args) {
   }
   options.batches_ahead = static_cast<std::uint64_t>(args.get_int("batches-ahead"));
   options.drop_last = !args.get_flag("keep-last");
+  try {
+    options.on_error = parse_on_sample_error(args.get("on-error"));
+  } catch (const ConfigError& error) {
+    throw UsageError(std::string("--on-error: ") + error.what());
+  }
+  options.max_skipped_fraction = args.get_double("max-skipped-fraction");
   options.os_cache = !args.get_flag("process-cache");
   options.cache.budget_bytes = args.get_size("cache-budget");
   options.cache.reader_threads = static_cast<int>(args.get_int("readers"));

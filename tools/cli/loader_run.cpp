@@ -160,7 +160,10 @@ std::string measurements_text(const Loader& loader, const std::vector<EpochMeasu
     const LoaderStats& s = m.stats;
     out += "  epoch " + std::to_string(m.epoch) + ": " + std::to_string(m.samples) +
            " samples in " + format("%.3f s = %.0f samples/s", m.seconds, m.samples_per_s) + " (" +
-           std::to_string(s.workers) + " workers)\n" +
+           std::to_string(s.workers) + " workers" +
+           (s.skipped_samples ? ", " + std::to_string(s.skipped_samples) + " samples skipped"
+                              : std::string()) +
+           ")\n" +
            format("    order: %.1f distinct pages per batch (%.3f of the batch size)\n",
                   m.diversity.mean_distinct_pages, m.diversity.mean_distinct_page_fraction);
     out += format("    workers: processing %.3f s, waiting for pages %.3f s, ring full %.3f s; ",
@@ -203,6 +206,7 @@ std::string measurements_json(const Loader& loader, const std::vector<EpochMeasu
            ", \"bytes_per_sample\": " + std::to_string(m.bytes_per_sample) +
            ", \"distinct_pages_per_batch\": " + json_number(m.diversity.mean_distinct_pages, 3) +
            ", \"workers\": " + std::to_string(s.workers) +
+           ", \"skipped_samples\": " + std::to_string(s.skipped_samples) +
            ", \"process_seconds\": " + json_number(s.process_seconds, 6) +
            ", \"read_wait_seconds\": " + json_number(s.read_wait_seconds, 6) +
            ", \"ring_full_seconds\": " + json_number(s.ring_full_seconds, 6) +

@@ -85,6 +85,8 @@ void for_each_field(R& r, Visit&& visit) {
   visit("data", "interpolation", r.data.interpolation, one_of({"area", "linear"}));
   visit("data", "fast_dct", r.data.fast_dct, any());
   visit("data", "op_libraries", r.data.op_libraries, non_empty());
+  visit("data", "on_error", r.data.on_error, one_of({"fail", "skip"}));
+  visit("data", "max_skipped_fraction", r.data.max_skipped_fraction, between(0, 1));
 
   visit("augment", "scale", r.augment.scale, ordered(between(0, 1, true)));
   visit("augment", "ratio", r.augment.ratio, ordered(above(0)));

@@ -47,6 +47,8 @@ LoaderOptions base_options(const Recipe& recipe, ShardSpec shard, std::uint64_t 
   options.order.world_size = static_cast<std::uint32_t>(shard.world_size);
   options.order.seed = recipe.data.seed;
   options.default_pipelines = false;
+  options.on_error = parse_on_sample_error(recipe.data.on_error);
+  options.max_skipped_fraction = recipe.data.max_skipped_fraction;
   return options;
 }
 

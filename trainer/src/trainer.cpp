@@ -189,6 +189,7 @@ RunSummary run_training(const Recipe& recipe_in, const RunOptions& options) {
       const auto wait_start = Clock::now();
       std::optional<std::vector<at::Tensor>> tensors = feed.next();
       wait_seconds += seconds_since(wait_start);
+      if (!tensors && recipe.data.on_error == "skip") break;  // its last batches were all skipped
       if (!tensors) throw Error("the loader ended the epoch before its last batch");
       const ModelInput input = normalize((*tensors)[0], (*tensors)[1]);
       tensors.reset();
@@ -255,6 +256,7 @@ RunSummary run_training(const Recipe& recipe_in, const RunOptions& options) {
         .add("images_per_second", images_per_second)
         .add("epoch_seconds", epoch_seconds)
         .add("loader_wait_seconds", wait_seconds)
+        .add("skipped_samples", data.train().current_epoch_stats().skipped_samples)
         .add("step_seconds", epoch_seconds - wait_seconds)
         .add("loss_scale", step.scaler().current_scale());
     if (evaluate_now) {

@@ -42,6 +42,21 @@ struct BatchAllocator {
   std::function<void(void*)> deallocate;
 };
 
+// What a sample whose decoder or operations fail does to its epoch (LoaderOptions::on_error).
+enum class OnSampleError {
+  kFail,  // the epoch ends with the sample's error, naming it and the step (FFCV's behaviour)
+  kSkip,  // the sample is left out of its batch, counted and listed, up to a stated share
+};
+// "fail" | "skip"; throws ConfigError naming the accepted values.
+OnSampleError parse_on_sample_error(const std::string& text);
+const char* on_sample_error_name(OnSampleError value);
+
+// A sample left out under OnSampleError::kSkip.
+struct SkippedSample {
+  std::uint64_t index = 0;  // in the dataset
+  std::string error;        // what failed, naming the output and step
+};
+
 struct LoaderOptions {
   std::uint64_t batch_size = 256;
   int num_workers = 0;  // 0: one per available core
@@ -54,6 +69,13 @@ struct LoaderOptions {
   // Pipelines for fields without a spec: true adds the default decoder for every field that
   // has no output yet (FFCV's behaviour), false loads only the listed outputs.
   bool default_pipelines = true;
+  // kSkip: a failing sample is left out of its batch, which is then that much smaller (its
+  // other samples keep their order and bytes; a batch left with no sample is not handed out),
+  // and the epoch still fails, naming the first skipped sample, once more than
+  // ceil(max_skipped_fraction x the epoch's samples on this rank) were skipped. A file that
+  // changed while being read is never skipped over.
+  OnSampleError on_error = OnSampleError::kFail;
+  double max_skipped_fraction = 0.01;  // 0..1
 };
 
 // Where an iterator stands: restore it with Loader::epoch(position.epoch, position.batches_done).
@@ -72,6 +94,7 @@ struct LoaderStats {
   double ring_full_seconds = 0;      // workers idle because every slot is held
   double consumer_wait_seconds = 0;  // next() waiting for a batch
   int workers = 0;
+  std::uint64_t skipped_samples = 0;  // left out so far under OnSampleError::kSkip
   PageSourceStats pages;
 };
 
@@ -128,6 +151,10 @@ class EpochIterator {
 
   LoaderPosition position() const;
   std::uint64_t num_batches() const;  // in this epoch, on this rank
+  // The samples left out so far under OnSampleError::kSkip, in the order they failed (the first
+  // kMaxSkippedListed; LoaderStats::skipped_samples counts them all).
+  std::vector<SkippedSample> skipped() const;
+  static constexpr std::size_t kMaxSkippedListed = 100;
   LoaderStats stats() const;
 
  private:
@@ -156,6 +183,9 @@ class Loader {
   const std::vector<std::uint64_t>& page_of_samples() const { return page_of_sample_; }
   const LoaderOptions& options() const { return options_; }
   std::uint64_t batches_per_epoch() const;
+  // The stats of this loader's newest epoch while its iterator or one of its batches lives
+  // (empty stats otherwise): for a consumer that handed the iterator on, e.g. to a GPU transfer.
+  LoaderStats current_epoch_stats() const;
   // Output names and their per-sample states, in output order, as the last declaration (at
   // construction, then at each epoch()) found them; reading them never re-runs declare(), which
   // may scan the dataset and must not run while an epoch uses the steps.

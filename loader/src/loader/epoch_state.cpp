@@ -1,8 +1,11 @@
 #include "epoch_state.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
+#include <cstring>
 
+#include "ffcv/cpu_count.hpp"
 #include "ffcv/errors.hpp"
 
 namespace ffcv {
@@ -57,9 +60,10 @@ EpochState::EpochState(std::shared_ptr<const Reader> reader,
       plan_(std::move(plan)),
       allocator_(options.allocator.value_or(default_allocator())),
       slots_(options.batches_ahead + 2) {
-  num_workers_ = options.num_workers > 0
-                     ? options.num_workers
-                     : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  num_workers_ = resolve_worker_count(options.num_workers);
+  skip_failed_samples_ = options.on_error == OnSampleError::kSkip;
+  max_skipped_ = static_cast<std::uint64_t>(
+      std::ceil(options.max_skipped_fraction * static_cast<double>(plan_.order.size())));
   buffers_.resize(slots_.size());
   staging_.resize(slots_.size());
   spare_.resize(slots_.size());
@@ -175,8 +179,40 @@ void EpochState::process_sample(std::uint64_t slot, std::uint64_t position_in_ba
   }
 }
 
-std::string EpochState::run_batch_stage(std::uint64_t slot, std::uint64_t batch) const {
-  BatchContext context{plan_.epoch, batch, batch_indices(batch), plan_.epoch_key};
+void EpochState::compact(Slot& slot, std::uint64_t slot_index) {
+  std::sort(slot.failed.begin(), slot.failed.end());
+  const std::span<const std::uint64_t> indices = batch_indices(slot.batch);
+  slot.kept_indices.clear();
+  std::uint64_t kept = 0;
+  for (std::uint64_t position = 0; position < slot.size; ++position) {
+    if (std::binary_search(slot.failed.begin(), slot.failed.end(), position)) continue;
+    for (std::size_t p = 0; p < pipelines_.size(); ++p) {
+      const std::uint64_t bytes = pipelines_[p].sample_state().byte_size();
+      std::uint8_t* base = pipelines_[p].has_batch_stage()
+                               ? static_cast<std::uint8_t*>(staging_[slot_index][p])
+                               : output_data(slot_index, p);
+      if (kept != position) std::memmove(base + kept * bytes, base + position * bytes, bytes);
+    }
+    slot.kept_indices.push_back(indices[position]);
+    ++kept;
+  }
+  slot.size = kept;
+}
+
+std::string EpochState::record_skipped(std::uint64_t index, const std::string& error) {
+  ++skipped_count_;
+  if (skipped_.size() < EpochIterator::kMaxSkippedListed) skipped_.push_back({index, error});
+  if (skipped_count_ <= max_skipped_) return "";
+  return "epoch " + std::to_string(plan_.epoch) + ": " + std::to_string(skipped_count_) +
+         " samples failed and were skipped, more than the limit of " +
+         std::to_string(max_skipped_) + " (max_skipped_fraction of the epoch's " +
+         std::to_string(plan_.order.size()) + " samples); the first, sample " +
+         std::to_string(skipped_.front().index) + ": " + skipped_.front().error;
+}
+
+std::string EpochState::run_batch_stage(std::uint64_t slot, std::uint64_t batch,
+                                        std::span<const std::uint64_t> indices) const {
+  BatchContext context{plan_.epoch, batch, indices, plan_.epoch_key};
   for (std::size_t p = 0; p < pipelines_.size(); ++p) {
     const CompiledPipeline& pipeline = pipelines_[p];
     const std::size_t steps = pipeline.batch_operations.size();
@@ -216,7 +252,10 @@ void EpochState::worker_main() {
     Slot& slot = slots_[slot_index];
     if (slot.phase == Phase::kFree) {
       // First worker on this batch: claim its slot and make its pages readable.
-      slot = Slot{Phase::kPreparing, batch, batch_size(batch), 0, ""};
+      slot = Slot{};
+      slot.phase = Phase::kPreparing;
+      slot.batch = batch;
+      slot.size = batch_size(batch);
       lock.unlock();
       std::string error;
       const auto waited = Clock::now();
@@ -257,13 +296,18 @@ void EpochState::worker_main() {
     lock.unlock();
 
     std::string error;
+    std::vector<std::pair<std::uint64_t, std::string>> failed;  // skipped: (position, error)
     const auto began = Clock::now();
     for (std::uint64_t position = first; position < first + count && error.empty(); ++position) {
       try {
         process_sample(slot_index, position - batch_start(batch), plan_.order[position], ping, pong,
                        scratch);
       } catch (const std::exception& e) {
-        error = e.what();
+        if (skip_failed_samples_) {
+          failed.emplace_back(position, e.what());
+        } else {
+          error = e.what();
+        }
       }
     }
     // A file truncated while mapped reads as zeros: that, not what the zeros decoded to, is the
@@ -279,12 +323,25 @@ void EpochState::worker_main() {
 
     lock.lock();
     if (!error.empty() && slot.error.empty()) slot.error = error;
+    for (const auto& [position, message] : failed) {
+      slot.failed.push_back(position - batch_start(batch));
+      std::string over_limit = record_skipped(plan_.order[position], message);
+      if (!over_limit.empty() && slot.error.empty()) slot.error = std::move(over_limit);
+    }
     slot.done += count;
     if (slot.done == slot.size) {
-      if (slot.error.empty() && has_batch_stage_) {
+      if (slot.error.empty() && !slot.failed.empty()) {
+        lock.unlock();
+        compact(slot, slot_index);
+        lock.lock();
+      }
+      if (slot.error.empty() && has_batch_stage_ && slot.size > 0) {
         lock.unlock();
         const auto batch_began = Clock::now();
-        std::string batch_error = run_batch_stage(slot_index, batch);
+        const std::span<const std::uint64_t> indices =
+            slot.failed.empty() ? batch_indices(batch)
+                                : std::span<const std::uint64_t>(slot.kept_indices);
+        std::string batch_error = run_batch_stage(slot_index, batch, indices);
         process_ns_ += nanoseconds_since(batch_began);
         lock.lock();
         if (!batch_error.empty()) slot.error = std::move(batch_error);
@@ -301,7 +358,16 @@ void EpochState::worker_main() {
 
 std::optional<Batch> EpochState::next(std::shared_ptr<EpochState> self) {
   std::unique_lock lock(mutex_);
-  if (failed_ || next_batch_ >= plan_.num_batches) return std::nullopt;
+  for (;;) {
+    if (failed_ || next_batch_ >= plan_.num_batches) return std::nullopt;
+    std::optional<Batch> batch = next_locked(self, lock);
+    if (batch) return batch;
+    // Every sample of that batch was skipped: its slot goes back, and the next batch is taken.
+  }
+}
+
+std::optional<Batch> EpochState::next_locked(const std::shared_ptr<EpochState>& self,
+                                             std::unique_lock<std::mutex>& lock) {
   Slot& slot = slots_[next_batch_ % slots_.size()];
   if (slot.phase == Phase::kHeld) {
     throw ConfigError("batch " + std::to_string(next_batch_) + " needs the slot of batch " +
@@ -324,14 +390,21 @@ std::optional<Batch> EpochState::next(std::shared_ptr<EpochState> self) {
     stop();
     throw Error(error);
   }
+  if (slot.size == 0) {
+    slot.phase = Phase::kFree;
+    ++next_batch_;
+    work_changed_.notify_all();
+    return std::nullopt;
+  }
   slot.phase = Phase::kHeld;
   Batch batch;
-  batch.state_ = std::move(self);
+  batch.state_ = self;
   batch.slot_ = next_batch_ % slots_.size();
   batch.epoch_ = plan_.epoch;
   batch.index_ = next_batch_;
   batch.size_ = slot.size;
-  batch.indices_ = batch_indices(next_batch_);
+  batch.indices_ = slot.failed.empty() ? batch_indices(next_batch_)
+                                       : std::span<const std::uint64_t>(slot.kept_indices);
   ++next_batch_;
   return batch;
 }
@@ -366,8 +439,17 @@ LoaderStats EpochState::stats() const {
   stats.ring_full_seconds = ring_full_ns_ * 1e-9;
   stats.consumer_wait_seconds = consumer_wait_ns_ * 1e-9;
   stats.workers = num_workers_;
+  {
+    std::lock_guard lock(mutex_);
+    stats.skipped_samples = skipped_count_;
+  }
   stats.pages = source_->stats();
   return stats;
+}
+
+std::vector<SkippedSample> EpochState::skipped() const {
+  std::lock_guard lock(mutex_);
+  return skipped_;
 }
 
 }  // namespace ffcv

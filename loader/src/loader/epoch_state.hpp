@@ -47,6 +47,7 @@ class EpochState {
   std::uint64_t num_batches() const { return plan_.num_batches; }
   LoaderPosition position() const;
   LoaderStats stats() const;
+  std::vector<SkippedSample> skipped() const;
   const std::vector<CompiledPipeline>& pipelines() const { return pipelines_; }
   std::uint8_t* output_data(std::uint64_t slot, std::size_t output) const;
   std::span<const std::uint64_t> batch_indices(std::uint64_t batch) const;
@@ -58,13 +59,25 @@ class EpochState {
     std::uint64_t batch = 0;  // absolute batch index when not kFree
     std::uint64_t size = 0, done = 0;
     std::string error;
+    std::vector<std::uint64_t> failed;        // positions of skipped samples in the batch
+    std::vector<std::uint64_t> kept_indices;  // the batch's dataset indices without them
   };
 
   void worker_main();
+  // next() for the slot of next_batch_, with mutex_ held: nullopt when that batch was left
+  // empty by skipped samples (and is then passed over).
+  std::optional<Batch> next_locked(const std::shared_ptr<EpochState>& self,
+                                   std::unique_lock<std::mutex>& lock);
   std::uint64_t batch_start(std::uint64_t batch) const;  // first position in the order
   std::uint64_t batch_size(std::uint64_t batch) const;
   // Runs the batch operations of every output that has them; returns an error text or "".
-  std::string run_batch_stage(std::uint64_t slot, std::uint64_t batch) const;
+  std::string run_batch_stage(std::uint64_t slot, std::uint64_t batch,
+                              std::span<const std::uint64_t> indices) const;
+  // Moves the slot's kept samples down over the failed ones, in every output; sets its size and
+  // kept_indices. Called by the worker that finished the batch, before anyone else reads it.
+  void compact(Slot& slot, std::uint64_t slot_index);
+  // Under mutex_: counts a skipped sample; returns the epoch's error once past the limit.
+  std::string record_skipped(std::uint64_t index, const std::string& error);
   void process_sample(std::uint64_t slot, std::uint64_t position_in_batch, std::uint64_t index,
                       std::vector<std::uint8_t>& ping, std::vector<std::uint8_t>& pong,
                       std::vector<std::uint8_t>& scratch) const;
@@ -81,6 +94,8 @@ class EpochState {
   // batch operations go from there through spare[slot][output] (ping-pong) to the output.
   std::vector<std::vector<void*>> staging_, spare_;
   bool has_batch_stage_ = false;
+  bool skip_failed_samples_ = false;
+  std::uint64_t max_skipped_ = 0;
 
   mutable std::mutex mutex_;
   std::condition_variable work_changed_;   // workers wait on it
@@ -91,6 +106,8 @@ class EpochState {
   bool stopping_ = false;
   bool failed_ = false;
   std::vector<std::thread> threads_;
+  std::vector<SkippedSample> skipped_;  // the first EpochIterator::kMaxSkippedListed
+  std::uint64_t skipped_count_ = 0;
 
   std::chrono::steady_clock::time_point started_;
   std::atomic<std::uint64_t> read_wait_ns_{0}, process_ns_{0}, ring_full_ns_{0},

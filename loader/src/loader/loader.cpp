@@ -69,6 +69,17 @@ bool EpochIterator::ready() const { return state_->ready(); }
 LoaderPosition EpochIterator::position() const { return state_->position(); }
 std::uint64_t EpochIterator::num_batches() const { return state_->num_batches(); }
 LoaderStats EpochIterator::stats() const { return state_->stats(); }
+std::vector<SkippedSample> EpochIterator::skipped() const { return state_->skipped(); }
+
+OnSampleError parse_on_sample_error(const std::string& text) {
+  if (text == "fail") return OnSampleError::kFail;
+  if (text == "skip") return OnSampleError::kSkip;
+  throw ConfigError("unknown on_error '" + text + "' (fail, skip)");
+}
+
+const char* on_sample_error_name(OnSampleError value) {
+  return value == OnSampleError::kSkip ? "skip" : "fail";
+}
 
 // ---- Loader ------------------------------------------------------------------------------
 
@@ -121,6 +132,10 @@ Loader::Loader(const std::string& path, std::vector<PipelineSpec> pipelines, Loa
       options_(std::move(options)) {
   if (options_.batch_size == 0) throw ConfigError("batch size must be at least 1");
   if (options_.num_workers < 0) throw ConfigError("number of workers must be 0 (all) or more");
+  if (!(options_.max_skipped_fraction >= 0 && options_.max_skipped_fraction <= 1)) {
+    throw ConfigError("max_skipped_fraction must lie in 0..1, got " +
+                      std::to_string(options_.max_skipped_fraction));
+  }
   if (options_.default_pipelines) {
     std::set<std::string> fed;
     for (const PipelineSpec& spec : pipelines_) fed.insert(spec.field);
@@ -209,6 +224,11 @@ EpochIterator Loader::epoch(std::uint64_t epoch, std::uint64_t first_batch) {
   state->start();
   running_ = state;
   return EpochIterator(std::move(state));
+}
+
+LoaderStats Loader::current_epoch_stats() const {
+  const std::shared_ptr<EpochState> state = running_.lock();
+  return state ? state->stats() : LoaderStats{};
 }
 
 }  // namespace ffcv

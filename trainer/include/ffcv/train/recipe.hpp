@@ -37,6 +37,11 @@ struct DataConfig {
   std::array<double, 3> std = {58.395, 57.12, 57.375};
   std::string interpolation = "area";  // crop resize kernel: area | linear
   bool fast_dct = true;                // libjpeg-turbo's fast (less exact) inverse DCT
+  // A sample that fails to decode: "fail" stops the run naming it; "skip" leaves it out of its
+  // batch, counts it in the epoch's log record, and stops the run once more than
+  // max_skipped_fraction of an epoch's samples were skipped (LoaderOptions::on_error).
+  std::string on_error = "fail";
+  double max_skipped_fraction = 0.01;
 
   // Shared libraries of user operations (ffcv/op_library.hpp), loaded before the pipelines are
   // built, so `augment.operations` can name their steps.
