@@ -14,7 +14,9 @@
 #include "ffcv/errors.hpp"
 #include "ffcv/json_text.hpp"
 #include "ffcv/reader.hpp"
+#include "ffcv/progress_bar.hpp"
 #include "inspect/dataset_report.hpp"
+#include "inspect/dataset_verify.hpp"
 
 #ifdef FFCV_HAVE_IMGCODECS
 #include <opencv2/imgcodecs.hpp>
@@ -166,7 +168,12 @@ int inspect_command(const CommandArgs& argv) {
       .option("sample", "I", "show sample I's metadata instead")
       .pair_option("export", "I PATH.png", "decode sample I's image and write it to PATH.png")
       .option("field", "NAME", "image field to export [default: the first RGBImage field]")
-      .flag("force", "let --export replace an existing file that is not an image");
+      .flag("force", "let --export replace an existing file that is not an image")
+      .flag("verify",
+            "decode every sample of every field as the loader would (JPEGs in full, with the "
+            "strict rules), list the bad ones; exit 1 when any is bad")
+      .option("workers", "N", "threads for --verify (0: all cores)", "0")
+      .int_range(0, 1024);
   if (!args.parse(argv)) return 0;
   const Reader reader(args.get("FILE"));
   if (args.has("export")) {
@@ -189,6 +196,19 @@ int inspect_command(const CommandArgs& argv) {
       }
     }
     return 0;
+  }
+  if (args.get_flag("verify")) {
+    const bool json = args.get_flag("json");
+    ProgressBar progress("verifying", reader.num_samples(), "samples");
+    const VerifyReport report = verify_dataset(
+        reader, static_cast<int>(args.get_int("workers")),
+        [&](std::uint64_t done, std::uint64_t) {
+          if (!json) progress.update(done);
+        });
+    if (!json) progress.finish();
+    std::fputs((json ? verify_json(reader, report) + "\n" : verify_text(reader, report)).c_str(),
+               stdout);
+    return report.bad.empty() ? 0 : 1;
   }
   const DatasetReport report = DatasetReport::build(reader);
   std::fputs((args.get_flag("json") ? report.to_json() + "\n" : report.to_text()).c_str(), stdout);

@@ -3,6 +3,18 @@
 // Encoding matches what FFCV's writer produces through OpenCV: baseline, 4:2:0 chroma, standard
 // Huffman tables, the given quality. Decoding uses the fast integer IDCT as FFCV's decoder does,
 // so pixels match Python FFCV's. One TurboJPEG handle per thread is reused across calls.
+//
+// What a bad JPEG is, for every decoder (image, random_resized_crop, center_crop, the multi-view
+// decoder), the writer's check of source images and `ffcv inspect --verify` alike:
+//  - libjpeg cannot decode it (not a JPEG, unsupported, truncated inside its headers);
+//  - libjpeg warns about what it reads: corrupt entropy data, a premature end of the data,
+//    extraneous bytes before a marker. libjpeg would carry on and fill the rest with gray; here
+//    each warning is an error (TurboJPEG's TJFLAG_STOPONWARNING, and a warning hook that fails
+//    in the window decoder), so a damaged image is never decoded into a mostly-gray one;
+//  - its frame size differs from the size its sample's metadata states;
+//  - it is CMYK or YCCK (no conversion to RGB).
+// A window decoder reads the data only up to the window's last row, so damage below it goes
+// unnoticed there; the writer and `inspect --verify` decode every byte (validate_jpeg).
 #pragma once
 
 #include <cstdint>
@@ -35,6 +47,10 @@ std::vector<std::uint8_t> encode_jpeg(const RgbImage& image, int quality);
 
 // Reads the frame size without decoding. Throws EncodeError when the data is not a JPEG.
 JpegInfo read_jpeg_info(std::span<const std::uint8_t> jpeg);
+
+// Decodes all of `jpeg` with the rules above, checking its frame against `width` x `height`
+// when they are positive. Throws EncodeError saying what is wrong.
+void validate_jpeg(std::span<const std::uint8_t> jpeg, int width = 0, int height = 0);
 
 // Decodes a whole JPEG into packed RGB. Throws EncodeError when it cannot be decoded.
 RgbImage decode_jpeg(std::span<const std::uint8_t> jpeg, const JpegDecodeOptions& options = {});

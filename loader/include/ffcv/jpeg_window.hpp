@@ -74,6 +74,10 @@ struct JpegWindowRequest {
   // 1 1.49x: 5/8-7/8 are slower than no scaling, and 3/8 slower than the larger 1/2.
   // True: any M/8, for callers that want the fewest pixels whatever the decode cost.
   bool all_scales = false;
+  // The frame size the sample's metadata states; a JPEG of another size is refused (see
+  // jpeg_codec.hpp). 0: not checked.
+  int frame_width = 0;
+  int frame_height = 0;
 };
 
 // What decode_jpeg_window wrote into `out`.

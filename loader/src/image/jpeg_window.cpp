@@ -38,9 +38,12 @@ void on_error_exit(j_common_ptr cinfo) {
   std::longjmp(state->jump, 1);
 }
 
-// Warnings (corrupt entropy data, premature end of file) and trace messages are not printed;
-// libjpeg still counts warnings in num_warnings and carries on decoding.
+// Trace messages are not printed. A warning (corrupt entropy data, premature end of data,
+// extraneous bytes) is an error, as jpeg_codec.hpp defines a bad JPEG: it longjmps like one.
 void on_output_message(j_common_ptr) {}
+void on_emit_message(j_common_ptr cinfo, int msg_level) {
+  if (msg_level < 0) on_error_exit(cinfo);
+}
 
 // One libjpeg decompressor with its error manager. Not movable: cinfo_.err points into the
 // object itself, so it lives on the heap.
@@ -50,6 +53,7 @@ class Decompressor {
     cinfo_.err = jpeg_std_error(&error_.manager);
     error_.manager.error_exit = &on_error_exit;
     error_.manager.output_message = &on_output_message;
+    error_.manager.emit_message = &on_emit_message;
   }
   ~Decompressor() {
     // Frees all of libjpeg's memory; safe on an object whose creation failed (mem is null), and
@@ -214,6 +218,14 @@ DecodedWindow decode_jpeg_window(std::span<const std::uint8_t> jpeg,
 
   const int image_width = static_cast<int>(cinfo->image_width);
   const int image_height = static_cast<int>(cinfo->image_height);
+  if (request.frame_width > 0 && request.frame_height > 0 &&
+      (image_width != request.frame_width || image_height != request.frame_height)) {
+    decompressor.abort();
+    throw EncodeError("JPEG of " + std::to_string(image_width) + "x" +
+                      std::to_string(image_height) + " does not match its metadata size " +
+                      std::to_string(request.frame_width) + "x" +
+                      std::to_string(request.frame_height));
+  }
   if (std::int64_t{request.left} + request.width > image_width ||
       std::int64_t{request.top} + request.height > image_height) {
     decompressor.abort();

@@ -112,6 +112,8 @@ class ResizedCropDecoder : public CropDecoderBase {
       source = raw_source(image, payloads, window);
     } else {
       JpegWindowRequest request;
+      request.frame_width = image.width;
+      request.frame_height = image.height;
       request.top = window.top;
       request.left = window.left;
       request.height = window.height;
@@ -254,6 +256,8 @@ class MultiViewCropDecoder final : public CropDecoderBase {
                              int left, int bottom, int right, int narrowest, int lowest,
                              std::vector<std::uint8_t>& decoded) const {
     JpegWindowRequest request;
+    request.frame_width = image.width;
+    request.frame_height = image.height;
     request.top = top;
     request.left = left;
     request.height = bottom - top;

@@ -1,0 +1,102 @@
+#include "dataset_verify.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <thread>
+
+#include "ffcv/cpu_count.hpp"
+#include "ffcv/fields/rgb_image_field.hpp"
+#include "ffcv/jpeg_codec.hpp"
+#include "ffcv/json_text.hpp"
+
+namespace ffcv::tools {
+namespace {
+
+// The reason sample `sample`'s field `f` is bad, or "" when it decodes.
+std::string check_value(const Reader& reader, std::uint64_t sample, std::size_t f) {
+  try {
+    if (reader.fields()[f].field->type_name() == "RGBImage") {
+      const ImageMetadata image = ImageMetadata::load(reader.column(sample, f));
+      if (image.mode == StoredImageMode::kJpg) {
+        validate_jpeg(reader.payload(image.data_ptr), image.width, image.height);
+        return "";
+      }
+    }
+    reader.decode(sample, f);  // raw images, scalars, arrays, bytes, JSON
+    return "";
+  } catch (const std::exception& error) {
+    return error.what();
+  }
+}
+
+}  // namespace
+
+VerifyReport verify_dataset(const Reader& reader, int workers,
+                            const std::function<void(std::uint64_t, std::uint64_t)>& on_progress) {
+  const auto started = std::chrono::steady_clock::now();
+  VerifyReport report;
+  report.samples = reader.num_samples();
+  std::atomic<std::uint64_t> next{0}, done{0};
+  std::mutex mutex;
+  const int threads_wanted = static_cast<int>(std::min<std::uint64_t>(
+      resolve_worker_count(workers), std::max<std::uint64_t>(1, report.samples)));
+  std::vector<std::thread> threads;
+  for (int t = 0; t < threads_wanted; ++t) {
+    threads.emplace_back([&] {
+      std::vector<BadSample> found;
+      for (std::uint64_t sample = next++; sample < report.samples; sample = next++) {
+        for (std::size_t f = 0; f < reader.fields().size(); ++f) {
+          std::string reason = check_value(reader, sample, f);
+          if (!reason.empty())
+            found.push_back({sample, reader.fields()[f].name, std::move(reason)});
+        }
+        ++done;
+      }
+      std::lock_guard lock(mutex);
+      report.bad.insert(report.bad.end(), found.begin(), found.end());
+    });
+  }
+  while (done < report.samples && on_progress) {
+    on_progress(done, report.samples);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  for (std::thread& thread : threads) thread.join();
+  if (on_progress) on_progress(report.samples, report.samples);
+  reader.check_intact();
+  std::stable_sort(report.bad.begin(), report.bad.end(),
+                   [](const BadSample& a, const BadSample& b) { return a.sample < b.sample; });
+  report.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  return report;
+}
+
+std::string verify_text(const Reader& reader, const VerifyReport& report) {
+  std::string out;
+  for (const BadSample& bad : report.bad) {
+    out += "  sample " + std::to_string(bad.sample) + ", field '" + bad.field + "': " + bad.reason +
+           "\n";
+  }
+  char summary[256];
+  std::snprintf(
+      summary, sizeof summary, "%s: %llu samples decoded in %.1f s: %s\n", reader.path().c_str(),
+      static_cast<unsigned long long>(report.samples), report.seconds,
+      report.bad.empty() ? "all good" : (std::to_string(report.bad.size()) + " bad").c_str());
+  return summary + out;
+}
+
+std::string verify_json(const Reader& reader, const VerifyReport& report) {
+  std::string out = "{\"file\": " + json_quote(reader.path()) +
+                    ", \"samples\": " + std::to_string(report.samples) +
+                    ", \"seconds\": " + json_number(report.seconds, 3) + ", \"bad\": [";
+  for (std::size_t i = 0; i < report.bad.size(); ++i) {
+    const BadSample& bad = report.bad[i];
+    out += std::string(i ? ", " : "") + "{\"sample\": " + std::to_string(bad.sample) +
+           ", \"field\": " + json_quote(bad.field) + ", \"reason\": " + json_quote(bad.reason) +
+           "}";
+  }
+  return out + "]}";
+}
+
+}  // namespace ffcv::tools
