@@ -5,7 +5,9 @@
 
 #include "arguments.hpp"
 #include "commands.hpp"
+#include "ffcv/atomic_file.hpp"
 #include "output_guard.hpp"
+#include "source_report.hpp"
 #include "ffcv/dataset_writer.hpp"
 #include "ffcv/errors.hpp"
 #include "ffcv/fields/rgb_image_field.hpp"
@@ -58,6 +60,10 @@ Arguments write_arguments() {
       .int_range(0, kMaxThreads)
       .option("seed", "N", "seed of random write decisions and of imagenet-like", "0")
       .int_range(0, kMaxSeed)
+      .option("on-bad-image", "fail|skip",
+              "a source image that cannot be decoded (KIND folder, imagenet-like): stop, or "
+              "leave it out and list it in OUT.sources.json",
+              "fail")
       .flag("force", "replace an existing --output (or --images-dir) that is not a .beton")
       .flag("quiet", "print nothing but errors");
   return args;
@@ -117,11 +123,25 @@ void check_write_output(const Arguments& args, std::vector<std::string> inputs,
 }
 
 // Runs the writer with a progress bar and prints the summary line.
+// Runs the writer with a progress bar and prints the summary line; for an image folder
+// (`folder`, its root `root`) also the class map and what was left out, stored in a sidecar.
 int write_dataset(const Arguments& args, const SampleSource& source,
-                  std::vector<NamedField> fields) {
+                  std::vector<NamedField> fields, const ImageFolderSource* folder = nullptr,
+                  const std::string& root = "") {
   const std::string output = output_path(args);
   const bool quiet = args.get_flag("quiet");
   WriterOptions options;
+  std::vector<SkippedSource> skipped;
+  if (folder != nullptr) {
+    const std::string on_bad_image = args.get("on-bad-image");
+    if (on_bad_image != "fail" && on_bad_image != "skip") {
+      throw UsageError("--on-bad-image must be fail or skip, got '" + on_bad_image + "'");
+    }
+    options.skip_bad_samples = on_bad_image == "skip";
+    options.on_skipped = [&](std::uint64_t, const std::string& file, const std::string& error) {
+      skipped.push_back({file, error});
+    };
+  }
   options.page_size = args.get_size("page-size");
   options.num_workers = static_cast<int>(args.get_int("workers"));
   options.seed = static_cast<std::uint64_t>(args.get_int("seed"));
@@ -130,6 +150,12 @@ int write_dataset(const Arguments& args, const SampleSource& source,
     options.on_progress = [&](std::uint64_t done, std::uint64_t) { progress.update(done); };
   DatasetWriter writer(output, std::move(fields), options);
   const WriteSummary summary = writer.write(source);
+  std::string notes;
+  if (folder != nullptr) {
+    const std::string sidecar = sources_sidecar_path(output);
+    write_file_atomically(sidecar, std::string_view(image_folder_sources_json(root, *folder, skipped)));
+    notes = image_folder_notes(*folder, skipped, sidecar);
+  }
   if (!quiet) {
     progress.finish();
     std::printf(
@@ -139,6 +165,8 @@ int write_dataset(const Arguments& args, const SampleSource& source,
         static_cast<unsigned long long>(summary.page_size >> 10), summary.file_size / 1048576.0,
         summary.seconds,
         ProgressBar::format_rate(summary.num_samples / std::max(summary.seconds, 1e-9)).c_str());
+    std::fflush(stdout);
+    std::fputs(notes.c_str(), stderr);
   }
   return 0;
 }
@@ -169,7 +197,7 @@ int write_imagenet_like(const Arguments& args) {
                 summary.total_bytes / 1000.0 / std::max<std::uint64_t>(summary.count, 1));
   }
   const ImageFolderSource source(options.output_dir);
-  return write_dataset(args, source, image_label_fields(args));
+  return write_dataset(args, source, image_label_fields(args), &source, options.output_dir);
 }
 
 }  // namespace
@@ -183,7 +211,7 @@ int write_command(const CommandArgs& argv) {
     if (!args.has("PATH")) throw UsageError("KIND folder needs the image folder PATH");
     check_write_output(args, {}, {{args.get("PATH"), /*top_level_allowed=*/true}});
     const ImageFolderSource source(args.get("PATH"));
-    return write_dataset(args, source, image_label_fields(args));
+    return write_dataset(args, source, image_label_fields(args), &source, args.get("PATH"));
   }
   if (kind == "fashion-mnist") {
     const std::string idx_dir = args.get_optional("PATH").value_or(kFashionMnistDir);

@@ -40,16 +40,21 @@ ImageFolderSource::ImageFolderSource(const std::string& root) {
     std::vector<std::string> class_files;
     for (const auto& entry : fs::recursive_directory_iterator(fs::path(root) / classes_[label])) {
       const std::string name = entry.path().filename().string();
-      if (entry.is_regular_file() && !name.starts_with(".") && has_image_extension(entry.path())) {
+      if (!entry.is_regular_file() || name.starts_with(".")) continue;
+      if (has_image_extension(entry.path())) {
         class_files.push_back(entry.path().string());
+      } else {
+        ignored_.push_back(entry.path().string());
       }
     }
     std::sort(class_files.begin(), class_files.end());
+    if (class_files.empty()) empty_classes_.push_back(classes_[label]);
     for (std::string& file : class_files) {
       files_.push_back(std::move(file));
       labels_.push_back(static_cast<std::int64_t>(label));
     }
   }
+  std::sort(ignored_.begin(), ignored_.end());
   if (files_.empty()) throw ConfigError("image folder '" + root + "' holds no image files");
 }
 

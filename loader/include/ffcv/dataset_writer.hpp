@@ -40,10 +40,17 @@ struct WriterOptions {
   std::uint64_t seed = 0;                      // keys random write decisions
   // Called on the calling thread about 10 times a second and once at the end.
   std::function<void(std::uint64_t done, std::uint64_t total)> on_progress;
+  // A sample that cannot be loaded or encoded (an undecodable source image): false stops the
+  // write with its error; true leaves it out (the samples after it move up one place, keeping
+  // their order) and reports it to on_skipped, on the calling thread.
+  bool skip_bad_samples = false;
+  std::function<void(std::uint64_t index, const std::string& source, const std::string& error)>
+      on_skipped;
 };
 
 struct WriteSummary {
-  std::uint64_t num_samples = 0;
+  std::uint64_t num_samples = 0;  // written
+  std::uint64_t skipped = 0;      // left out (WriterOptions::skip_bad_samples)
   std::uint64_t page_size = 0;  // final page size (larger than asked if a sample needed it)
   std::uint64_t num_pages = 0;
   std::uint64_t heap_bytes = 0;  // payload bytes, excluding page padding

@@ -83,6 +83,7 @@ WriteSummary DatasetWriter::write(const SampleSource& source) {
   std::mutex mutex;
   std::condition_variable sample_ready, slot_free;
   std::uint64_t next_to_encode = 0, next_to_place = 0;
+  std::uint64_t skipped = 0;
   bool stop = false;
 
   auto encode_one = [&](std::uint64_t index, EncodedSample& out) {
@@ -148,6 +149,7 @@ WriteSummary DatasetWriter::write(const SampleSource& source) {
     for (int i = 0; i < num_workers; ++i) threads.emplace_back(worker);
     auto last_report = std::chrono::steady_clock::now();
     for (std::uint64_t index = 0; index < num_samples; ++index) {
+      const std::uint64_t placed = index - skipped;  // the sample's index in the output
       EncodedSample sample;
       {
         std::unique_lock lock(mutex);
@@ -157,13 +159,18 @@ WriteSummary DatasetWriter::write(const SampleSource& source) {
         ++next_to_place;
       }
       slot_free.notify_all();
+      if (!sample.error.empty() && options_.skip_bad_samples) {
+        ++skipped;
+        if (options_.on_skipped) options_.on_skipped(index, source.describe(index), sample.error);
+        continue;
+      }
       if (!sample.error.empty()) {
         throw EncodeError("sample " + std::to_string(index) + " (" + source.describe(index) +
                           "): " + sample.error);
       }
       std::vector<std::uint64_t> pointers;
       try {
-        pointers = pages.place(index, sample.payloads);
+        pointers = pages.place(placed, sample.payloads);
       } catch (const EncodeError& error) {
         throw EncodeError("sample " + std::to_string(index) + " (" + source.describe(index) + ") " +
                           error.what());
@@ -172,7 +179,7 @@ WriteSummary DatasetWriter::write(const SampleSource& source) {
         store_le(sample.record.data() + sample.payloads[p].pointer_offset, pointers[p]);
       }
       std::copy(sample.record.begin(), sample.record.end(),
-                metadata.begin() + index * layout.record_size);
+                metadata.begin() + placed * layout.record_size);
       const auto now = std::chrono::steady_clock::now();
       if (options_.on_progress && now - last_report > std::chrono::milliseconds(100)) {
         options_.on_progress(index + 1, num_samples);
@@ -185,8 +192,10 @@ WriteSummary DatasetWriter::write(const SampleSource& source) {
     throw;
   }
 
+  // Skipped samples leave unused records at the end of the table's space, before the first page.
+  const std::uint64_t written = num_samples - skipped;
   const std::uint64_t table_ptr = pages.finish();
-  file.write_at(metadata_offset, metadata.data(), metadata.size());
+  file.write_at(metadata_offset, metadata.data(), written * layout.record_size);
   std::vector<std::uint8_t> table(pages.entries().size() * kAllocEntrySize);
   for (std::size_t i = 0; i < pages.entries().size(); ++i) {
     pages.entries()[i].encode_to(table.data() + i * kAllocEntrySize);
@@ -196,7 +205,7 @@ WriteSummary DatasetWriter::write(const SampleSource& source) {
   Header header;
   header.num_fields = static_cast<std::uint16_t>(fields_.size());
   header.page_size = static_cast<std::uint32_t>(pages.page_size());
-  header.num_samples = num_samples;
+  header.num_samples = written;
   header.alloc_table_ptr = table_ptr;
   std::vector<std::uint8_t> head(metadata_offset);
   const auto header_bytes = header.encode();
@@ -212,7 +221,8 @@ WriteSummary DatasetWriter::write(const SampleSource& source) {
   if (options_.on_progress) options_.on_progress(num_samples, num_samples);
 
   WriteSummary summary;
-  summary.num_samples = num_samples;
+  summary.num_samples = written;
+  summary.skipped = skipped;
   summary.page_size = pages.page_size();
   summary.num_pages = pages.pages_written();
   summary.heap_bytes = pages.heap_bytes();

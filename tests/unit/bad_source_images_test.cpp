@@ -1,0 +1,101 @@
+// `ffcv write folder` with damaged source images: refused by default, naming the file, with the
+// previous output intact; with --on-bad-image skip left out and listed, beside the class map,
+// the files without an image extension and the empty class folders.
+#include <catch2/catch.hpp>
+#include <filesystem>
+
+#include "ffcv/jpeg_codec.hpp"
+#include "ffcv/reader.hpp"
+#include "test_support.hpp"
+
+using namespace ffcv;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string text_of(const std::string& path) {
+  const auto bytes = test::read_file(path);
+  return {bytes.begin(), bytes.end()};
+}
+
+// Classes a and b with four good JPEGs each, one damaged JPEG each, a .txt and a .gif, and an
+// empty class folder.
+void make_folder(const std::string& root) {
+  for (const std::string cls : {"a", "b", "empty"}) fs::create_directories(root + "/" + cls);
+  std::vector<std::uint8_t> jpeg;
+  for (int c = 0; c < 2; ++c) {
+    for (int i = 0; i < 4; ++i) {
+      jpeg = encode_jpeg(test::gradient_image(50, 40, c * 10 + i), 90);
+      test::write_file(root + "/" + "ab"[c] + "/" + std::to_string(i) + ".jpg", jpeg);
+    }
+  }
+  // Damage inside the entropy-coded data, after the headers.
+  std::size_t data = 0;
+  for (std::size_t i = 2; i + 3 < jpeg.size() && data == 0; ++i) {
+    if (jpeg[i] == 0xFF && jpeg[i + 1] == 0xDA) data = i + 2 + (jpeg[i + 2] << 8 | jpeg[i + 3]);
+  }
+  REQUIRE(data > 0);
+  const std::size_t middle = data + (jpeg.size() - data) / 2;
+  test::write_file(root + "/a/truncated.jpg",
+                   std::vector<std::uint8_t>(jpeg.begin(), jpeg.begin() + middle));
+  std::vector<std::uint8_t> marker = jpeg;  // a marker in the middle of the entropy data
+  marker[middle] = 0xFF;
+  marker[middle + 1] = 0xD0;
+  test::write_file(root + "/b/marker.jpg", marker);
+  test::write_file(root + "/a/notes.txt", {'x'});
+  test::write_file(root + "/b/anim.gif", {'G', 'I', 'F', '8', '9', 'a'});
+}
+
+}  // namespace
+
+TEST_CASE("write folder refuses a damaged source image by default, naming it",
+          "[cli][bad_source]") {
+  test::TempDir dir;
+  make_folder(dir.file("img"));
+  const std::string output = dir.file("out.beton");
+  fs::create_directories(dir.file("good/x"));
+  test::write_file(dir.file("good/x/1.jpg"), encode_jpeg(test::gradient_image(30, 20, 1), 90));
+  std::string out;
+  REQUIRE(test::run_cli("write folder " + dir.file("good") + " --quiet --output " + output, out) ==
+          0);
+  const auto previous = test::read_file(output);
+  CHECK(test::run_cli("write folder " + dir.file("img") + " --output " + output, out) == 1);
+  CHECK_THAT(out, Catch::Contains("img/a/truncated.jpg") && Catch::Contains("Premature end"));
+  CHECK(test::read_file(output) == previous);
+  CHECK(test::run_cli(
+            "write folder " + dir.file("img") + " --output " + output + " --on-bad-image maybe",
+            out) == 2);
+}
+
+TEST_CASE("write folder --on-bad-image skip leaves damaged images out and lists them",
+          "[cli][bad_source]") {
+  test::TempDir dir;
+  make_folder(dir.file("img"));
+  const std::string output = dir.file("out.beton");
+  std::string out;
+  REQUIRE(test::run_cli(
+              "write folder " + dir.file("img") + " --output " + output + " --on-bad-image skip",
+              out) == 0);
+  CHECK_THAT(out, Catch::Contains("labels: 0 = a, 1 = b, 2 = empty (3 classes)") &&
+                      Catch::Contains("class folders without images") &&
+                      Catch::Contains("left out 2 files without an image extension") &&
+                      Catch::Contains("skipped " + dir.file("img") + "/a/truncated.jpg") &&
+                      Catch::Contains("skipped " + dir.file("img") + "/b/marker.jpg"));
+  const std::string sidecar = text_of(output + ".sources.json");
+  CHECK_THAT(sidecar, Catch::Contains("\"classes\": [\"a\", \"b\", \"empty\"]") &&
+                          Catch::Contains("\"empty_classes\": [\"empty\"]") &&
+                          Catch::Contains("a/notes.txt") && Catch::Contains("b/anim.gif") &&
+                          Catch::Contains("a/truncated.jpg") && Catch::Contains("b/marker.jpg"));
+  std::size_t listed = 0;
+  for (std::size_t at = sidecar.find("\"file\": "); at != std::string::npos;
+       at = sidecar.find("\"file\": ", at + 1)) {
+    ++listed;
+  }
+  CHECK(listed == 2);  // exactly the planted files
+  const Reader reader(output);
+  REQUIRE(reader.num_samples() == 8);
+  for (std::uint64_t i = 0; i < 8; ++i) {
+    CHECK(std::get<std::int64_t>(reader.decode(i, 1)) == static_cast<std::int64_t>(i / 4));
+  }
+  CHECK(test::run_cli("inspect " + output + " --verify", out) == 0);
+}

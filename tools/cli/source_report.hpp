@@ -1,0 +1,35 @@
+// What `ffcv write folder` (and imagenet-like) tells about its sources, beside the .beton.
+//
+// The class -> label map, the files that were left out (no image extension), the class folders
+// without images, and the images skipped as undecodable (--on-bad-image skip) are printed as a
+// short summary and stored in full in a sidecar "OUT.beton.sources.json", written atomically
+// after the .beton: a .beton has no place for them that Python FFCV would still read.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "sources/image_folder_source.hpp"
+
+namespace ffcv::tools {
+
+struct SkippedSource {
+  std::string file;
+  std::string reason;
+};
+
+// The sidecar's path for the output `output`.
+std::string sources_sidecar_path(const std::string& output);
+
+// The sidecar's JSON: {"root", "classes": [names, label = position], "empty_classes",
+// "ignored_files", "skipped": [{"file", "reason"}]}.
+std::string image_folder_sources_json(const std::string& root, const ImageFolderSource& source,
+                                      const std::vector<SkippedSource>& skipped);
+
+// The summary lines for stderr (class map, skipped, ignored, empty classes), each at most a few
+// examples long, and where the full lists are.
+std::string image_folder_notes(const ImageFolderSource& source,
+                               const std::vector<SkippedSource>& skipped,
+                               const std::string& sidecar);
+
+}  // namespace ffcv::tools
