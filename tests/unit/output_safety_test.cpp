@@ -248,6 +248,7 @@ TEST_CASE("ffcv write refuses an output that is one of its inputs or another kin
   CHECK(test::run_cli("write folder " + images + " --output " + images + "/all.beton --quiet",
                       out) == 0);
   fs::remove(images + "/all.beton");
+  CHECK(fs::remove(images + "/all.beton.sources.json"));  // the class map beside it
   CHECK(snapshot(images) == inputs);
 
   // An existing file that is not a .beton needs --force; a .beton is replaced as before.
