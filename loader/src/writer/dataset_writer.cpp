@@ -11,6 +11,7 @@
 #include "ffcv/errors.hpp"
 #include "ffcv/little_endian.hpp"
 #include "ffcv/atomic_file.hpp"
+#include "ffcv/cpu_count.hpp"
 #include "page_allocator.hpp"
 
 namespace ffcv {
@@ -44,11 +45,6 @@ void check_fields(const std::vector<NamedField>& fields) {
   }
 }
 
-int resolve_workers(int requested) {
-  if (requested > 0) return requested;
-  return std::max(1u, std::thread::hardware_concurrency());
-}
-
 }  // namespace
 
 std::string SampleSource::describe(std::uint64_t index) const {
@@ -77,7 +73,7 @@ WriteSummary DatasetWriter::write(const SampleSource& source) {
   std::vector<std::uint8_t> metadata(num_samples * layout.record_size, 0);
 
   // Encoding runs ahead of placement by at most `window` samples, bounding memory.
-  const int num_workers = resolve_workers(options_.num_workers);
+  const int num_workers = resolve_worker_count(options_.num_workers);
   const std::uint64_t window = std::max<std::uint64_t>(32, 8 * std::uint64_t(num_workers));
   std::vector<EncodedSample> slots(window);
   std::mutex mutex;
