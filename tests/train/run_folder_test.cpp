@@ -102,17 +102,7 @@ TEST_CASE("data.on_error = skip trains past undecodable samples and logs how man
         for (auto& p : image.pixels) p = static_cast<std::uint8_t>(label ? 128 + p / 2 : p / 2);
         return std::vector<FieldValue>{image, label};
       }));
-  std::vector<std::uint8_t> bytes = test::read_file(recipe.data.train);
-  {
-    const Reader reader(recipe.data.train);
-    for (const std::uint64_t sample : {5, 40}) {
-      const std::string described = reader.fields()[0].field->describe(reader.column(sample, 0));
-      const std::uint64_t ptr =
-          std::stoull(described.substr(described.find("\"data_ptr\": ") + 12));
-      bytes[ptr] = bytes[ptr + 1] = 0;
-    }
-  }
-  test::write_file(recipe.data.train, bytes);
+  test::break_jpeg_samples(recipe.data.train, {5, 40});
   RunOptions options;
   options.quiet = true;
   options.run_dir = dir.file("fails");

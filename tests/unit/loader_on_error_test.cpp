@@ -178,20 +178,7 @@ TEST_CASE("ffcv bench --on-error skip counts JPEGs that cannot be decoded", "[cl
                                        static_cast<std::int64_t>(i % 4)};
       }));
   // Plant three samples whose JPEG does not start with a JPEG marker.
-  std::vector<std::uint8_t> bytes = test::read_file(path);
-  {
-    const Reader reader(path);
-    for (const std::uint64_t sample : {7, 60, 119}) {
-      // The image's metadata, as `inspect --sample` shows it, names its payload.
-      const std::string described = reader.fields()[0].field->describe(reader.column(sample, 0));
-      const std::size_t at = described.find("\"data_ptr\": ");
-      REQUIRE(at != std::string::npos);
-      const std::uint64_t ptr = std::stoull(described.substr(at + 12));
-      bytes[ptr] = 0;
-      bytes[ptr + 1] = 0;
-    }
-  }
-  test::write_file(path, bytes);
+  test::break_jpeg_samples(path, {7, 60, 119});
   std::string out;
   CHECK(test::run_cli("bench " + path + " --batch-size 10 --epochs 1 --keep-last --json", out) ==
         1);

@@ -14,6 +14,8 @@
 #include <vector>
 
 #include "ffcv/dataset_writer.hpp"
+#include "ffcv/fields/rgb_image_field.hpp"
+#include "ffcv/reader.hpp"
 
 namespace ffcv::test {
 
@@ -89,6 +91,22 @@ inline double psnr(const RgbImage& a, const RgbImage& b) {
   }
   const double mse = squared / static_cast<double>(a.pixels.size());
   return mse == 0 ? 99.0 : 10.0 * std::log10(255.0 * 255.0 / mse);
+}
+
+// Overwrites the first two bytes (the JPEG start marker) of the stored JPEGs of `samples` in
+// the RGBImage field `field` of the .beton at `path`: planted samples no decoder can read.
+inline void break_jpeg_samples(const std::string& path,
+                               std::initializer_list<std::uint64_t> samples,
+                               std::size_t field = 0) {
+  std::vector<std::uint8_t> bytes = read_file(path);
+  {
+    const Reader reader(path);
+    for (const std::uint64_t sample : samples) {
+      const std::uint64_t ptr = ImageMetadata::load(reader.column(sample, field)).data_ptr;
+      bytes[ptr] = bytes[ptr + 1] = 0;
+    }
+  }
+  write_file(path, bytes);
 }
 
 // Runs the ffcv CLI; returns its exit status and puts stdout+stderr in `output`.
