@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -21,23 +22,32 @@ std::string parent_of(const fs::path& path) {
   return parent.empty() ? std::string(".") : parent.string();
 }
 
-// A new hidden sibling "<parent>/.<name><infix>XXXXXX", locked by the returned descriptor.
-std::string make_locked_sibling(const fs::path& destination, const std::string& infix,
-                                int& lock_fd) {
-  std::string pattern =
-      parent_of(destination) + "/." + destination.filename().string() + infix + "XXXXXX";
-  std::vector<char> buffer(pattern.begin(), pattern.end());
-  buffer.push_back('\0');
-  if (::mkdtemp(buffer.data()) == nullptr) {
-    throw IoError(destination.string(), "create a folder beside", errno);
+// A new hidden sibling "<parent>/.<name><infix>XXXXXX", locked by `lock_fd`. With a non-null
+// `cleanup_slot`, the name is registered for removal on a signal before the folder exists.
+std::string make_locked_sibling(const fs::path& destination, const std::string& infix, int& lock_fd,
+                                int* cleanup_slot = nullptr) {
+  const std::string prefix =
+      parent_of(destination) + "/." + destination.filename().string() + infix;
+  for (int attempt = 0; attempt < 64; ++attempt) {
+    const std::string candidate = prefix + temporary_suffix();
+    const int slot = cleanup_slot ? register_cleanup_path(candidate, /*tree=*/true) : -1;
+    if (::mkdir(candidate.c_str(), 0755) != 0) {
+      const int error = errno;
+      unregister_cleanup_path(slot);
+      if (error == EEXIST) continue;
+      throw IoError(destination.string(), "create a folder beside", error);
+    }
+    lock_fd = ::open(candidate.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (lock_fd < 0 || ::flock(lock_fd, LOCK_EX) != 0) {
+      const int error = errno;
+      unregister_cleanup_path(slot);
+      ::rmdir(candidate.c_str());
+      throw IoError(candidate, "lock", error);
+    }
+    if (cleanup_slot) *cleanup_slot = slot;
+    return candidate;
   }
-  lock_fd = ::open(buffer.data(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (lock_fd < 0 || ::flock(lock_fd, LOCK_EX) != 0) {
-    const int error = errno;
-    ::rmdir(buffer.data());
-    throw IoError(buffer.data(), "lock", error);
-  }
-  return buffer.data();
+  throw IoError(destination.string(), "find a free name beside", EEXIST);
 }
 
 void remove_stale_siblings(const fs::path& destination) {
@@ -80,8 +90,7 @@ StagedDirectory::StagedDirectory(std::string destination, std::string marker, bo
   fs::create_directories(parent_of(target), error);
   if (error) throw IoError(parent_of(target), "create the folder", error.value());
   remove_stale_siblings(target);
-  stage_ = make_locked_sibling(target, ".partial-", lock_fd_);
-  cleanup_slot_ = register_cleanup_path(stage_, /*tree=*/true);
+  stage_ = make_locked_sibling(target, ".partial-", lock_fd_, &cleanup_slot_);
 }
 
 StagedDirectory::~StagedDirectory() {

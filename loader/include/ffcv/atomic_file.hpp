@@ -62,6 +62,9 @@ class AtomicFile {
 void write_file_atomically(const std::string& path, std::span<const std::uint8_t> bytes);
 void write_file_atomically(const std::string& path, std::string_view text);
 
+// Six random characters of [A-Za-z0-9] for a temporary name, as mkstemp's XXXXXX.
+std::string temporary_suffix();
+
 // Removes the temporaries of `final_path` (".<name>.tmp-*" beside it) whose writer is gone.
 // Returns how many were removed. AtomicFile's constructor calls it; exposed for tests and tools.
 int remove_stale_temporaries(const std::string& final_path);

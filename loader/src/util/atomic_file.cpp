@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <random>
 #include <vector>
 
 #include "ffcv/errors.hpp"
@@ -43,6 +44,16 @@ void sync_directory(const std::string& dir) {
 }
 
 }  // namespace
+
+std::string temporary_suffix() {
+  static constexpr char kAlphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+  thread_local std::mt19937_64 generator(std::random_device{}() ^
+                                         (std::uint64_t(::getpid()) << 32));
+  std::string suffix(6, 'x');
+  for (char& c : suffix) c = kAlphabet[generator() % (sizeof kAlphabet - 1)];
+  return suffix;
+}
 
 int remove_stale_temporaries(const std::string& final_path) {
   const PathParts parts = split_path(final_path);
@@ -81,24 +92,32 @@ AtomicFile::AtomicFile(std::string final_path) : final_path_(std::move(final_pat
     throw IoError(final_path_, "write (it is a directory)", EISDIR);
   }
   remove_stale_temporaries(final_path_);
-  const std::string pattern = parts.dir + "/" + temporary_prefix(parts.name) + "XXXXXX";
-  // A cleaner in another process may remove a new temporary between mkstemp() and flock();
-  // the inode check after taking the lock catches that, and a fresh name is tried.
-  for (int attempt = 0; attempt < 8 && fd_ < 0; ++attempt) {
-    std::vector<char> buffer(pattern.begin(), pattern.end());
-    buffer.push_back('\0');
-    const int fd = ::mkostemp(buffer.data(), O_CLOEXEC);
-    if (fd < 0) throw IoError(final_path_, "create a file in '" + parts.dir + "'", errno);
-    if (::flock(fd, LOCK_EX) == 0 && same_inode(fd, buffer.data())) {
+  const std::string prefix = parts.dir + "/" + temporary_prefix(parts.name);
+  // The name is registered for removal on a signal before the file exists, so that no signal
+  // can fall between the two. A cleaner in another process may remove a new temporary between
+  // open() and flock(); the inode check after taking the lock catches that, and a fresh name is
+  // tried, as after a name that was taken.
+  for (int attempt = 0; attempt < 64 && fd_ < 0; ++attempt) {
+    const std::string candidate = prefix + temporary_suffix();
+    const int slot = register_cleanup_path(candidate);
+    const int fd = ::open(candidate.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0) {
+      const int error = errno;
+      unregister_cleanup_path(slot);
+      if (error == EEXIST) continue;
+      throw IoError(final_path_, "create a file in '" + parts.dir + "'", error);
+    }
+    if (::flock(fd, LOCK_EX) == 0 && same_inode(fd, candidate)) {
       fd_ = fd;
-      temp_path_ = buffer.data();
+      temp_path_ = candidate;
+      cleanup_slot_ = slot;
     } else {
+      unregister_cleanup_path(slot);
       ::close(fd);
     }
   }
   if (fd_ < 0) throw IoError(final_path_, "keep a temporary file in '" + parts.dir + "'", EAGAIN);
-  ::fchmod(fd_, 0644);
-  cleanup_slot_ = register_cleanup_path(temp_path_);
+  ::fchmod(fd_, 0644);  // whatever the umask, as a finished dataset should be
 }
 
 AtomicFile::~AtomicFile() {
