@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 
 DEBIAN_PACKAGES=(
   build-essential cmake ninja-build pkg-config git python3 python3-venv python3-dev
-  libturbojpeg0-dev libjpeg62-turbo-dev libopencv-dev zlib1g-dev
+  libturbojpeg0-dev libjpeg62-turbo-dev libopencv-dev zlib1g-dev libcurl4-openssl-dev
   libtomlplusplus-dev libgloo-dev catch2 libbenchmark-dev
   dataset-fashion-mnist libjxl-testdata
   plasma-workspace-wallpapers lomiri-wallpapers-16.04 mate-backgrounds
@@ -16,6 +16,8 @@ FFCV_PYPI_VERSION=1.0.2
 
 log() { printf '[setup] %s\n' "$*"; }
 
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO=sudo
 missing=()
 for package in "${DEBIAN_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" ||
@@ -23,8 +25,6 @@ for package in "${DEBIAN_PACKAGES[@]}"; do
 done
 if ((${#missing[@]})); then
   log "installing Debian packages: ${missing[*]}"
-  SUDO=""
-  [ "$(id -u)" -eq 0 ] || SUDO=sudo
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
     "${missing[@]}" >/dev/null
@@ -44,6 +44,22 @@ if [ ! -f "$stamp" ]; then
     { echo "[setup] the .venv cannot import torch and ffcv" >&2; exit 1; }
   rm -f .venv/.installed-*
   touch "$stamp"
+fi
+
+# nginx for the HTTP tests, unpacked from Debian's package into build/ (not installed as a
+# service): the tests start it on loopback with a configuration of their own.
+nginx_dir=build/_deps/nginx
+if [ ! -x "$nginx_dir/usr/sbin/nginx" ]; then
+  log "unpacking Debian's nginx into $nginx_dir (for the HTTP tests)"
+  download=$(mktemp -d)
+  if ! (cd "$download" && apt-get download nginx >/dev/null 2>&1); then
+    $SUDO apt-get update -qq >/dev/null 2>&1 || true
+    (cd "$download" && apt-get download nginx >/dev/null 2>&1) ||
+      { echo "[setup] cannot download Debian's nginx package" >&2; exit 1; }
+  fi
+  mkdir -p "$nginx_dir"
+  dpkg-deb -x "$download"/nginx_*.deb "$nginx_dir"
+  rm -rf "$download"
 fi
 
 jobs=$(nproc)

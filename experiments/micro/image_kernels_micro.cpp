@@ -31,8 +31,8 @@
 #include "ffcv/fields/rgb_image_field.hpp"
 #include "ffcv/jpeg_codec.hpp"
 #include "ffcv/jpeg_window.hpp"
-#include "ffcv/op_registry.hpp"
 #include "ffcv/reader.hpp"
+#include "ffcv/steps/op_registry.hpp"
 
 namespace {
 

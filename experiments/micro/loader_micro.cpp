@@ -12,8 +12,8 @@
 #include "ffcv/fields/ndarray_field.hpp"
 #include "ffcv/fields/scalar_fields.hpp"
 #include "ffcv/loader.hpp"
-#include "ffcv/op_registry.hpp"
-#include "ffcv/traversal_order.hpp"
+#include "ffcv/order/traversal_order.hpp"
+#include "ffcv/steps/op_registry.hpp"
 
 namespace {
 

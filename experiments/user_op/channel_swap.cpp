@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "ffcv/errors.hpp"
-#include "ffcv/op_library.hpp"
+#include "ffcv/steps/op_library.hpp"
 
 namespace {
 

@@ -7,8 +7,8 @@
 
 #include <string>
 
-#include "ffcv/op_params.hpp"
-#include "ffcv/op_registry.hpp"
+#include "ffcv/steps/op_params.hpp"
+#include "ffcv/steps/op_registry.hpp"
 #include "ffcv/torch/batch_tensors.hpp"
 
 namespace ffcv::test {

@@ -11,8 +11,8 @@
 #include "ffcv/jpeg_codec.hpp"
 #include "ffcv/jpeg_window.hpp"
 #include "ffcv/loader.hpp"
-#include "ffcv/op_registry.hpp"
 #include "ffcv/reader.hpp"
+#include "ffcv/steps/op_registry.hpp"
 #include "test_support.hpp"
 
 using namespace ffcv;

@@ -10,7 +10,7 @@
 #include "ffcv/fields/scalar_fields.hpp"
 #include "ffcv/jpeg_codec.hpp"
 #include "ffcv/loader.hpp"
-#include "ffcv/op_registry.hpp"
+#include "ffcv/steps/op_registry.hpp"
 #include "test_support.hpp"
 
 using namespace ffcv;

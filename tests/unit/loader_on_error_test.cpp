@@ -8,8 +8,8 @@
 #include "ffcv/fields/rgb_image_field.hpp"
 #include "ffcv/fields/scalar_fields.hpp"
 #include "ffcv/loader.hpp"
-#include "ffcv/op_registry.hpp"
 #include "ffcv/reader.hpp"
+#include "ffcv/steps/op_registry.hpp"
 #include "test_support.hpp"
 
 using namespace ffcv;

@@ -13,15 +13,17 @@
 #include <set>
 #include <thread>
 
+#include "epoch_bytes.hpp"
 #include "ffcv/errors.hpp"
 #include "ffcv/fields/rgb_image_field.hpp"
 #include "ffcv/fields/scalar_fields.hpp"
 #include "ffcv/little_endian.hpp"
 #include "ffcv/loader.hpp"
-#include "ffcv/op_registry.hpp"
+#include "ffcv/steps/op_registry.hpp"
 #include "test_support.hpp"
 
 using namespace ffcv;
+using test::epoch_bytes;
 using test::TempDir;
 
 namespace {
@@ -59,22 +61,6 @@ std::vector<std::int64_t> epoch_labels(Loader& loader, std::uint64_t epoch) {
     all.insert(all.end(), labels.begin(), labels.end());
   }
   return all;
-}
-
-// Every byte of every output of every batch of an epoch.
-std::vector<std::vector<std::uint8_t>> epoch_bytes(Loader& loader, std::uint64_t epoch,
-                                                   std::uint64_t first_batch = 0) {
-  std::vector<std::vector<std::uint8_t>> batches;
-  auto it = loader.epoch(epoch, first_batch);
-  while (auto batch = it.next()) {
-    std::vector<std::uint8_t> bytes;
-    for (std::size_t o = 0; o < batch->num_outputs(); ++o) {
-      const BatchTensor t = batch->output(o);
-      bytes.insert(bytes.end(), t.data, t.data + t.count * t.state->byte_size());
-    }
-    batches.push_back(std::move(bytes));
-  }
-  return batches;
 }
 
 std::size_t resident_kib() {

@@ -2,7 +2,7 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "ffcv/op_library.hpp"
+#include "ffcv/steps/op_library.hpp"
 
 namespace {
 

@@ -9,7 +9,7 @@
 #include "ffcv/fields/rgb_image_field.hpp"
 #include "ffcv/fields/scalar_fields.hpp"
 #include "ffcv/loader.hpp"
-#include "ffcv/op_library.hpp"
+#include "ffcv/steps/op_library.hpp"
 #include "test_support.hpp"
 
 using namespace ffcv;

@@ -8,7 +8,7 @@
 
 #include "ffcv/errors.hpp"
 #include "ffcv/little_endian.hpp"
-#include "ffcv/op_registry.hpp"
+#include "ffcv/steps/op_registry.hpp"
 
 using namespace ffcv;
 

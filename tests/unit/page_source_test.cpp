@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "ffcv/errors.hpp"
-#include "ffcv/page_source.hpp"
+#include "ffcv/storage/page_source.hpp"
 
 namespace ffcv {
 namespace {

@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "ffcv/errors.hpp"
-#include "ffcv/traversal_order.hpp"
+#include "ffcv/order/traversal_order.hpp"
 
 using namespace ffcv;
 

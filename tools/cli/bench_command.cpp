@@ -18,7 +18,7 @@ int bench_command(const CommandArgs& argv) {
   Arguments args("bench",
                  "Load a .beton file with the given loader settings and report samples/s, the "
                  "time per stage, and a memcpy of the same bytes measured in the same run.");
-  args.positional("FILE", "the .beton file");
+  args.positional("FILE", "the .beton file: a path, or an http(s):// URL");
   add_loader_arguments(args);
   args.option("epochs", "N", "epochs to run", "2")
       .int_range(1, kMaxEpochs)

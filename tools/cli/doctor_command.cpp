@@ -122,7 +122,7 @@ int doctor_command(const CommandArgs& argv) {
   Arguments args("doctor",
                  "Run the loader for a while, name the stage that bounds throughput (storage, "
                  "CPU, the consumer) and suggest the settings that help.");
-  args.positional("FILE", "the .beton file");
+  args.positional("FILE", "the .beton file: a path, or an http(s):// URL");
   add_loader_arguments(args);
   args.option("batches", "N", "batches to run (0: one epoch)", "200")
       .int_range(0, kMaxBatchesToRun)

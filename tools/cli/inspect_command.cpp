@@ -9,14 +9,14 @@
 
 #include "arguments.hpp"
 #include "commands.hpp"
-#include "output_guard.hpp"
 #include "ffcv/atomic_file.hpp"
 #include "ffcv/errors.hpp"
 #include "ffcv/json_text.hpp"
-#include "ffcv/reader.hpp"
 #include "ffcv/progress_bar.hpp"
+#include "ffcv/reader.hpp"
 #include "inspect/dataset_report.hpp"
 #include "inspect/dataset_verify.hpp"
+#include "output_guard.hpp"
 
 #ifdef FFCV_HAVE_IMGCODECS
 #include <opencv2/imgcodecs.hpp>
@@ -163,7 +163,7 @@ int inspect_command(const CommandArgs& argv) {
   Arguments args("inspect",
                  "Describe a .beton file: fields, samples, pages, bytes per field and "
                  "image statistics. The file is fully validated first.");
-  args.positional("FILE", "the .beton file")
+  args.positional("FILE", "the .beton file: a path, or an http(s):// URL")
       .flag("json", "print one JSON object instead of text")
       .option("sample", "I", "show sample I's metadata instead")
       .pair_option("export", "I PATH.png", "decode sample I's image and write it to PATH.png")
@@ -200,11 +200,10 @@ int inspect_command(const CommandArgs& argv) {
   if (args.get_flag("verify")) {
     const bool json = args.get_flag("json");
     ProgressBar progress("verifying", reader.num_samples(), "samples");
-    const VerifyReport report = verify_dataset(
-        reader, static_cast<int>(args.get_int("workers")),
-        [&](std::uint64_t done, std::uint64_t) {
-          if (!json) progress.update(done);
-        });
+    const VerifyReport report = verify_dataset(reader, static_cast<int>(args.get_int("workers")),
+                                               [&](std::uint64_t done, std::uint64_t) {
+                                                 if (!json) progress.update(done);
+                                               });
     if (!json) progress.finish();
     std::fputs((json ? verify_json(reader, report) + "\n" : verify_text(reader, report)).c_str(),
                stdout);

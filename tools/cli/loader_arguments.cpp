@@ -3,8 +3,9 @@
 #include <sstream>
 
 #include "ffcv/errors.hpp"
-#include "ffcv/op_library.hpp"
-#include "ffcv/op_registry.hpp"
+#include "ffcv/steps/op_library.hpp"
+#include "ffcv/steps/op_registry.hpp"
+#include "ffcv/storage/range_reader.hpp"
 
 namespace ffcv::tools {
 
@@ -29,10 +30,10 @@ void add_loader_arguments(Arguments& args) {
               "a sample that fails to decode: stop, or leave it out (at most "
               "--max-skipped-fraction of an epoch)",
               "fail")
-      .option("max-skipped-fraction", "F", "with --on-error skip: the share that may fail",
-              "0.01")
+      .option("max-skipped-fraction", "F", "with --on-error skip: the share that may fail", "0.01")
       .real_range(0, 1)
-      .flag("process-cache", "read pages into the process's own cache instead of mmap")
+      .flag("process-cache",
+            "read pages into the process's own cache instead of mmap (always, for a URL)")
       .option("cache-budget", "SIZE", "process cache memory budget", "1G")
       .size_range(kMinCacheBudget, kMaxCacheBudget)
       .option("readers", "N", "process cache reader threads", "4")
@@ -81,7 +82,8 @@ LoaderOptions loader_options(const Arguments& args) {
     throw UsageError(std::string("--on-error: ") + error.what());
   }
   options.max_skipped_fraction = args.get_double("max-skipped-fraction");
-  options.os_cache = !args.get_flag("process-cache");
+  // A URL is always read through the process cache: nothing can map a file on another machine.
+  options.os_cache = !args.get_flag("process-cache") && !is_url(args.get("FILE"));
   options.cache.budget_bytes = args.get_size("cache-budget");
   options.cache.reader_threads = static_cast<int>(args.get_int("readers"));
   options.cache.throttle.latency_seconds = args.get_double("latency-ms") / 1000.0;

@@ -6,7 +6,7 @@
 
 #include "arguments.hpp"
 #include "ffcv/loader.hpp"
-#include "ffcv/op_params.hpp"
+#include "ffcv/steps/op_params.hpp"
 
 namespace ffcv::tools {
 

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "arguments.hpp"
+#include "ffcv/byte_size.hpp"
 #include "ffcv/errors.hpp"
 #include "ffcv/json_text.hpp"
 #include "ffcv/progress_bar.hpp"
@@ -30,12 +31,6 @@ double ratio(double a, double b) { return b > 0 && std::isfinite(b) ? a / b : 0.
 std::string format(const char* pattern, double a, double b = 0, double c = 0, double d = 0) {
   char text[256];
   std::snprintf(text, sizeof text, pattern, printable(a), printable(b), printable(c), printable(d));
-  return text;
-}
-
-std::string gib_text(double bytes) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.1f GiB", bytes / (1ull << 30));
   return text;
 }
 
@@ -100,8 +95,8 @@ void check_loader_run(const Loader& loader) {
     throw UsageError("batches of " + std::to_string(options.batch_size) + " samples of " +
                      std::to_string(bytes_per_sample) + " bytes in " + std::to_string(slots) +
                      " slots (--batches-ahead " + std::to_string(options.batches_ahead) +
-                     " + 2) need " + gib_text(ring_bytes) + ", more than the " +
-                     gib_text(static_cast<double>(available)) +
+                     " + 2) need " + byte_size_text(ring_bytes) + ", more than the " +
+                     byte_size_text(static_cast<double>(available)) +
                      " of memory available; use a smaller --batch-size or --batches-ahead");
   }
 }

@@ -4,24 +4,13 @@
 #include <cstdio>
 #include <set>
 
+#include "ffcv/byte_size.hpp"
 #include "ffcv/fields/ndarray_field.hpp"
 #include "ffcv/fields/rgb_image_field.hpp"
 #include "ffcv/json_text.hpp"
 
 namespace ffcv::tools {
 namespace {
-
-std::string human_bytes(double bytes) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  int unit = 0;
-  while (bytes >= 1024 && unit < 4) {
-    bytes /= 1024;
-    ++unit;
-  }
-  char text[32];
-  std::snprintf(text, sizeof text, unit ? "%.1f %s" : "%.0f %s", bytes, units[unit]);
-  return text;
-}
 
 std::string histogram_json(const std::map<std::uint64_t, std::uint64_t>& histogram) {
   std::string out = "{";
@@ -78,7 +67,8 @@ DatasetReport DatasetReport::build(const Reader& reader) {
     for (std::uint64_t sample = 0; sample < reader.num_samples(); ++sample) {
       const std::uint8_t* column = reader.column(sample, f);
       for (const HeapRef& ref : named.field->heap_refs(column)) {
-        field.heap_bytes += reader.payload(ref.ptr).size();
+        // The allocation's size, not its bytes: a remote file is not fetched for a report.
+        field.heap_bytes += reader.find_allocation(ref.ptr)->size;
       }
       if (!is_image) continue;
       const ImageMetadata image = ImageMetadata::load(column);
@@ -112,15 +102,15 @@ std::string DatasetReport::to_text() const {
                 "  format version 2, %llu samples, %zu fields, record %llu bytes\n"
                 "  file %s, page size %s, %llu data pages, %llu allocations\n",
                 static_cast<unsigned long long>(num_samples), fields.size(),
-                static_cast<unsigned long long>(record_size), human_bytes(file_size).c_str(),
-                human_bytes(page_size).c_str(), static_cast<unsigned long long>(num_pages),
+                static_cast<unsigned long long>(record_size), byte_size_text(file_size).c_str(),
+                byte_size_text(page_size).c_str(), static_cast<unsigned long long>(num_pages),
                 static_cast<unsigned long long>(num_allocations));
   out += line;
   out += "  fields:\n";
   for (const FieldReport& field : fields) {
     std::snprintf(line, sizeof line, "    %-16s %-11s heap %s (%s per sample)%s%s\n",
-                  field.name.c_str(), field.type.c_str(), human_bytes(field.heap_bytes).c_str(),
-                  human_bytes(num_samples ? double(field.heap_bytes) / num_samples : 0).c_str(),
+                  field.name.c_str(), field.type.c_str(), byte_size_text(field.heap_bytes).c_str(),
+                  byte_size_text(num_samples ? double(field.heap_bytes) / num_samples : 0).c_str(),
                   field.args_summary.empty() ? "" : ", ", field.args_summary.c_str());
     out += line;
     if (field.image_modes.empty()) continue;

@@ -77,6 +77,8 @@ void for_each_field(R& r, Visit&& visit) {
   visit("data", "label_field", r.data.label_field, non_empty());
   visit("data", "num_workers", r.data.num_workers, at_least(0));
   visit("data", "os_cache", r.data.os_cache, any());
+  visit("data", "cache_budget_mib", r.data.cache_budget_mib, at_least(1));
+  visit("data", "cache_readers", r.data.cache_readers, between(1, 256));
   visit("data", "order", r.data.order, one_of({"sequential", "random", "quasi_random"}));
   visit("data", "seed", r.data.seed, any());
   visit("data", "batches_ahead", r.data.batches_ahead, at_least(1));

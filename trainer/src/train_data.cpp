@@ -4,9 +4,10 @@
 
 #include "ffcv/errors.hpp"
 #include "ffcv/fields/scalar_fields.hpp"
-#include "ffcv/op_library.hpp"
-#include "ffcv/op_registry.hpp"
 #include "ffcv/reader.hpp"
+#include "ffcv/steps/op_library.hpp"
+#include "ffcv/steps/op_registry.hpp"
+#include "ffcv/storage/range_reader.hpp"
 
 namespace ffcv::train {
 namespace {
@@ -38,8 +39,14 @@ void check_fields(const Loader& loader, const Recipe& recipe) {
   }
 }
 
-LoaderOptions base_options(const Recipe& recipe, ShardSpec shard, std::uint64_t batch_size) {
+// The options both loaders share. A URL is read through the process cache whatever os_cache
+// says: a file on another machine cannot be mapped.
+LoaderOptions base_options(const Recipe& recipe, const std::string& path, ShardSpec shard,
+                           std::uint64_t batch_size) {
   LoaderOptions options;
+  options.os_cache = !is_url(path);
+  options.cache.budget_bytes = static_cast<std::uint64_t>(recipe.data.cache_budget_mib) << 20;
+  options.cache.reader_threads = recipe.data.cache_readers;
   options.batch_size = batch_size;
   options.num_workers = recipe.data.num_workers;
   options.batches_ahead = static_cast<std::uint64_t>(recipe.data.batches_ahead);
@@ -80,11 +87,11 @@ TrainData::TrainData(const Recipe& recipe, ShardSpec shard, int initial_resoluti
       throw ConfigError("augment.operations: " + std::string(error.what()));
     }
   }
-  LoaderOptions train_options =
-      base_options(recipe, shard, static_cast<std::uint64_t>(recipe.training.batch_size));
+  LoaderOptions train_options = base_options(
+      recipe, recipe.data.train, shard, static_cast<std::uint64_t>(recipe.training.batch_size));
   train_options.order.kind = parse_order_kind(recipe.data.order);
   train_options.order.batch_size = train_options.batch_size;
-  train_options.os_cache = recipe.data.os_cache;
+  train_options.os_cache = train_options.os_cache && recipe.data.os_cache;
   train_options.drop_last = true;
   train_options.allocator = allocator;
   std::vector<PipelineSpec> train_pipelines = pipelines(recipe, crop_, std::move(augment));
@@ -102,8 +109,8 @@ TrainData::TrainData(const Recipe& recipe, ShardSpec shard, int initial_resoluti
 
   OpParams val_crop = crop_params(recipe, recipe.validation.resolution);
   val_crop.set("ratio", recipe.validation.crop_ratio);
-  LoaderOptions val_options =
-      base_options(recipe, shard, static_cast<std::uint64_t>(recipe.validation.batch_size));
+  LoaderOptions val_options = base_options(
+      recipe, recipe.data.val, shard, static_cast<std::uint64_t>(recipe.validation.batch_size));
   val_options.order.kind = OrderKind::kSequential;
   val_options.drop_last = false;
   val_options.allocator = allocator;

@@ -11,7 +11,7 @@
 
 #include <memory>
 
-#include "ffcv/operation.hpp"
+#include "ffcv/steps/operation.hpp"
 
 namespace ffcv {
 

@@ -44,10 +44,12 @@ class ConfigError : public Error {
   using Error::Error;
 };
 
-// An operating-system failure (open, write, rename, mmap) with the path and errno text.
+// An operating-system or network failure (open, write, rename, mmap, an HTTP request) with the
+// path or URL and the reason: "<path>: cannot <action>: <errno text or reason>".
 class IoError : public Error {
  public:
   IoError(const std::string& path, const std::string& action, int errno_value);
+  IoError(const std::string& path, const std::string& action, const std::string& reason);
 };
 
 }  // namespace ffcv

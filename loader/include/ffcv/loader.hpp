@@ -19,10 +19,10 @@
 #include <string>
 #include <vector>
 
-#include "ffcv/operation.hpp"
-#include "ffcv/page_source.hpp"
+#include "ffcv/order/traversal_order.hpp"
 #include "ffcv/reader.hpp"
-#include "ffcv/traversal_order.hpp"
+#include "ffcv/steps/operation.hpp"
+#include "ffcv/storage/page_source.hpp"
 
 namespace ffcv {
 

@@ -18,21 +18,26 @@
 
 #include "ffcv/field.hpp"
 #include "ffcv/field_registry.hpp"
-#include "ffcv/mapped_file.hpp"
+#include "ffcv/storage/file_view.hpp"
 
 namespace ffcv {
 
 struct ReaderOptions {
   // Factories for fields by name, tried before the registry (FFCV's `custom_fields`).
   std::map<std::string, FieldFactory> custom_fields;
+  // Timeouts and retries when the file is a URL.
+  HttpOptions http;
 };
 
 class Reader final : public HeapView {
  public:
-  // Throws FormatError (bad content) or IoError (cannot open).
+  // `path`: a local file, or an http:// or https:// URL, of which only the header and tables are
+  // fetched (see FileView). Throws FormatError (bad content) or IoError (cannot open or fetch).
   explicit Reader(const std::string& path, ReaderOptions options = {});
 
-  const std::string& path() const { return file_.path(); }
+  const std::string& path() const { return file_.location(); }
+  // True when the file is a URL: payload() then fetches what it returns.
+  bool remote() const { return file_.remote(); }
   std::uint64_t file_size() const { return file_.size(); }
   // Throws FormatError when the file changed on disk since it was opened and validated (see
   // MappedFile::check_intact).
@@ -72,7 +77,8 @@ class Reader final : public HeapView {
   void validate_samples() const;
   [[noreturn]] void fail(const std::string& problem, std::uint64_t offset) const;
 
-  MappedFile file_;
+  FileView file_;
+  const std::uint8_t* metadata_ = nullptr;  // the metadata table, once parse_allocations ran
   Header header_;
   std::vector<FieldDescriptor> descriptors_;
   std::vector<NamedField> fields_;

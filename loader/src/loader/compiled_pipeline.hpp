@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "ffcv/operation.hpp"
+#include "ffcv/steps/operation.hpp"
 
 namespace ffcv {
 

@@ -53,7 +53,7 @@ BatchAllocator default_allocator() {
 
 EpochState::EpochState(std::shared_ptr<const Reader> reader,
                        std::vector<CompiledPipeline> pipelines, std::shared_ptr<PageSource> source,
-                       EpochPlan plan, const LoaderOptions& options)
+                       EpochSchedule plan, const LoaderOptions& options)
     : reader_(std::move(reader)),
       pipelines_(std::move(pipelines)),
       source_(std::move(source)),

@@ -20,7 +20,7 @@
 
 namespace ffcv {
 
-struct EpochPlan {
+struct EpochSchedule {
   std::uint64_t epoch = 0;
   std::uint64_t first_batch = 0;
   std::uint64_t num_batches = 0;  // in the whole epoch
@@ -33,7 +33,7 @@ struct EpochPlan {
 class EpochState {
  public:
   EpochState(std::shared_ptr<const Reader> reader, std::vector<CompiledPipeline> pipelines,
-             std::shared_ptr<PageSource> source, EpochPlan plan, const LoaderOptions& options);
+             std::shared_ptr<PageSource> source, EpochSchedule plan, const LoaderOptions& options);
   ~EpochState();
 
   void start();
@@ -85,7 +85,7 @@ class EpochState {
   std::shared_ptr<const Reader> reader_;
   std::vector<CompiledPipeline> pipelines_;
   std::shared_ptr<PageSource> source_;
-  EpochPlan plan_;
+  EpochSchedule plan_;
   BatchAllocator allocator_;
   int num_workers_ = 1;
   std::uint64_t claim_size_ = 1;             // samples a worker claims at once

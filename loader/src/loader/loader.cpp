@@ -127,7 +127,7 @@ CompiledPipeline compile(const Reader& reader, const PipelineSpec& spec, std::ui
 }  // namespace
 
 Loader::Loader(const std::string& path, std::vector<PipelineSpec> pipelines, LoaderOptions options)
-    : reader_(std::make_shared<Reader>(path)),
+    : reader_(std::make_shared<Reader>(path, ReaderOptions{{}, options.cache.http})),
       pipelines_(std::move(pipelines)),
       options_(std::move(options)) {
   if (options_.batch_size == 0) throw ConfigError("batch size must be at least 1");
@@ -158,6 +158,12 @@ Loader::Loader(const std::string& path, std::vector<PipelineSpec> pipelines, Loa
   options_.order.batch_size = options_.batch_size;
   order_ = std::make_unique<TraversalOrder>(options_.order, page_of_sample_);
   if (options_.os_cache) {
+    if (reader_->remote()) {
+      throw ConfigError(path +
+                        ": a file on a web server cannot be memory-mapped (os_cache); read it "
+                        "through the process cache (os_cache = false), which fetches its pages "
+                        "ahead within a memory budget");
+    }
     source_ = make_mmap_source(path, reader_->page_size());
   } else {
     source_ = make_process_cache(path, reader_->page_size(), options_.cache);
@@ -196,7 +202,7 @@ EpochIterator Loader::epoch(std::uint64_t epoch, std::uint64_t first_batch) {
     reads_payload = reads_payload || compiled.back().decoder->reads_payload();
     outputs_.emplace_back(compiled.back().name, compiled.back().output_state());
   }
-  EpochPlan plan;
+  EpochSchedule plan;
   plan.epoch = epoch;
   plan.first_batch = first_batch;
   plan.num_batches = num_batches;

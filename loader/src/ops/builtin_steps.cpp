@@ -1,5 +1,5 @@
 // Registers the built-in decoders and operations with OpRegistry.
-#include "ffcv/op_registry.hpp"
+#include "ffcv/steps/op_registry.hpp"
 #include "field_decoders.hpp"
 #include "ops.hpp"
 

@@ -1,7 +1,7 @@
 // Internal: the built-in field decoders (documented in ffcv/decoders.hpp).
 #pragma once
 
-#include "ffcv/operation.hpp"
+#include "ffcv/steps/operation.hpp"
 
 namespace ffcv {
 

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "ffcv/errors.hpp"
-#include "ffcv/tensor_state.hpp"
+#include "ffcv/steps/tensor_state.hpp"
 
 namespace ffcv {
 

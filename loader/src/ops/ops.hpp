@@ -3,8 +3,8 @@
 
 #include <memory>
 
-#include "ffcv/op_params.hpp"
-#include "ffcv/operation.hpp"
+#include "ffcv/steps/op_params.hpp"
+#include "ffcv/steps/operation.hpp"
 
 namespace ffcv {
 

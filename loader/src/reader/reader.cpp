@@ -25,7 +25,7 @@ struct IndexedEntry {
 
 }  // namespace
 
-Reader::Reader(const std::string& path, ReaderOptions options) : file_(path) {
+Reader::Reader(const std::string& path, ReaderOptions options) : file_(path, options.http) {
   parse_header();
   parse_fields(options);
   parse_allocations();
@@ -42,7 +42,7 @@ void Reader::parse_header() {
              std::to_string(kHeaderSize) + " bytes); truncated or not a .beton file",
          0);
   }
-  header_ = Header::decode(file_.bytes().data());
+  header_ = Header::decode(file_.bytes(0, kHeaderSize).data());
   if (header_.version != kFormatVersion) {
     fail("format version " + std::to_string(header_.version) + " is not supported (expected " +
              std::to_string(kFormatVersion) + "); not a .beton file, or from another FFCV version",
@@ -62,11 +62,13 @@ void Reader::parse_fields(const ReaderOptions& options) {
              std::to_string(file_size()) + "); truncated",
          file_size());
   }
+  const std::uint8_t* descriptors =
+      file_.bytes(kHeaderSize, descriptors_end - kHeaderSize).data() - kHeaderSize;
   std::set<std::string> names;
   std::vector<ColumnType> columns;
   for (std::size_t i = 0; i < header_.num_fields; ++i) {
     const std::uint64_t offset = kHeaderSize + i * kFieldDescriptorSize;
-    FieldDescriptor descriptor = FieldDescriptor::decode(file_.bytes().data() + offset);
+    FieldDescriptor descriptor = FieldDescriptor::decode(descriptors + offset);
     if (descriptor.name.empty())
       fail("field " + std::to_string(i) + " has an empty name", offset + 1);
     for (const char c : descriptor.name) {
@@ -114,13 +116,15 @@ void Reader::parse_allocations() {
              " bytes is not a whole number of 24-byte entries; truncated or trailing bytes",
          table);
   }
+  metadata_ = file_.bytes(metadata_offset(), *end - metadata_offset()).data();
   const std::uint64_t count = (file_size() - table) / kAllocEntrySize;
+  const std::uint8_t* table_bytes = file_.bytes(table, file_size() - table).data() - table;
   std::vector<IndexedEntry> entries;
   entries.reserve(count);
   const std::uint64_t page_mask = ~(std::uint64_t{header_.page_size} - 1);
   for (std::uint64_t k = 0; k < count; ++k) {
     const std::uint64_t offset = table + k * kAllocEntrySize;
-    const AllocEntry entry = AllocEntry::decode(file_.bytes().data() + offset);
+    const AllocEntry entry = AllocEntry::decode(table_bytes + offset);
     if (entry.sample_id >= header_.num_samples) {
       fail("allocation " + std::to_string(k) + " belongs to sample " +
                std::to_string(entry.sample_id) + " but the file has " +
@@ -179,7 +183,7 @@ void Reader::validate_samples() const {
   for (std::uint64_t sample = 0; sample < header_.num_samples; ++sample) {
     for (std::size_t f = 0; f < fields_.size(); ++f) {
       const std::uint8_t* col = column(sample, f);
-      const std::uint64_t offset = static_cast<std::uint64_t>(col - file_.bytes().data());
+      const std::uint64_t offset = metadata_offset() + static_cast<std::uint64_t>(col - metadata_);
       const std::string where =
           "sample " + std::to_string(sample) + " field '" + fields_[f].name + "'";
       if (std::string problem = fields_[f].field->check_column(col); !problem.empty()) {
@@ -219,8 +223,7 @@ std::size_t Reader::field_index(std::string_view name) const {
 }
 
 const std::uint8_t* Reader::column(std::uint64_t sample, std::size_t field) const {
-  return file_.bytes().data() + metadata_offset() + sample * layout_.record_size +
-         layout_.column_offsets[field];
+  return metadata_ + sample * layout_.record_size + layout_.column_offsets[field];
 }
 
 std::span<const std::uint8_t> Reader::payload(std::uint64_t ptr) const {
@@ -228,7 +231,7 @@ std::span<const std::uint8_t> Reader::payload(std::uint64_t ptr) const {
   if (entry == nullptr) {
     throw FormatError(path(), "no allocation starts at " + std::to_string(ptr), ptr);
   }
-  return file_.bytes().subspan(entry->ptr, entry->size);
+  return file_.bytes(entry->ptr, entry->size);
 }
 
 std::vector<std::uint64_t> Reader::page_of_samples() const {

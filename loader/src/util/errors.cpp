@@ -21,4 +21,7 @@ FormatError::FormatError(const std::string& path, const std::string& problem,
 IoError::IoError(const std::string& path, const std::string& action, int errno_value)
     : Error(path + ": cannot " + action + ": " + std::strerror(errno_value)) {}
 
+IoError::IoError(const std::string& path, const std::string& action, const std::string& reason)
+    : Error(path + ": cannot " + action + ": " + reason) {}
+
 }  // namespace ffcv

@@ -9,23 +9,14 @@
 
 #include "ffcv/errors.hpp"
 #include "mapping_guard.hpp"
+#include "readable_file.hpp"
 
 namespace ffcv {
 
 MappedFile::MappedFile(const std::string& path) : path_(path) {
-  fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd_ < 0) throw IoError(path, "open for reading", errno);
-  struct stat info {};
-  if (::fstat(fd_, &info) != 0) {
-    const int error = errno;
-    ::close(fd_);
-    throw IoError(path, "stat", error);
-  }
-  if (S_ISDIR(info.st_mode)) {
-    ::close(fd_);
-    throw IoError(path, "read (it is a directory)", EISDIR);
-  }
-  size_ = static_cast<std::uint64_t>(info.st_size);
+  const ReadableFile file = open_readable_file(path);
+  fd_ = file.fd;
+  size_ = file.size;
   if (size_ > 0) {
     void* data = ::mmap(nullptr, size_, PROT_READ, MAP_SHARED, fd_, 0);
     if (data == MAP_FAILED) {

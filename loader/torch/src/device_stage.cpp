@@ -1,7 +1,7 @@
 #include "ffcv/torch/device_stage.hpp"
 
 #include "ffcv/errors.hpp"
-#include "ffcv/op_params.hpp"
+#include "ffcv/steps/op_params.hpp"
 #include "ffcv/torch/device_op_registry.hpp"
 
 namespace ffcv::torch_adapter {

@@ -23,12 +23,16 @@ namespace ffcv::train {
 
 // [data]: the datasets and how the loader reads them.
 struct DataConfig {
-  std::string train;  // training .beton path (required; relative paths are kept as written)
-  std::string val;    // validation .beton path (required)
+  // The .beton files: paths (relative paths are kept as written) or http(s):// URLs, which are
+  // always read through the process cache.
+  std::string train;  // training set (required)
+  std::string val;    // validation set (required)
   std::string image_field = "image";
   std::string label_field = "label";
   int num_workers = 0;                 // decoding threads; 0 = one per core
   bool os_cache = true;                // true: mmap through the OS page cache; false: process cache
+  int cache_budget_mib = 1024;         // process cache: resident pages at most, per loader
+  int cache_readers = 4;               // process cache: reads in flight (HTTP connections for URLs)
   std::string order = "quasi_random";  // sequential | random | quasi_random (training set)
   std::uint64_t seed = 0;              // seed of the order and of the random augmentations
   int batches_ahead = 3;               // batches prepared ahead of the training step
@@ -43,8 +47,8 @@ struct DataConfig {
   std::string on_error = "fail";
   double max_skipped_fraction = 0.01;
 
-  // Shared libraries of user operations (ffcv/op_library.hpp), loaded before the pipelines are
-  // built, so `augment.operations` can name their steps.
+  // Shared libraries of user operations (ffcv/steps/op_library.hpp), loaded before the pipelines
+  // are built, so `augment.operations` can name their steps.
   std::vector<std::string> op_libraries;
 
   bool operator==(const DataConfig&) const = default;

@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "ffcv/named_steps.hpp"
-#include "ffcv/op_params.hpp"
+#include "ffcv/steps/named_steps.hpp"
+#include "ffcv/steps/op_params.hpp"
 #include "ffcv/torch/device_operation.hpp"
 
 namespace ffcv::torch_adapter {

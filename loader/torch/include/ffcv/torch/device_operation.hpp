@@ -1,10 +1,10 @@
 // DeviceOperation: a pipeline step that runs on whole batches as tensors, after the loader's
 // per-sample CPU stage: FFCV's ToDevice, ToTorchImage and the GPU NormalizeImage.
 //
-// A pipeline's CPU steps (ffcv/operation.hpp) write each sample into its slot of a host batch;
-// its device steps then take the batch as one tensor [N, ...]. With CUDA they are enqueued on the
-// transfer stream right after (or as) the host-to-device copy, so they overlap the training step
-// of the previous batch (ffcv/torch/device_transfer.hpp). Every device step also runs on CPU
+// A pipeline's CPU steps (ffcv/steps/operation.hpp) write each sample into its slot of a host
+// batch; its device steps then take the batch as one tensor [N, ...]. With CUDA they are enqueued
+// on the transfer stream right after (or as) the host-to-device copy, so they overlap the training
+// step of the previous batch (ffcv/torch/device_transfer.hpp). Every device step also runs on CPU
 // tensors, and every one that has a CPU twin in the loader core gives the same values.
 //
 // Like a CPU step, a device step declares its per-sample output state (no batch dimension)
@@ -15,7 +15,7 @@
 
 #include <string>
 
-#include "ffcv/tensor_state.hpp"
+#include "ffcv/steps/tensor_state.hpp"
 
 namespace ffcv::torch_adapter {
 

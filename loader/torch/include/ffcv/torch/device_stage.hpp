@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "ffcv/tensor_state.hpp"
+#include "ffcv/steps/tensor_state.hpp"
 #include "ffcv/torch/device_operation.hpp"
 
 namespace ffcv::torch_adapter {

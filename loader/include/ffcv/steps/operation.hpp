@@ -18,7 +18,7 @@
 
 #include "ffcv/counter_random.hpp"
 #include "ffcv/field.hpp"
-#include "ffcv/tensor_state.hpp"
+#include "ffcv/steps/tensor_state.hpp"
 
 namespace ffcv {
 

@@ -13,7 +13,7 @@
 #include <cstdint>
 #include <mutex>
 
-#include "ffcv/page_source.hpp"
+#include "ffcv/storage/page_source.hpp"
 
 namespace ffcv {
 

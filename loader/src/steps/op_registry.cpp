@@ -1,4 +1,4 @@
-#include "ffcv/op_registry.hpp"
+#include "ffcv/steps/op_registry.hpp"
 
 #include "ffcv/errors.hpp"
 

@@ -1,4 +1,4 @@
-#include "ffcv/operation.hpp"
+#include "ffcv/steps/operation.hpp"
 
 namespace ffcv {
 

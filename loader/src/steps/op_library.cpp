@@ -1,4 +1,4 @@
-#include "ffcv/op_library.hpp"
+#include "ffcv/steps/op_library.hpp"
 
 #include <dlfcn.h>
 
@@ -76,7 +76,7 @@ void load_op_library(const std::string& path) {
     if (register_ops == nullptr)
       missing += (missing.empty() ? "" : " and ") + std::string(kRegisterSymbol);
     throw ConfigError(what + " does not export " + missing +
-                      " (FFCV_OP_LIBRARY from ffcv/op_library.hpp defines both)");
+                      " (FFCV_OP_LIBRARY from ffcv/steps/op_library.hpp defines both)");
   }
   const int library_abi = abi();
   if (library_abi != kOpLibraryAbi) {

@@ -1,9 +1,10 @@
-// ProcessCache: the pages an epoch needs, read with pread into this process's own memory in order
-// of first use, never holding more than a byte budget, each freed after its last use.
+// ProcessCache: the pages an epoch needs, read from storage (a RangeReader: a local file or a URL)
+// into this process's own memory in order of first use, never holding more than a byte budget,
+// each freed after its last use.
 //
-// Epoch plan (begin_epoch): one entry per distinct page, in order of first use (first batch, then
-// page number), with its remaining-use count; per batch, the indices of its entries. The peak
-// memory the schedule needs is checked against the budget before anything is read.
+// Epoch plan (begin_epoch, ffcv/storage/epoch_plan.hpp): one entry per distinct page, in order of
+// first use, with its remaining-use count; per batch, the indices of its entries. The peak memory
+// the schedule needs is checked against the budget before anything is read.
 //
 // Readers: `reader_threads` threads claim entries strictly in plan order, one at a time, and only
 // when the resident bytes (loaded pages plus pages being read) leave room for the next page. So a
@@ -15,10 +16,7 @@
 // acquire(b) waits until each of b's pages is loaded or has failed; release(b) drops one use of
 // each of b's pages and unmaps those with none left, which wakes the readers.
 
-#include <fcntl.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -26,14 +24,17 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
+#include <exception>
 #include <mutex>
 #include <string>
 #include <thread>
-#include <unordered_map>
 #include <utility>
 
+#include "ffcv/byte_size.hpp"
 #include "ffcv/errors.hpp"
-#include "ffcv/page_source.hpp"
+#include "ffcv/storage/epoch_plan.hpp"
+#include "ffcv/storage/page_source.hpp"
+#include "ffcv/storage/range_reader.hpp"
 #include "storage_throttle.hpp"
 
 namespace ffcv {
@@ -45,56 +46,11 @@ double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-// "512 MiB", "1 GiB", "1536 KiB", "1000 bytes": the largest binary unit that divides exactly.
-std::string exact_size_text(std::uint64_t bytes) {
-  static constexpr const char* kUnits[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
-  int unit = 0;
-  while (unit < 4 && bytes != 0 && bytes % 1024 == 0) {
-    bytes /= 1024;
-    ++unit;
-  }
-  return std::to_string(bytes) + " " + kUnits[unit];
-}
-
-// "12582912 bytes (12.0 MiB)": exact, with an approximate size for reading.
-std::string size_text(std::uint64_t bytes) {
-  std::string text = std::to_string(bytes) + " bytes";
-  if (bytes < 1024) return text;
-  static constexpr const char* kUnits[] = {"KiB", "MiB", "GiB", "TiB"};
-  double value = static_cast<double>(bytes) / 1024;
-  int unit = 0;
-  while (unit < 3 && value >= 1024) {
-    value /= 1024;
-    ++unit;
-  }
-  char buffer[32];
-  std::snprintf(buffer, sizeof(buffer), " (%.1f %s)", value, kUnits[unit]);
-  return text + buffer;
-}
-
 std::string number_text(double value) {
   char buffer[32];
   std::snprintf(buffer, sizeof(buffer), "%.4g", value);
   return buffer;
 }
-
-// A file opened read-only, closed on destruction; error() is open's errno when it failed.
-class FileDescriptor {
- public:
-  explicit FileDescriptor(const std::string& path)
-      : fd_(::open(path.c_str(), O_RDONLY | O_CLOEXEC)), error_(fd_ < 0 ? errno : 0) {}
-  ~FileDescriptor() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  FileDescriptor(const FileDescriptor&) = delete;
-  FileDescriptor& operator=(const FileDescriptor&) = delete;
-  int get() const { return fd_; }
-  int error() const { return error_; }
-
- private:
-  int fd_;
-  int error_;
-};
 
 // The memory of one cached page: an anonymous private mapping, so that freeing a page gives its
 // memory back to the operating system at once rather than to the allocator's free lists.
@@ -145,17 +101,15 @@ struct PageEntry {
   std::uint64_t length = 0;  // bytes read and held: the page size, less for the file's last page
   std::uint64_t remaining_uses = 0;  // batches not yet released that read this page
   PageState state = PageState::kWaiting;
-  PageBuffer buffer;  // while kLoaded
-  int error = 0;      // while kFailed: errno and what was being done, for IoError
-  std::string error_action;
+  PageBuffer buffer;         // while kLoaded
+  std::exception_ptr error;  // while kFailed: the IoError (or FormatError) of the read
 };
 
 // What one reader thread got for one page.
 struct LoadResult {
   bool interrupted = false;  // end_epoch stopped the throttle's wait; nothing was read
   PageBuffer buffer;
-  int error = 0;
-  std::string error_action;
+  std::exception_ptr error;
   std::uint64_t bytes_read = 0;
   std::uint64_t read_calls = 0;
   double seconds = 0;
@@ -179,10 +133,8 @@ class ProcessCache final : public PageSource {
  private:
   // The part of the file page `page` covers (page_size_ for pages beyond the end of the file).
   std::uint64_t page_length(std::uint64_t page) const;
-  // Builds the epoch's entries and per-batch lists; throws ConfigError if the budget is short.
-  void plan_epoch(std::vector<std::vector<std::uint64_t>>& batch_pages,
-                  std::uint64_t max_batches_in_flight, std::vector<PageEntry>& entries,
-                  std::vector<std::vector<std::uint32_t>>& batch_entries) const;
+  // Throws ConfigError when the plan needs more than the budget.
+  void check_budget(const EpochPlan& plan, std::uint64_t max_batches_in_flight) const;
   // Stops and joins the readers, then frees every page. Caller holds lifecycle_mutex_.
   void stop_and_clear();
   void reader_loop();
@@ -197,7 +149,7 @@ class ProcessCache final : public PageSource {
   const std::uint64_t page_size_;
   const ProcessCacheOptions options_;
   ReadThrottle throttle_;
-  FileDescriptor fd_;
+  std::unique_ptr<RangeReader> storage_;
   std::uint64_t file_size_ = 0;
   std::uint64_t num_file_pages_ = 0;
   // page number -> its bytes while resident, else null. Written under mutex_, read lock-free.
@@ -223,21 +175,14 @@ class ProcessCache final : public PageSource {
 
 ProcessCache::ProcessCache(const std::string& path, std::uint64_t page_size,
                            ProcessCacheOptions options)
-    : path_(path),
-      page_size_(page_size),
-      options_(options),
-      throttle_(options.throttle),
-      fd_(path) {
+    : path_(path), page_size_(page_size), options_(options), throttle_(options.throttle) {
   if (page_size_ == 0) throw ConfigError(path + ": the page size must be positive");
   if (options_.reader_threads < 1) {
     throw ConfigError("process cache: reader_threads must be at least 1 (got " +
                       std::to_string(options_.reader_threads) + ")");
   }
-  if (fd_.get() < 0) throw IoError(path, "open for reading", fd_.error());
-  struct stat info {};
-  if (::fstat(fd_.get(), &info) != 0) throw IoError(path, "stat", errno);
-  if (S_ISDIR(info.st_mode)) throw IoError(path, "read (it is a directory)", EISDIR);
-  file_size_ = static_cast<std::uint64_t>(info.st_size);
+  storage_ = open_range_reader(path, options_.http);
+  file_size_ = storage_->size();
   num_file_pages_ = file_size_ / page_size_ + (file_size_ % page_size_ != 0 ? 1 : 0);
   // Value-initialized: every page starts absent.
   table_ = std::make_unique<std::atomic<const std::uint8_t*>[]>(num_file_pages_);
@@ -257,83 +202,22 @@ std::string ProcessCache::batch_error(const char* what, std::uint64_t batch) con
   return "process cache: " + std::string(what) + "(" + std::to_string(batch) + ")";
 }
 
-void ProcessCache::plan_epoch(std::vector<std::vector<std::uint64_t>>& batch_pages,
-                              std::uint64_t max_batches_in_flight, std::vector<PageEntry>& entries,
-                              std::vector<std::vector<std::uint32_t>>& batch_entries) const {
-  const std::uint64_t num_batches = batch_pages.size();
-  // Entries in order of first use: batches in order, pages in order within a batch.
-  std::unordered_map<std::uint64_t, std::uint32_t> entry_of_page;
-  std::vector<std::uint64_t> last_use;
-  std::vector<std::uint64_t> first_use;
-  batch_entries.resize(num_batches);
-  for (std::uint64_t b = 0; b < num_batches; ++b) {
-    std::vector<std::uint64_t>& pages = batch_pages[b];
-    if (!std::is_sorted(pages.begin(), pages.end()) ||
-        std::adjacent_find(pages.begin(), pages.end()) != pages.end()) {
-      std::sort(pages.begin(), pages.end());
-      pages.erase(std::unique(pages.begin(), pages.end()), pages.end());
-    }
-    batch_entries[b].reserve(pages.size());
-    for (const std::uint64_t page : pages) {
-      const auto [it, inserted] =
-          entry_of_page.try_emplace(page, static_cast<std::uint32_t>(entries.size()));
-      if (inserted) {
-        if (entries.size() == UINT32_MAX) {
-          throw ConfigError("process cache: too many distinct pages in one epoch");
-        }
-        PageEntry& entry = entries.emplace_back();
-        entry.page = page;
-        entry.length = page_length(page);
-        first_use.push_back(b);
-        last_use.push_back(b);
-      }
-      ++entries[it->second].remaining_uses;
-      last_use[it->second] = b;
-      batch_entries[b].push_back(it->second);
-    }
-  }
-
-  // While batch b is acquired, the pages resident are at most those first used at or before b
-  // that some batch in [b - K, b] still needs (K = max_batches_in_flight, the batches before b
-  // the caller may still hold): the pages whose [first_use, last_use + K] covers b. Readers
-  // claim pages in order of first use, so nothing read for a later batch is resident while b
-  // waits. The budget must hold the peak of that sum over all b.
-  const std::uint64_t k = max_batches_in_flight;
-  std::vector<std::uint64_t> bytes_starting(num_batches + 1, 0);
-  std::vector<std::uint64_t> bytes_ending(num_batches + 1, 0);
-  std::vector<std::uint64_t> pages_starting(num_batches + 1, 0);
-  std::vector<std::uint64_t> pages_ending(num_batches + 1, 0);
-  for (std::size_t i = 0; i < entries.size(); ++i) {
-    const std::uint64_t end = std::min(num_batches, last_use[i] + std::min(k, num_batches) + 1);
-    bytes_starting[first_use[i]] += entries[i].length;
-    bytes_ending[end] += entries[i].length;
-    ++pages_starting[first_use[i]];
-    ++pages_ending[end];
-  }
-  std::uint64_t bytes = 0, pages = 0, peak_bytes = 0, peak_pages = 0, peak_batch = 0;
-  for (std::uint64_t b = 0; b < num_batches; ++b) {
-    bytes += bytes_starting[b];
-    bytes -= bytes_ending[b];
-    pages += pages_starting[b];
-    pages -= pages_ending[b];
-    if (bytes > peak_bytes) {
-      peak_bytes = bytes;
-      peak_pages = pages;
-      peak_batch = b;
-    }
-  }
-  if (peak_bytes > options_.budget_bytes) {
-    throw ConfigError(
-        path_ + ": the process cache's budget is too small for this epoch's order: it needs " +
-        size_text(peak_bytes) + " of resident pages (" + std::to_string(peak_pages) + " pages of " +
-        std::to_string(page_size_) + " bytes at batch " + std::to_string(peak_batch) +
-        ", counting the pages of up to " + std::to_string(k) +
-        " earlier batches still in flight), but the budget is " + size_text(options_.budget_bytes) +
-        ". Use a budget of at least " + size_text(peak_bytes) +
-        ", the QUASI_RANDOM order (it keeps few pages in use at a time), or the mmap page "
-        "source; a RANDOM order over a large file typically needs about the whole file, " +
-        size_text(file_size_) + " here");
-  }
+void ProcessCache::check_budget(const EpochPlan& plan, std::uint64_t max_batches_in_flight) const {
+  if (plan.peak_bytes <= options_.budget_bytes) return;
+  throw ConfigError(
+      path_ + ": the process cache's budget is too small for this epoch's order: it needs " +
+      bytes_and_size_text(plan.peak_bytes) + " of resident pages (" +
+      std::to_string(plan.peak_pages) + " pages of " + std::to_string(page_size_) +
+      " bytes at batch " + std::to_string(plan.peak_batch) + ", counting the pages of up to " +
+      std::to_string(max_batches_in_flight) +
+      " earlier batches still in flight), but the budget is " +
+      bytes_and_size_text(options_.budget_bytes) + ". Use a budget of at least " +
+      bytes_and_size_text(plan.peak_bytes) +
+      ", the QUASI_RANDOM order with a window of a few pages (it keeps few pages in use at a "
+      "time)" +
+      (storage_->remote() ? std::string() : std::string(", or the mmap page source")) +
+      "; a RANDOM order over a large file typically needs about the whole file, " +
+      bytes_and_size_text(file_size_) + " here");
 }
 
 void ProcessCache::begin_epoch(std::vector<std::vector<std::uint64_t>> batch_pages,
@@ -343,9 +227,15 @@ void ProcessCache::begin_epoch(std::vector<std::vector<std::uint64_t>> batch_pag
   if (max_batches_in_flight == 0) {
     throw ConfigError("process cache: max_batches_in_flight must be at least 1");
   }
-  std::vector<PageEntry> entries;
-  std::vector<std::vector<std::uint32_t>> batch_entries;
-  plan_epoch(batch_pages, max_batches_in_flight, entries, batch_entries);
+  EpochPlan plan = plan_epoch(batch_pages, page_size_, file_size_, max_batches_in_flight);
+  check_budget(plan, max_batches_in_flight);
+  std::vector<PageEntry> entries(plan.pages.size());
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    entries[i].page = plan.pages[i].page;
+    entries[i].length = plan.pages[i].length;
+    entries[i].remaining_uses = plan.pages[i].uses;
+  }
+  std::vector<std::vector<std::uint32_t>> batch_entries = std::move(plan.batch_pages);
   const std::size_t num_readers =
       std::min(entries.size(), static_cast<std::size_t>(options_.reader_threads));
   {
@@ -388,11 +278,13 @@ void ProcessCache::stop_and_clear() {
     ++epoch_;
   }
   throttle_.stop();
+  storage_->interrupt();
   readers_wake_.notify_all();
   page_settled_.notify_all();
   for (std::thread& reader : readers_) reader.join();
   readers_.clear();
   throttle_.reset();
+  storage_->resume();
 
   std::lock_guard lock(mutex_);
   for (PageEntry& entry : entries_) {
@@ -440,7 +332,7 @@ void ProcessCache::reader_loop() {
       return;
     }
     PageEntry& entry = entries_[index];
-    if (result.error == 0) {
+    if (!result.error) {
       entry.buffer = std::move(result.buffer);
       entry.state = PageState::kLoaded;
       table_[page].store(entry.buffer.data(), std::memory_order_release);
@@ -452,7 +344,6 @@ void ProcessCache::reader_loop() {
     } else {
       entry.state = PageState::kFailed;
       entry.error = result.error;
-      entry.error_action = std::move(result.error_action);
       resident_bytes_ -= length;
       readers_wake_.notify_all();
     }
@@ -466,9 +357,9 @@ LoadResult ProcessCache::load_page(std::uint64_t page, std::uint64_t length) {
   const std::string where = "read page " + std::to_string(page) + " at byte offset " +
                             std::to_string(offset) + " (" + std::to_string(length) + " bytes)";
   if (page >= num_file_pages_) {
-    result.error = EIO;
-    result.error_action =
-        where + ": it lies beyond the end of the file (" + std::to_string(file_size_) + " bytes)";
+    result.error = std::make_exception_ptr(
+        IoError(path_, where,
+                "it lies beyond the end of the file (" + std::to_string(file_size_) + " bytes)"));
     return result;
   }
   const Clock::time_point start = Clock::now();
@@ -478,33 +369,19 @@ LoadResult ProcessCache::load_page(std::uint64_t page, std::uint64_t length) {
     return result;
   }
   if (const int error = result.buffer.allocate(length); error != 0) {
-    result.error = error;
-    result.error_action = "allocate " + std::to_string(length) + " bytes to " + where;
+    result.error = std::make_exception_ptr(
+        IoError(path_, "allocate " + std::to_string(length) + " bytes to " + where, error));
     result.seconds = seconds_since(start);
     return result;
   }
-  std::uint64_t done = 0;
-  while (done < length) {
-    const ssize_t n = ::pread(fd_.get(), result.buffer.data() + done, length - done,
-                              static_cast<off_t>(offset + done));
-    ++result.read_calls;
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      result.error = errno;
-      result.error_action = where;
-      break;
-    }
-    if (n == 0) {
-      result.error = EIO;
-      result.error_action = where + ": the file ends at byte offset " +
-                            std::to_string(offset + done) + ", it is shorter than when opened (" +
-                            std::to_string(file_size_) + " bytes)";
-      break;
-    }
-    done += static_cast<std::uint64_t>(n);
-    result.bytes_read += static_cast<std::uint64_t>(n);
+  try {
+    result.interrupted = !storage_->read(offset, {result.buffer.data(), length});
+    if (!result.interrupted) result.bytes_read = length;
+  } catch (const Error&) {
+    result.error = std::current_exception();  // names the file and the byte range
   }
-  if (result.error != 0) result.buffer.reset();
+  result.read_calls = 1;
+  if (result.error || result.interrupted) result.buffer.reset();
   result.seconds = seconds_since(start);
   return result;
 }
@@ -547,10 +424,10 @@ void ProcessCache::acquire(std::uint64_t batch) {
     if (entry.state == PageState::kFailed) {
       // Release the batch now: a caller that gives up on it must not pin its pages for the rest
       // of the epoch, which could leave the readers waiting for budget for ever.
-      IoError error(path_, entry.error_action, entry.error);
+      const std::exception_ptr error = entry.error;
       drop_uses(batch);
       batch_state_[batch] = BatchState::kFailed;
-      throw error;
+      std::rethrow_exception(error);
     }
   }
 }
@@ -612,8 +489,9 @@ PageSourceStats ProcessCache::stats() const {
 
 std::string ProcessCache::describe() const {
   const int readers = options_.reader_threads;
-  std::string text = "process cache (budget " + exact_size_text(options_.budget_bytes) + ", " +
+  std::string text = "process cache (budget " + exact_byte_size_text(options_.budget_bytes) + ", " +
                      std::to_string(readers) + (readers == 1 ? " reader" : " readers");
+  if (storage_->remote()) text += " over HTTP";
   if (options_.throttle.latency_seconds > 0) {
     text += ", latency " + number_text(options_.throttle.latency_seconds * 1e3) + " ms";
   }

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "ffcv/errors.hpp"
-#include "ffcv/op_params.hpp"
+#include "ffcv/steps/op_params.hpp"
 
 namespace ffcv {
 

@@ -1,4 +1,4 @@
-#include "ffcv/op_params.hpp"
+#include "ffcv/steps/op_params.hpp"
 
 #include <charconv>
 #include <set>

@@ -1,4 +1,4 @@
-#include "ffcv/traversal_order.hpp"
+#include "ffcv/order/traversal_order.hpp"
 
 #include <algorithm>
 #include <unordered_map>

@@ -1,4 +1,4 @@
-#include "ffcv/tensor_state.hpp"
+#include "ffcv/steps/tensor_state.hpp"
 
 #include <numeric>
 

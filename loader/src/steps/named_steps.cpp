@@ -1,4 +1,4 @@
-#include "ffcv/named_steps.hpp"
+#include "ffcv/steps/named_steps.hpp"
 
 #include "ffcv/closest_name.hpp"
 

@@ -6,7 +6,7 @@
 
 #include "ffcv/errors.hpp"
 #include "ffcv/mapped_file.hpp"
-#include "ffcv/page_source.hpp"
+#include "ffcv/storage/page_source.hpp"
 
 namespace ffcv {
 namespace {
@@ -94,6 +94,9 @@ class MmapSource final : public PageSource {
 }  // namespace
 
 std::unique_ptr<PageSource> make_mmap_source(const std::string& path, std::uint64_t page_size) {
+  if (is_url(path)) {
+    throw ConfigError(path + ": a URL cannot be memory-mapped; use the process cache");
+  }
   return std::make_unique<MmapSource>(path, page_size);
 }
 

@@ -5,7 +5,7 @@
 // what it registers to OpRegistry::global(), where pipelines built by name find them
 // (make_operation(), `ffcv bench --op-library PATH --op NAME`). A whole library is a few lines:
 //
-//   #include "ffcv/op_library.hpp"
+//   #include "ffcv/steps/op_library.hpp"
 //
 //   class MyOp final : public ffcv::Operation { ... };
 //
@@ -27,7 +27,7 @@
 
 #include <string>
 
-#include "ffcv/op_registry.hpp"
+#include "ffcv/steps/op_registry.hpp"
 
 namespace ffcv {
 

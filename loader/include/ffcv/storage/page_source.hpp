@@ -2,10 +2,12 @@
 //
 //   MmapSource    maps the whole file; the OS page cache does the caching, shared by every
 //                 process on the machine (FFCV's os_cache=True). Nothing to schedule.
-//   ProcessCache  reads with pread into its own memory exactly the pages the epoch's batches
-//                 need, in order of first use, ahead of the consumer but within a byte budget,
+//   ProcessCache  reads into its own memory exactly the pages the epoch's batches need, in order
+//                 of first use (epoch_plan.hpp), ahead of the consumer but within a byte budget,
 //                 and frees each page once every batch that uses it has been released (FFCV's
 //                 os_cache=False, with a bounded budget instead of 12 threads reading blindly).
+//                 It reads a local file with pread, a URL with HTTP range requests
+//                 (range_reader.hpp), several reads in flight.
 //                 Its reads can go through StorageThrottle, which imposes a latency per read and
 //                 a bandwidth cap and counts what was read, to study slow or networked storage
 //                 honestly on one machine.
@@ -27,6 +29,8 @@
 #include <span>
 #include <string>
 #include <vector>
+
+#include "ffcv/storage/range_reader.hpp"
 
 namespace ffcv {
 
@@ -89,12 +93,15 @@ struct StorageThrottle {
 
 struct ProcessCacheOptions {
   std::uint64_t budget_bytes = std::uint64_t{1} << 30;  // resident page memory at most
-  int reader_threads = 4;
+  int reader_threads = 4;  // reads in flight at once (for a URL: HTTP connections)
   StorageThrottle throttle;
+  HttpOptions http;  // timeouts and retries when the file is a URL
 };
 
 // Both throw IoError when the file cannot be opened, ConfigError for a zero page size or (process
-// cache) fewer than one reader thread or a negative throttle setting.
+// cache) fewer than one reader thread or a negative throttle setting. The process cache also
+// reads URLs (http://, https://; see range_reader.hpp); the mmap source refuses them with a
+// ConfigError, as nothing can map a file on another machine.
 std::unique_ptr<PageSource> make_mmap_source(const std::string& path, std::uint64_t page_size);
 std::unique_ptr<PageSource> make_process_cache(const std::string& path, std::uint64_t page_size,
                                                ProcessCacheOptions options);

@@ -1,0 +1,414 @@
+// Reading .beton files over HTTP: the range reader, the process cache and the loader against
+// real servers on loopback (nginx, and a server with planted faults), compared byte for byte
+// with the same file read locally.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <random>
+#include <set>
+#include <thread>
+
+#include "epoch_bytes.hpp"
+#include "ffcv/errors.hpp"
+#include "ffcv/fields/rgb_image_field.hpp"
+#include "ffcv/fields/scalar_fields.hpp"
+#include "ffcv/loader.hpp"
+#include "ffcv/reader.hpp"
+#include "ffcv/storage/epoch_plan.hpp"
+#include "ffcv/storage/page_source.hpp"
+#include "ffcv/storage/range_reader.hpp"
+#include "http_test_server.hpp"
+#include "test_support.hpp"
+
+using namespace ffcv;
+using test::epoch_bytes;
+using test::TempDir;
+using test::TestHttpServer;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// Loopback must not go through a proxy the environment may name.
+void bypass_proxies() {
+  ::setenv("no_proxy", "127.0.0.1,localhost", 1);
+  ::setenv("NO_PROXY", "127.0.0.1,localhost", 1);
+}
+
+// Retries quickly, so that tests of failures do not wait out production backoffs.
+HttpOptions quick_http() {
+  HttpOptions http;
+  http.first_retry_delay_seconds = 0.01;
+  http.stall_timeout_seconds = 2;
+  http.connect_timeout_seconds = 2;
+  return http;
+}
+
+std::vector<std::uint8_t> random_bytes(std::uint64_t size, std::uint32_t seed) {
+  std::mt19937 random(seed);
+  std::vector<std::uint8_t> bytes(size);
+  for (std::uint8_t& byte : bytes) byte = static_cast<std::uint8_t>(random());
+  return bytes;
+}
+
+// 1200 raw 48x40 images (5760 B each) whose pixels encode the index, and the index as label:
+// about 6.6 MiB in 2 MiB pages, so an epoch reads 4 data pages.
+std::string write_dataset(const TempDir& dir, const std::string& name = "data.beton") {
+  const std::string path = dir.file(name);
+  auto make = [](std::uint64_t i) -> std::vector<FieldValue> {
+    RgbImage image{48, 40, std::vector<std::uint8_t>(48 * 40 * 3)};
+    for (std::size_t p = 0; p < image.pixels.size(); ++p) {
+      image.pixels[p] = static_cast<std::uint8_t>(i * 13 + p * 7);
+    }
+    return {image, static_cast<std::int64_t>(i)};
+  };
+  DatasetWriter(
+      path, {{"image", std::make_shared<RgbImageField>()}, {"label", std::make_shared<IntField>()}},
+      {.page_size = 1u << 21})
+      .write(test::FunctionSource(1200, make));
+  return path;
+}
+
+LoaderOptions cached_options(OrderKind order) {
+  LoaderOptions options;
+  options.batch_size = 50;
+  options.num_workers = 2;
+  options.order = {.kind = order, .seed = 7};
+  options.os_cache = false;
+  options.cache.budget_bytes = 64u << 20;
+  options.cache.reader_threads = 3;
+  options.cache.http = quick_http();
+  return options;
+}
+
+// The "bytes=A-B" ranges of the successful (206) requests among nginx's access log lines.
+std::vector<std::string> served_ranges(const std::vector<std::string>& lines) {
+  std::vector<std::string> ranges;
+  for (const std::string& line : lines) {
+    if (line.rfind("206 ", 0) != 0) continue;
+    const std::size_t open = line.find('"');
+    const std::size_t close = line.find('"', open + 1);
+    ranges.push_back(line.substr(open + 1, close - open - 1));
+  }
+  return ranges;
+}
+
+// The bytes of the distinct pages the file's samples lie in: what one epoch must read.
+std::uint64_t data_page_bytes(const Reader& reader) {
+  std::set<std::uint64_t> pages;
+  for (const std::uint64_t page : reader.page_of_samples()) pages.insert(page);
+  std::uint64_t total = 0;
+  for (const std::uint64_t page : pages) {
+    total += std::min(reader.page_size(), reader.file_size() - page * reader.page_size());
+  }
+  return total;
+}
+
+// The message of the E that `action` throws, or what happened instead.
+template <class E, class F>
+std::string error_of(F&& action) {
+  try {
+    action();
+  } catch (const E& error) {
+    return error.what();
+  } catch (const std::exception& error) {
+    return std::string("another exception: ") + error.what();
+  }
+  return "no exception";
+}
+
+}  // namespace
+
+TEST_CASE("a file served over HTTP reads as the local file", "[http]") {
+  bypass_proxies();
+  TempDir dir;
+  const std::vector<std::uint8_t> bytes = random_bytes(3 * 1048576 + 123, 1);
+  test::write_file(dir.file("blob.bin"), bytes);
+  const auto server = TestHttpServer::nginx(dir.path());
+  const std::string url = server->url("blob.bin");
+
+  CHECK(is_url(url));
+  CHECK(is_url("HTTPS://example.org/x.beton"));
+  CHECK_FALSE(is_url("data/http.beton"));
+  const std::unique_ptr<RangeReader> reader = open_range_reader(url);
+  CHECK(reader->remote());
+  CHECK(reader->location() == url);
+  REQUIRE(reader->size() == bytes.size());
+
+  std::mt19937_64 random(2);
+  for (int i = 0; i < 40; ++i) {
+    const std::uint64_t offset = random() % bytes.size();
+    const std::uint64_t length =
+        1 + random() % std::min<std::uint64_t>(bytes.size() - offset, 300000);
+    std::vector<std::uint8_t> out(length);
+    REQUIRE(reader->read(offset, out));
+    REQUIRE(std::equal(out.begin(), out.end(), bytes.begin() + static_cast<long>(offset)));
+  }
+  std::vector<std::uint8_t> tail(10);
+  REQUIRE(reader->read(bytes.size() - 10, tail));
+  CHECK(std::equal(tail.begin(), tail.end(), bytes.end() - 10));
+  std::vector<std::uint8_t> beyond(11);
+  CHECK_THROWS_WITH(reader->read(bytes.size() - 10, beyond),
+                    Catch::Contains(url) && Catch::Contains("beyond the end of the file"));
+}
+
+TEST_CASE("a .beton over HTTP opens as the local file, fetching only its tables", "[http]") {
+  bypass_proxies();
+  TempDir dir;
+  const std::string path = write_dataset(dir);
+  const auto server = TestHttpServer::nginx(dir.path());
+  const Reader local(path);
+  const Reader remote(server->url("data.beton"));
+  CHECK(remote.remote());
+  CHECK_FALSE(local.remote());
+  CHECK(remote.file_size() == local.file_size());
+  CHECK(remote.num_samples() == local.num_samples());
+  CHECK(remote.page_of_samples() == local.page_of_samples());
+  std::uint64_t fetched = 0;
+  for (const std::string& line : server->access_log()) {
+    fetched += std::stoull(line.substr(line.rfind(' ') + 1));
+  }
+  INFO("fetched " << fetched << " bytes of " << local.file_size());
+  CHECK(fetched < local.file_size() / 2);  // header, metadata and allocation table only
+  // A payload is fetched when asked for, and is the file's.
+  const std::uint64_t ptr = local.allocations()[700].ptr;
+  const auto a = local.payload(ptr);
+  const auto b = remote.payload(ptr);
+  CHECK(std::equal(a.begin(), a.end(), b.begin(), b.end()));
+}
+
+TEST_CASE(
+    "the loader over HTTP gives the local file's batches in every order, each page fetched "
+    "once per epoch",
+    "[http]") {
+  bypass_proxies();
+  TempDir dir;
+  const std::string path = write_dataset(dir);
+  const auto server = TestHttpServer::nginx(dir.path());
+  const std::string url = server->url("data.beton");
+  for (const OrderKind order :
+       {OrderKind::kSequential, OrderKind::kRandom, OrderKind::kQuasiRandom}) {
+    INFO("order " << static_cast<int>(order));
+    Loader local(path, {}, cached_options(order));
+    Loader remote(url, {}, cached_options(order));
+    for (std::uint64_t epoch = 0; epoch < 2; ++epoch) {
+      const std::size_t log_before = server->access_log().size();
+      CHECK(epoch_bytes(remote, epoch) == epoch_bytes(local, epoch));
+      // What the epoch fetched: each of the file's data pages, once.
+      std::vector<std::string> lines = server->access_log();
+      lines.erase(lines.begin(), lines.begin() + static_cast<long>(log_before));
+      const std::vector<std::string> ranges = served_ranges(lines);
+      const std::set<std::string> distinct(ranges.begin(), ranges.end());
+      CHECK(ranges.size() == lines.size());  // no failed request
+      CHECK(distinct.size() == ranges.size());
+      std::set<std::uint64_t> pages;
+      for (const std::uint64_t page : remote.reader().page_of_samples()) pages.insert(page);
+      CHECK(ranges.size() == pages.size());
+    }
+  }
+}
+
+TEST_CASE("the process cache over HTTP stays within its budget", "[http]") {
+  bypass_proxies();
+  TempDir dir;
+  const std::string path = write_dataset(dir);
+  const auto server = TestHttpServer::nginx(dir.path());
+  const std::string url = server->url("data.beton");
+  LoaderOptions options = cached_options(OrderKind::kQuasiRandom);
+  options.cache.budget_bytes = 3u << 21;  // 3 of the file's 4 data pages
+  options.order.window_pages = 2;
+  Loader local(path, {}, options);
+  Loader remote(url, {}, options);
+  const auto expected = epoch_bytes(local, 0);
+  auto it = remote.epoch(0);
+  const auto got = test::remaining_batch_bytes(it);
+  CHECK(got == expected);
+  const PageSourceStats stats = it.stats().pages;
+  CHECK(stats.bytes_read == data_page_bytes(remote.reader()));  // each page once
+  CHECK(stats.peak_resident_bytes <= options.cache.budget_bytes);
+  CHECK(stats.peak_resident_bytes > 0);
+
+  // RANDOM touches every page in the first batches: the budget is refused before any read.
+  LoaderOptions random = cached_options(OrderKind::kRandom);
+  random.cache.budget_bytes = 1u << 21;
+  Loader too_small(url, {}, random);
+  CHECK_THROWS_WITH(too_small.epoch(0).next(), Catch::Contains("budget is too small"));
+}
+
+TEST_CASE("HTTP reads survive dropped connections and server errors", "[http]") {
+  bypass_proxies();
+  TempDir dir;
+  const std::string path = write_dataset(dir);
+  Loader local(path, {}, cached_options(OrderKind::kRandom));
+  const auto expected = epoch_bytes(local, 0);
+  for (const std::string mode : {"drop-every-3", "error-every-2"}) {
+    INFO(mode);
+    const auto server = TestHttpServer::faulty(path, mode);
+    Loader remote(server->url("data.beton"), {}, cached_options(OrderKind::kRandom));
+    CHECK(epoch_bytes(remote, 0) == expected);
+  }
+}
+
+TEST_CASE("servers that ignore ranges or answer other bytes are refused with a clear error",
+          "[http]") {
+  bypass_proxies();
+  TempDir dir;
+  const std::string path = write_dataset(dir);
+  {
+    const auto server = TestHttpServer::faulty(path, "no-ranges");
+    CHECK_THAT(error_of<FormatError>([&] { Reader(server->url("data.beton")); }),
+               Catch::Contains(server->url("data.beton")) &&
+                   Catch::Contains("does not serve byte ranges"));
+  }
+  {
+    const auto server = TestHttpServer::faulty(path, "other-bytes");
+    CHECK_THAT(
+        error_of<IoError>([&] { open_range_reader(server->url("data.beton"), quick_http()); }),
+        Catch::Contains("other bytes than those asked for"));
+  }
+  {
+    const auto server = TestHttpServer::faulty(path, "too-long");
+    const auto reader = open_range_reader(server->url("data.beton"), quick_http());
+    std::vector<std::uint8_t> out(100);
+    CHECK_THROWS_WITH(reader->read(4096, out), Catch::Contains("read bytes [4096, 4196)") &&
+                                                   Catch::Contains("more bytes than the range"));
+  }
+}
+
+TEST_CASE("a file that changes on the server while it is read is refused", "[http]") {
+  bypass_proxies();
+  TempDir dir;
+  const std::string path = write_dataset(dir);
+  for (const std::string mode : {"changed-after-3", "resized-after-3"}) {
+    INFO(mode);
+    const auto server = TestHttpServer::faulty(path, mode);
+    const auto reader = open_range_reader(server->url("data.beton"), quick_http());
+    std::vector<std::uint8_t> out(64);
+    REQUIRE(reader->read(0, out));
+    REQUIRE(reader->read(64, out));
+    CHECK_THAT(error_of<FormatError>([&] { reader->read(128, out); }),
+               Catch::Contains("changed on the server"));
+  }
+  // nginx serving a file that is rewritten between epochs: the loader's next epoch says so.
+  const auto server = TestHttpServer::nginx(dir.path());
+  Loader remote(server->url("data.beton"), {}, cached_options(OrderKind::kSequential));
+  CHECK(epoch_bytes(remote, 0).size() == 24);
+  write_dataset(dir);
+  std::filesystem::resize_file(path, std::filesystem::file_size(path) + 24);
+  CHECK_THROWS_WITH(epoch_bytes(remote, 1), Catch::Contains("changed on the server"));
+}
+
+TEST_CASE("unreachable servers, missing files and stalled transfers are one clear error",
+          "[http]") {
+  bypass_proxies();
+  TempDir dir;
+  const std::string path = write_dataset(dir);
+  HttpOptions http = quick_http();
+  http.max_attempts = 3;
+  {
+    const auto server = TestHttpServer::nginx(dir.path());
+    const std::string missing = server->url("missing.beton");
+    const Clock::time_point start = Clock::now();
+    CHECK_THAT(error_of<IoError>([&] { open_range_reader(missing, http); }),
+               Catch::Contains(missing) && Catch::Contains("HTTP 404"));
+    CHECK(seconds_since(start) < 2.0);  // not retried
+    CHECK(server->access_log().size() == 1);
+  }
+  {
+    auto server = TestHttpServer::nginx(dir.path());
+    const std::string url = server->url("data.beton");
+    server->stop();  // nothing listens there any more
+    CHECK_THAT(error_of<IoError>([&] { open_range_reader(url, http); }),
+               Catch::Contains(url) && Catch::Contains("3 attempts"));
+  }
+  {
+    const auto server = TestHttpServer::faulty(path, "stall-after-1");
+    http.stall_timeout_seconds = 1;
+    http.max_attempts = 2;
+    const auto reader = open_range_reader(server->url("data.beton"), http);
+    std::vector<std::uint8_t> out(1000);
+    const Clock::time_point start = Clock::now();
+    CHECK_THAT(error_of<IoError>([&] { reader->read(5000, out); }),
+               Catch::Contains("read bytes [5000, 6000)") && Catch::Contains("2 attempts"));
+    CHECK(seconds_since(start) < 10.0);
+  }
+  {
+    LoaderOptions options = cached_options(OrderKind::kSequential);
+    options.os_cache = true;
+    const auto server = TestHttpServer::nginx(dir.path());
+    CHECK_THROWS_WITH(Loader(server->url("data.beton"), {}, options),
+                      Catch::Contains("cannot be memory-mapped"));
+  }
+}
+
+TEST_CASE("reads over slow HTTP stop at once when interrupted or when the iterator goes",
+          "[http]") {
+  bypass_proxies();
+  TempDir dir;
+  const std::string path = write_dataset(dir);
+  // 128 KiB/s per request: a 2 MiB page takes 16 s.
+  const auto server = TestHttpServer::nginx(dir.path(), 128 * 1024);
+  const std::string url = server->url("data.beton");
+  {
+    const auto reader = open_range_reader(url, quick_http());
+    std::vector<std::uint8_t> out(2u << 20);
+    bool finished = true;
+    std::thread reading([&] { finished = reader->read(0, out); });
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    const Clock::time_point start = Clock::now();
+    reader->interrupt();
+    reading.join();
+    CHECK_FALSE(finished);
+    CHECK(seconds_since(start) < 1.0);
+    reader->resume();
+    std::vector<std::uint8_t> small(10);
+    CHECK(reader->read(0, small));
+  }
+  {
+    Loader remote(url, {}, cached_options(OrderKind::kSequential));
+    auto it = remote.epoch(0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    const Clock::time_point start = Clock::now();
+    { auto gone = std::move(it); }
+    CHECK(seconds_since(start) < 1.0);
+  }
+}
+
+TEST_CASE("the epoch plan lists each page once, in order of first use, with its peak", "[pages]") {
+  // Pages of 100 bytes in a file of 950: page 9 is 50 bytes long, page 12 lies beyond the end.
+  const std::vector<std::vector<std::uint64_t>> batches{{3, 1, 3}, {1, 2}, {9}, {12, 2}};
+  const EpochPlan plan = plan_epoch(batches, 100, 950, 1);
+  std::vector<std::uint64_t> order;
+  for (const PlannedPage& page : plan.pages) order.push_back(page.page);
+  CHECK(order == std::vector<std::uint64_t>{1, 3, 2, 9, 12});
+  CHECK(plan.pages[0].uses == 2);  // page 1: batches 0 and 1
+  CHECK(plan.pages[0].first_batch == 0);
+  CHECK(plan.pages[0].last_batch == 1);
+  CHECK(plan.pages[1].uses == 1);  // page 3 once, though listed twice
+  CHECK(plan.pages[3].length == 50);
+  CHECK(plan.pages[4].length == 100);
+  CHECK(plan.batch_pages[0] == std::vector<std::uint32_t>{0, 1});
+  CHECK(plan.batch_pages[3] == std::vector<std::uint32_t>{2, 4});
+  CHECK(plan.total_bytes() == 450);
+  // Resident while batch b is acquired, one earlier batch still held (K = 1):
+  //   b=0: pages 1, 3           200
+  //   b=1: 1, 3 (batch 0 held), 2   300
+  //   b=2: 1, 2 (batch 1 held), 9   250 (page 3's last use was batch 0)
+  //   b=3: 2, 9, 12                 250
+  CHECK(plan.peak_bytes == 300);
+  CHECK(plan.peak_pages == 3);
+  CHECK(plan.peak_batch == 1);
+  // K = 3: nothing is freed before the end.
+  CHECK(plan_epoch(batches, 100, 950, 3).peak_bytes == 450);
+  CHECK(plan_epoch({}, 100, 950, 1).pages.empty());
+  CHECK_THROWS_AS(plan_epoch(batches, 100, 950, 0), ConfigError);
+  CHECK_THROWS_AS(plan_epoch(batches, 0, 950, 1), ConfigError);
+}
