@@ -25,6 +25,8 @@ const std::map<std::string, Command>& commands() {
       {"bench", {ffcv::tools::bench_command, "measure the loader's throughput and stage times"}},
       {"doctor", {ffcv::tools::doctor_command, "find the loader's bottleneck and what helps"}},
       {"run", {ffcv::tools::run_trainer_command, "train what a TOML recipe describes"}},
+      {"ablate",
+       {ffcv::tools::ablate_command, "sweep loader and writer settings, tabulate and plot them"}},
   };
   return kCommands;
 }

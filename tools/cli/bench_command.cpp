@@ -24,6 +24,9 @@ int bench_command(const CommandArgs& argv) {
       .int_range(1, kMaxEpochs)
       .option("max-batches", "N", "stop each epoch after N batches (0: whole epoch)", "0")
       .int_range(0, kMaxBatchesToRun)
+      .flag("cold",
+            "drop the file's pages from the OS page cache before each epoch, so that every "
+            "epoch reads from storage")
       .flag("json", "print one JSON object");
   if (!args.parse(argv)) return 0;
   const LoaderOptions options = loader_options(args);
@@ -33,6 +36,7 @@ int bench_command(const CommandArgs& argv) {
   const auto max_batches = static_cast<std::uint64_t>(args.get_int("max-batches"));
   std::vector<EpochMeasurement> measured;
   for (long long epoch = 0; epoch < epochs; ++epoch) {
+    if (args.get_flag("cold")) loader.drop_os_cache();
     measured.push_back(
         run_epoch(loader, static_cast<std::uint64_t>(epoch), max_batches, !args.get_flag("json")));
   }

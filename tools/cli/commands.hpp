@@ -13,6 +13,7 @@ int write_command(const CommandArgs& args);
 int inspect_command(const CommandArgs& args);
 int bench_command(const CommandArgs& args);
 int doctor_command(const CommandArgs& args);
+int ablate_command(const CommandArgs& args);
 // Executes ffcv-train (the trainer, linked with LibTorch) with the same arguments.
 int run_trainer_command(const CommandArgs& args);
 

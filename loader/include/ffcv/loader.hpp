@@ -186,6 +186,9 @@ class Loader {
   // The stats of this loader's newest epoch while its iterator or one of its batches lives
   // (empty stats otherwise): for a consumer that handed the iterator on, e.g. to a GPU transfer.
   LoaderStats current_epoch_stats() const;
+  // Drops the file's pages from the OS page cache (see PageSource::drop_os_cache), so that the
+  // next epoch reads from storage. Call it between epochs. Throws IoError.
+  void drop_os_cache();
   // Output names and their per-sample states, in output order, as the last declaration (at
   // construction, then at each epoch()) found them; reading them never re-runs declare(), which
   // may scan the dataset and must not run while an epoch uses the steps.

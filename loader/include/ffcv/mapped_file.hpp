@@ -28,6 +28,11 @@ class MappedFile {
   // the mapping faulted (its pages then read as zeros, so whatever was read is not the file).
   void check_intact() const;
 
+  // Drops the file's pages from this mapping and, where nothing else maps them, from the OS
+  // page cache (madvise + posix_fadvise DONTNEED), so that the next reads come from storage: a
+  // cold start, on purpose. The mapping stays valid. Throws IoError when the kernel refuses.
+  void drop_os_cache() const;
+
  private:
   std::string path_;
   const std::uint8_t* data_ = nullptr;

@@ -232,6 +232,8 @@ EpochIterator Loader::epoch(std::uint64_t epoch, std::uint64_t first_batch) {
   return EpochIterator(std::move(state));
 }
 
+void Loader::drop_os_cache() { source_->drop_os_cache(); }
+
 LoaderStats Loader::current_epoch_stats() const {
   const std::shared_ptr<EpochState> state = running_.lock();
   return state ? state->stats() : LoaderStats{};

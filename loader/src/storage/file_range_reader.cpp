@@ -1,6 +1,7 @@
 // A RangeReader over a local file: pread on one descriptor, shared by all threads (pread keeps
 // no file position, so concurrent reads need no lock).
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -28,6 +29,11 @@ class FileRangeReader final : public RangeReader {
   std::uint64_t size() const override { return size_; }
   bool remote() const override { return false; }
   void interrupt() override { interrupted_.store(true); }
+  void drop_os_cache() override {
+    if (const int error = ::posix_fadvise(fd_, 0, 0, POSIX_FADV_DONTNEED); error != 0) {
+      throw IoError(path_, "drop its pages from the OS page cache (posix_fadvise)", error);
+    }
+  }
   void resume() override { interrupted_.store(false); }
 
   bool read(std::uint64_t offset, std::span<std::uint8_t> out) override {

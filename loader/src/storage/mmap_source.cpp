@@ -69,6 +69,7 @@ class MmapSource final : public PageSource {
 
   PageSourceStats stats() const override { return {}; }
   void check_intact() const override { file_.check_intact(); }
+  void drop_os_cache() override { file_.drop_os_cache(); }
   std::string describe() const override { return "mmap"; }
 
  private:

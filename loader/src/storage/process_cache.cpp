@@ -128,6 +128,7 @@ class ProcessCache final : public PageSource {
   void cancel() override;
   std::span<const std::uint8_t> bytes(std::uint64_t ptr, std::uint64_t size) const override;
   PageSourceStats stats() const override;
+  void drop_os_cache() override { storage_->drop_os_cache(); }
   std::string describe() const override;
 
  private:

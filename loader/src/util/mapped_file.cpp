@@ -35,6 +35,15 @@ MappedFile::~MappedFile() {
   if (fd_ >= 0) ::close(fd_);
 }
 
+void MappedFile::drop_os_cache() const {
+  if (data_ != nullptr && ::madvise(const_cast<std::uint8_t*>(data_), size_, MADV_DONTNEED) != 0) {
+    throw IoError(path_, "drop its pages from memory (madvise)", errno);
+  }
+  if (const int error = ::posix_fadvise(fd_, 0, 0, POSIX_FADV_DONTNEED); error != 0) {
+    throw IoError(path_, "drop its pages from the OS page cache (posix_fadvise)", error);
+  }
+}
+
 void MappedFile::check_intact() const {
   struct stat info {};
   const bool shrank = ::fstat(fd_, &info) == 0 && static_cast<std::uint64_t>(info.st_size) < size_;

@@ -81,6 +81,10 @@ class PageSource {
   // loader's workers call it after each run of samples, before trusting what they decoded.
   // Thread-safe; sources that detect such changes as they read need not override it.
   virtual void check_intact() const {}
+  // Drops the file's pages from the OS page cache (and, for mmap, from the mapping), so that
+  // the next epoch reads from storage: how a benchmark makes every epoch start cold. Call it
+  // between epochs. Throws IoError when the kernel refuses.
+  virtual void drop_os_cache() = 0;
   // "mmap", or e.g. "process cache (budget 512 MiB, 4 readers, latency 5 ms, 100 MB/s)".
   virtual std::string describe() const = 0;
 };

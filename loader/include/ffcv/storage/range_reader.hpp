@@ -42,6 +42,9 @@ class RangeReader {
   virtual void resume() = 0;
   // True for storage reached over a network (no memory mapping, no OS page cache).
   virtual bool remote() const = 0;
+  // Drops the file's pages from the OS page cache, so that the next reads come from storage
+  // (posix_fadvise DONTNEED); nothing to do for a remote file. Throws IoError.
+  virtual void drop_os_cache() {}
 };
 
 // How remote reads wait and retry. Every value must be positive.

@@ -1,0 +1,145 @@
+#include "ablate/ablation_report.hpp"
+
+#include <cstdio>
+#include <filesystem>
+#include <thread>
+
+#include "cli/child_process.hpp"
+#include "ffcv/atomic_file.hpp"
+#include "ffcv/byte_size.hpp"
+#include "ffcv/json_text.hpp"
+
+namespace ffcv::tools {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string number(double value, const char* format = "%.6g") {
+  char text[64];
+  std::snprintf(text, sizeof text, format, value);
+  return text;
+}
+
+std::string csv_field(const std::string& text) {
+  if (text.find_first_of(",\"\n") == std::string::npos) return text;
+  std::string quoted = "\"";
+  for (const char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return quoted + "\"";
+}
+
+std::string machine_text() {
+  FILE* info = std::fopen("/proc/cpuinfo", "r");
+  std::string model = "unknown CPU";
+  if (info != nullptr) {
+    char line[512];
+    while (std::fgets(line, sizeof line, info)) {
+      const std::string text = line;
+      if (text.rfind("model name", 0) == 0) {
+        model = text.substr(text.find(':') + 2);
+        if (!model.empty() && model.back() == '\n') model.pop_back();
+        break;
+      }
+    }
+    std::fclose(info);
+  }
+  return model + ", " + std::to_string(std::thread::hardware_concurrency()) + " cores";
+}
+
+}  // namespace
+
+std::vector<std::string> write_ablation_tables(const AblationSpec& spec,
+                                               const std::vector<AblationCell>& cells,
+                                               const std::vector<CellResult>& results,
+                                               const std::string& output_dir,
+                                               const std::string& command_line) {
+  const fs::path out(output_dir);
+  std::string csv, json, md;
+  std::string header;
+  for (const SweepAxis& axis : spec.axes) header += axis.key + ",";
+  csv = header +
+        "status,samples_per_s,peak_rss_bytes,file_bytes,read_bytes_per_epoch,read_per_file,"
+        "loader_wait_share,distinct_pages_per_batch,seconds,error\n";
+  json = "{\"name\": " + json_quote(spec.name) + ", \"spec\": " + json_quote(spec.path) +
+         ", \"axes\": [";
+  for (std::size_t a = 0; a < spec.axes.size(); ++a) {
+    json += std::string(a ? ", " : "") + "{\"key\": " + json_quote(spec.axes[a].key) +
+            ", \"values\": [";
+    for (std::size_t v = 0; v < spec.axes[a].values.size(); ++v) {
+      json += std::string(v ? ", " : "") + json_quote(spec.axes[a].values[v].text);
+    }
+    json += "]}";
+  }
+  json += "], \"cells\": [";
+  md = "# Ablation: " + spec.name + "\n\nCommand: `" + command_line +
+       "`  \nMachine: " + machine_text() + "  \nSpec: `" + spec.path + "`\n\n|";
+  for (const SweepAxis& axis : spec.axes) md += " " + axis.key + " |";
+  md += " samples/s | peak RSS | file | read / epoch | read / file | loader wait |\n|";
+  for (std::size_t a = 0; a < spec.axes.size() + 6; ++a) md += "---|";
+  md += "\n";
+
+  for (std::size_t i = 0; i < cells.size(); ++i) {
+    const AblationCell& cell = cells[i];
+    const CellResult& r = results[i];
+    const double read_per_file =
+        r.file_bytes > 0 ? r.read_bytes_per_epoch / static_cast<double>(r.file_bytes) : 0;
+    std::string values_csv, values_md, values_json;
+    for (std::size_t a = 0; a < spec.axes.size(); ++a) {
+      values_csv += csv_field(cell.axis_values[a].text) + ",";
+      values_md += " " + cell.axis_values[a].text + " |";
+      values_json += std::string(a ? ", " : "") + json_quote(cell.axis_values[a].text);
+    }
+    json += std::string(i ? ", " : "") + "{\"values\": [" + values_json +
+            "], \"ok\": " + (r.ok ? "true" : "false");
+    if (r.ok) {
+      csv += values_csv + "ok," + number(r.samples_per_s) + "," + std::to_string(r.peak_rss_bytes) +
+             "," + std::to_string(r.file_bytes) + "," + number(r.read_bytes_per_epoch, "%.0f") +
+             "," + number(read_per_file, "%.4f") + "," + number(r.loader_wait_share, "%.4f") + "," +
+             number(r.distinct_pages_per_batch, "%.3f") + "," + number(r.seconds, "%.3f") + ",\n";
+      md += "|" + values_md + " " + number(r.samples_per_s, "%.0f") + " | " +
+            byte_size_text(static_cast<double>(r.peak_rss_bytes)) + " | " +
+            byte_size_text(static_cast<double>(r.file_bytes)) + " | " +
+            byte_size_text(r.read_bytes_per_epoch) + " | " + number(read_per_file, "%.2f") + " | " +
+            number(100 * r.loader_wait_share, "%.0f") + "% |\n";
+      json += ", \"samples_per_s\": " + json_number(r.samples_per_s, 1) +
+              ", \"peak_rss_bytes\": " + std::to_string(r.peak_rss_bytes) +
+              ", \"file_bytes\": " + std::to_string(r.file_bytes) +
+              ", \"read_bytes_per_epoch\": " + json_number(r.read_bytes_per_epoch, 0) +
+              ", \"loader_wait_share\": " + json_number(r.loader_wait_share, 4) +
+              ", \"distinct_pages_per_batch\": " + json_number(r.distinct_pages_per_batch, 3) +
+              ", \"seconds\": " + json_number(r.seconds, 3) + "}";
+    } else {
+      csv += values_csv + "failed,,,,,,,,," + csv_field(r.error) + "\n";
+      md += "|" + values_md + " failed: " + r.error + " | | | | | |\n";
+      json += ", \"error\": " + json_quote(r.error) + "}";
+    }
+  }
+  json += "]}\n";
+  md +=
+      "\nread / epoch: bytes read from storage per epoch (the process cache's own count; through "
+      "the OS cache, the kernel's count of block reads, 0 when the file was cached). loader "
+      "wait: the share of each epoch the consumer waited for batches (median epoch).\n";
+  const std::vector<std::pair<std::string, std::string>> files = {
+      {"ablation.csv", csv}, {"ablation.json", json}, {"ablation.md", md}};
+  std::vector<std::string> written;
+  for (const auto& [name, text] : files) {
+    const std::string path = (out / name).string();
+    write_file_atomically(path, text);
+    written.push_back(path);
+  }
+  return written;
+}
+
+std::string plot_ablation(const std::string& python, const std::string& script,
+                          const std::string& output_dir) {
+  const std::string json = (fs::path(output_dir) / "ablation.json").string();
+  if (python.empty() || !fs::exists(python)) {
+    return "no plots: no Python found (tools/setup.sh makes .venv with matplotlib)";
+  }
+  const ChildResult child = run_child(python, {script, json});
+  if (child.status != 0) {
+    return "no plots: " + last_line(child.errors + child.output);
+  }
+  return last_line(child.output);
+}
+
+}  // namespace ffcv::tools

@@ -1,0 +1,285 @@
+#include "ablate/ablation_run.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "cli/child_process.hpp"
+#include "ffcv/errors.hpp"
+
+namespace ffcv::tools {
+namespace {
+
+namespace fs = std::filesystem;
+
+// `--max-resolution 256` / `--flip`: a setting as command-line arguments.
+void append_arguments(const Settings& settings, std::vector<std::string>& arguments) {
+  for (const auto& [key, value] : settings) {
+    if (key == "cold") {
+      if (value.text == "true") arguments.push_back("--cold");
+      continue;
+    }
+    std::string flag = "--" + key;
+    std::replace(flag.begin(), flag.end(), '_', '-');
+    if (value.is_bool) {
+      if (value.text == "true") arguments.push_back(flag);
+    } else {
+      arguments.push_back(flag);
+      arguments.push_back(value.text);
+    }
+  }
+}
+
+// "jpeg_quality=50,write_mode=jpg" made safe as a file name; "default" with no settings.
+std::string dataset_file_name(const Settings& write) {
+  std::string name;
+  for (const auto& [key, value] : write) {
+    name += (name.empty() ? "" : ",") + key + "=" + value.text;
+  }
+  if (name.empty()) name = "default";
+  for (char& c : name) {
+    const bool safe = std::isalnum(static_cast<unsigned char>(c)) || c == '=' || c == ',' ||
+                      c == '.' || c == '_' || c == '-';
+    if (!safe) c = '_';
+  }
+  return name + ".beton";
+}
+
+std::string tsv_field(std::string text) {
+  for (char& c : text) {
+    if (c == '\t' || c == '\n' || c == '\r') c = ' ';
+  }
+  return text;
+}
+
+// One cells.tsv line: key, ok, error, then the figures.
+std::string tsv_line(const CellResult& r) {
+  char figures[512];
+  std::snprintf(figures, sizeof figures, "%.6g\t%.6g\t%llu\t%llu\t%.6g\t%.6g\t%.6g",
+                r.samples_per_s, r.seconds, static_cast<unsigned long long>(r.peak_rss_bytes),
+                static_cast<unsigned long long>(r.file_bytes), r.read_bytes_per_epoch,
+                r.loader_wait_share, r.distinct_pages_per_batch);
+  return tsv_field(r.key) + "\t" + (r.ok ? "ok" : "failed") + "\t" + tsv_field(r.error) + "\t" +
+         figures + "\n";
+}
+
+void append_durably(const std::string& path, const std::string& line) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) throw IoError(path, "open for appending", errno);
+  const bool written = ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size());
+  const int error = errno;
+  const bool synced = written && ::fsync(fd) == 0;
+  ::close(fd);
+  if (!written || !synced) throw IoError(path, "append a result", error);
+}
+
+// Every `"name": number` in `json`, in order (bench's JSON is flat per epoch).
+std::vector<double> json_numbers(const std::string& json, const std::string& name) {
+  std::vector<double> values;
+  const std::string needle = "\"" + name + "\": ";
+  for (std::size_t at = json.find(needle); at != std::string::npos;
+       at = json.find(needle, at + needle.size())) {
+    values.push_back(std::strtod(json.c_str() + at + needle.size(), nullptr));
+  }
+  return values;
+}
+
+double median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+void say(const AblationRunOptions& options, const std::string& text) {
+  if (!options.quiet) std::printf("%s\n", text.c_str()), std::fflush(stdout);
+}
+
+// Runs `ffcv ARGS` for a preparation step; throws ConfigError with its last error line.
+void prepare(const AblationRunOptions& options, const std::vector<std::string>& arguments,
+             const std::string& what, bool& interrupted) {
+  const ChildResult child = run_child(options.ffcv_program, arguments);
+  if (child.interrupted) {
+    interrupted = true;
+    return;
+  }
+  if (child.status != 0) {
+    throw ConfigError("ablate: cannot " + what + ": " + last_line(child.errors + child.output));
+  }
+}
+
+// The .beton a cell reads, written first when missing. Empty when interrupted.
+std::string ensure_dataset(const AblationSpec& spec, const AblationCell& cell,
+                           const AblationRunOptions& options, bool& interrupted) {
+  const DatasetSpec& data = spec.dataset;
+  if (data.source == "beton") return data.path;
+  const fs::path out = fs::path(options.output_dir);
+  const std::string path = (out / "datasets" / dataset_file_name(cell.write)).string();
+  if (fs::exists(path)) return path;  // written completely (ffcv write renames into place)
+  fs::create_directories(out / "datasets");
+
+  std::vector<std::string> arguments{"write"};
+  if (data.source == "imagenet-like") {
+    const std::string images = (out / "images").string();
+    if (!fs::exists(fs::path(images) / ".imagenet-like.json")) {
+      say(options,
+          "generating " + std::to_string(data.count) + " ImageNet-like images in " + images);
+      prepare(options,
+              {"write", "imagenet-like", "--count", std::to_string(data.count), "--classes",
+               std::to_string(data.classes), "--seed", std::to_string(data.seed), "--images-dir",
+               images, "--output", (out / "images.beton").string(), "--write-mode", "raw",
+               "--max-resolution", "32", "--quiet"},
+              "generate the ImageNet-like images", interrupted);
+      if (interrupted) return "";
+      fs::remove(out / "images.beton");
+      fs::remove(out / "images.beton.sources.json");
+    }
+    arguments.insert(arguments.end(), {"folder", images});
+  } else if (data.source == "folder") {
+    arguments.insert(arguments.end(), {"folder", data.path});
+  } else {  // fashion-mnist
+    arguments.push_back("fashion-mnist");
+    if (!data.path.empty()) arguments.push_back(data.path);
+  }
+  arguments.insert(arguments.end(),
+                   {"--output", path, "--seed", std::to_string(data.seed), "--quiet"});
+  append_arguments(cell.write, arguments);
+  say(options, "writing " + path);
+  prepare(options, arguments, "write " + path, interrupted);
+  fs::remove(path + ".sources.json");
+  return interrupted ? "" : path;
+}
+
+CellResult measure(const AblationCell& cell, const std::string& dataset,
+                   const AblationRunOptions& options, bool& interrupted) {
+  std::vector<std::string> arguments{"bench", dataset, "--json"};
+  append_arguments(cell.bench, arguments);
+  const ChildResult child = run_child(options.ffcv_program, arguments);
+  CellResult result;
+  result.key = cell.key();
+  if (child.interrupted) {
+    interrupted = true;
+    return result;
+  }
+  result.seconds = child.seconds;
+  result.peak_rss_bytes = child.peak_rss_bytes;
+  std::error_code error;
+  const auto size = fs::file_size(dataset, error);
+  result.file_bytes = error ? 0 : size;
+  if (child.status != 0) {
+    result.error = last_line(child.errors + child.output);
+    if (result.error.empty())
+      result.error = "bench exited with status " + std::to_string(child.status);
+    return result;
+  }
+  const std::vector<double> rates = json_numbers(child.output, "samples_per_s");
+  const std::vector<double> seconds = json_numbers(child.output, "seconds");
+  const std::vector<double> waits = json_numbers(child.output, "consumer_wait_seconds");
+  const std::vector<double> storage = json_numbers(child.output, "storage_bytes_read");
+  const std::vector<double> pages = json_numbers(child.output, "distinct_pages_per_batch");
+  if (rates.empty() || rates.size() != seconds.size() || rates.size() != waits.size()) {
+    result.error = "bench's output has no epochs: " + last_line(child.output);
+    return result;
+  }
+  result.ok = true;
+  result.samples_per_s = median(rates);
+  std::vector<double> shares;
+  for (std::size_t i = 0; i < rates.size(); ++i) {
+    shares.push_back(seconds[i] > 0 ? waits[i] / seconds[i] : 0);
+  }
+  result.loader_wait_share = median(shares);
+  result.distinct_pages_per_batch = median(pages);
+  const double epochs = static_cast<double>(rates.size());
+  // The process cache counts its reads (cumulative over epochs); through the OS cache, the
+  // kernel's count of the process's block reads is all there is.
+  const double counted = storage.empty() ? 0 : storage.back();
+  result.read_bytes_per_epoch =
+      (counted > 0 ? counted : static_cast<double>(child.storage_read_bytes)) / epochs;
+  return result;
+}
+
+}  // namespace
+
+std::vector<CellResult> read_cell_results(const std::string& cells_tsv) {
+  std::map<std::string, CellResult> by_key;
+  std::vector<std::string> order;
+  std::ifstream in(cells_tsv);
+  for (std::string line; std::getline(in, line);) {
+    std::vector<std::string> fields;
+    std::stringstream stream(line);
+    for (std::string field; std::getline(stream, field, '\t');) fields.push_back(field);
+    if (fields.size() != 10) continue;  // a line cut short by a crash: that cell runs again
+    CellResult r;
+    r.key = fields[0];
+    r.ok = fields[1] == "ok";
+    r.error = fields[2];
+    r.samples_per_s = std::strtod(fields[3].c_str(), nullptr);
+    r.seconds = std::strtod(fields[4].c_str(), nullptr);
+    r.peak_rss_bytes = std::strtoull(fields[5].c_str(), nullptr, 10);
+    r.file_bytes = std::strtoull(fields[6].c_str(), nullptr, 10);
+    r.read_bytes_per_epoch = std::strtod(fields[7].c_str(), nullptr);
+    r.loader_wait_share = std::strtod(fields[8].c_str(), nullptr);
+    r.distinct_pages_per_batch = std::strtod(fields[9].c_str(), nullptr);
+    if (!by_key.count(r.key)) order.push_back(r.key);
+    by_key[r.key] = r;
+  }
+  std::vector<CellResult> results;
+  for (const std::string& key : order) results.push_back(by_key[key]);
+  return results;
+}
+
+AblationOutcome run_ablation(const AblationSpec& spec, const std::vector<AblationCell>& cells,
+                             const AblationRunOptions& options) {
+  fs::create_directories(options.output_dir);
+  const std::string cells_tsv = (fs::path(options.output_dir) / "cells.tsv").string();
+  std::map<std::string, CellResult> done;
+  for (CellResult& r : read_cell_results(cells_tsv)) done[r.key] = std::move(r);
+
+  AblationOutcome outcome;
+  std::uint64_t to_run = 0;
+  for (const AblationCell& cell : cells) to_run += done.count(cell.key()) == 0;
+  outcome.reused = cells.size() - to_run;
+  if (outcome.reused > 0) {
+    say(options, std::to_string(outcome.reused) + " of " + std::to_string(cells.size()) +
+                     " cells measured before (" + cells_tsv + "); running " +
+                     std::to_string(to_run));
+  }
+  std::uint64_t index = 0;
+  for (const AblationCell& cell : cells) {
+    ++index;
+    if (auto it = done.find(cell.key()); it != done.end()) {
+      outcome.results.push_back(it->second);
+      continue;
+    }
+    bool interrupted = false;
+    const std::string dataset = ensure_dataset(spec, cell, options, interrupted);
+    CellResult result;
+    if (!interrupted) result = measure(cell, dataset, options, interrupted);
+    if (interrupted) {
+      outcome.interrupted = true;
+      say(options, "interrupted: the finished cells are kept in " + cells_tsv +
+                       "; run the same command again to go on");
+      return outcome;
+    }
+    append_durably(cells_tsv, tsv_line(result));
+    char line[256];
+    std::snprintf(line, sizeof line, "[%llu/%zu] %s: ", static_cast<unsigned long long>(index),
+                  cells.size(), cell_label(spec, cell).c_str());
+    say(options,
+        std::string(line) +
+            (result.ok ? std::to_string(static_cast<long long>(result.samples_per_s)) + " samples/s"
+                       : "failed: " + result.error));
+    outcome.results.push_back(std::move(result));
+  }
+  return outcome;
+}
+
+}  // namespace ffcv::tools

@@ -1,0 +1,248 @@
+#include "ablate/ablation_spec.hpp"
+
+#include <toml++/toml.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "ffcv/closest_name.hpp"
+#include "ffcv/errors.hpp"
+
+namespace ffcv::tools {
+
+// The `ffcv write` options a sweep may set (those that change the .beton, not how it is made).
+const std::vector<std::string> kWriterKeys = {"write_mode",      "max_resolution",
+                                              "jpeg_quality",    "compress_probability",
+                                              "smart_threshold", "page_size"};
+
+// The `ffcv bench` options a sweep may set, and `cold`.
+const std::vector<std::string> kBenchKeys = {"batch_size",     "workers",       "order",
+                                             "seed",           "window_pages",  "batches_ahead",
+                                             "keep_last",      "process_cache", "cache_budget",
+                                             "readers",        "latency_ms",    "bandwidth_mbs",
+                                             "fields",         "image_decoder", "image_size",
+                                             "no_dct_scaling", "flip",          "epochs",
+                                             "max_batches",    "on_error",      "cold"};
+
+namespace {
+
+const std::vector<std::string> kSources = {"imagenet-like", "folder", "fashion-mnist", "beton"};
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw IoError(path, "read the ablation spec", errno);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::string stem_of(const std::string& path) {
+  const std::size_t slash = path.find_last_of('/');
+  std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
+  const std::size_t dot = name.find_last_of('.');
+  if (dot != std::string::npos && dot != 0) name.resize(dot);
+  return name;
+}
+
+[[noreturn]] void fail(const std::string& path, const std::string& where, const std::string& what) {
+  throw ConfigError(path + ": " + where + ": " + what);
+}
+
+// A scalar TOML value as the command line spells it.
+SettingValue setting_value(const toml::node& node, const std::string& path,
+                           const std::string& where) {
+  if (const auto* b = node.as_boolean()) return {b->get() ? "true" : "false", true};
+  if (const auto* i = node.as_integer()) return {std::to_string(i->get()), false};
+  if (const auto* f = node.as_floating_point()) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.10g", f->get());
+    return {text, false};
+  }
+  if (const auto* s = node.as_string()) {
+    if (s->get().empty()) fail(path, where, "an empty string is not a value");
+    return {s->get(), false};
+  }
+  fail(path, where, "must be a number, a string or a boolean");
+}
+
+// "unknown key 'wokers' (did you mean 'workers'?); known: ..."
+[[noreturn]] void unknown_key(const std::string& path, const std::string& section,
+                              const std::string& key, const std::vector<std::string>& known) {
+  std::string message = "unknown key '" + key + "'";
+  if (const std::string near = closest_name(key, known); !near.empty()) {
+    message += " (did you mean '" + near + "'?)";
+  }
+  message += "; known keys:";
+  for (const std::string& name : known) message += " " + name;
+  fail(path, "[" + section + "]", message);
+}
+
+bool contains(const std::vector<std::string>& names, const std::string& name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+const toml::table* section(const toml::table& root, const std::string& path, const char* name) {
+  const toml::node* node = root.get(name);
+  if (node == nullptr) return nullptr;
+  if (!node->is_table()) fail(path, std::string("[") + name + "]", "must be a table");
+  return node->as_table();
+}
+
+void read_settings(const toml::table* table, const std::string& path, const char* name,
+                   const std::vector<std::string>& known, Settings& settings) {
+  if (table == nullptr) return;
+  for (const auto& [key_view, node] : *table) {
+    const std::string key(key_view.str());
+    if (!contains(known, key)) unknown_key(path, name, key, known);
+    settings[key] = setting_value(node, path, std::string("[") + name + "] " + key);
+  }
+}
+
+DatasetSpec read_dataset(const toml::table* table, const std::string& path) {
+  if (table == nullptr) fail(path, "[dataset]", "the section is required (source = ...)");
+  DatasetSpec dataset;
+  for (const auto& [key_view, node] : *table) {
+    const std::string key(key_view.str());
+    const std::string where = "[dataset] " + key;
+    if (key == "source" || key == "path") {
+      const auto* text = node.as_string();
+      if (text == nullptr || text->get().empty()) fail(path, where, "must be a non-empty string");
+      (key == "source" ? dataset.source : dataset.path) = text->get();
+    } else if (key == "count" || key == "classes" || key == "seed") {
+      const auto* number = node.as_integer();
+      const std::int64_t min = key == "seed" ? 0 : 1;
+      if (number == nullptr || number->get() < min) {
+        fail(path, where, "must be an integer of at least " + std::to_string(min));
+      }
+      if (key == "count") dataset.count = static_cast<std::uint64_t>(number->get());
+      if (key == "classes")
+        dataset.classes = static_cast<int>(std::min<std::int64_t>(number->get(), 1000));
+      if (key == "seed") dataset.seed = static_cast<std::uint64_t>(number->get());
+    } else {
+      unknown_key(path, "dataset", key, {"source", "count", "classes", "seed", "path"});
+    }
+  }
+  if (!contains(kSources, dataset.source)) {
+    fail(path, "[dataset] source",
+         "'" + dataset.source + "' is not one of imagenet-like, folder, fashion-mnist, beton");
+  }
+  if ((dataset.source == "folder" || dataset.source == "beton") && dataset.path.empty()) {
+    fail(path, "[dataset] path", "is required for source = \"" + dataset.source + "\"");
+  }
+  return dataset;
+}
+
+std::string settings_text(const Settings& settings) {
+  std::string text;
+  for (const auto& [key, value] : settings) text += key + "=" + value.text + ";";
+  return text;
+}
+
+}  // namespace
+
+std::string AblationCell::dataset_key() const { return settings_text(write); }
+
+std::string AblationCell::key() const {
+  return "write:" + settings_text(write) + "|bench:" + settings_text(bench);
+}
+
+AblationSpec load_ablation_spec(const std::string& path) {
+  const std::string text = read_text(path);
+  toml::table root;
+  try {
+    root = toml::parse(std::string_view(text), std::string_view(path));
+  } catch (const toml::parse_error& error) {
+    throw ConfigError(path + ":" + std::to_string(error.source().begin.line) +
+                      ": TOML syntax error: " + std::string(error.description()));
+  }
+  for (const auto& [key_view, node] : root) {
+    const std::string key(key_view.str());
+    if (!contains({"dataset", "write", "bench", "sweep"}, key)) {
+      unknown_key(path, "top level", key, {"dataset", "write", "bench", "sweep"});
+    }
+  }
+  AblationSpec spec;
+  spec.path = path;
+  spec.name = stem_of(path);
+  spec.dataset = read_dataset(section(root, path, "dataset"), path);
+  read_settings(section(root, path, "write"), path, "write", kWriterKeys, spec.write);
+  read_settings(section(root, path, "bench"), path, "bench", kBenchKeys, spec.bench);
+
+  const toml::table* sweep = section(root, path, "sweep");
+  if (sweep == nullptr || sweep->empty()) {
+    fail(path, "[sweep]", "the section is required, with at least one axis (key = [values])");
+  }
+  std::vector<std::string> known = kWriterKeys;
+  known.insert(known.end(), kBenchKeys.begin(), kBenchKeys.end());
+  std::vector<std::uint32_t> axis_lines;
+  for (const auto& [key_view, node] : *sweep) {
+    const std::string key(key_view.str());
+    const std::string where = "[sweep] " + key;
+    if (!contains(known, key)) unknown_key(path, "sweep", key, known);
+    const toml::array* values = node.as_array();
+    if (values == nullptr || values->empty())
+      fail(path, where, "must be a non-empty list of values");
+    SweepAxis axis{key, {}};
+    for (const toml::node& value : *values) {
+      SettingValue setting = setting_value(value, path, where);
+      if (std::find(axis.values.begin(), axis.values.end(), setting) != axis.values.end()) {
+        fail(path, where, "lists " + setting.text + " twice");
+      }
+      axis.values.push_back(std::move(setting));
+    }
+    if (spec.write.count(key) || spec.bench.count(key)) {
+      fail(path, where, "is also a fixed setting; give it in one place");
+    }
+    spec.axes.push_back(std::move(axis));
+    axis_lines.push_back(node.source().begin.line);
+  }
+  // In the order the spec lists them (a TOML table's keys come sorted).
+  std::vector<std::size_t> order(spec.axes.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return axis_lines[a] < axis_lines[b]; });
+  std::vector<SweepAxis> sorted;
+  for (const std::size_t i : order) sorted.push_back(std::move(spec.axes[i]));
+  spec.axes = std::move(sorted);
+  if (spec.dataset.source == "beton") {
+    bool writes = !spec.write.empty();
+    for (const SweepAxis& axis : spec.axes) writes = writes || contains(kWriterKeys, axis.key);
+    if (writes) {
+      fail(path, "[write]",
+           "source = \"beton\" reads an existing file: writer settings cannot apply to it");
+    }
+  }
+  return spec;
+}
+
+std::vector<AblationCell> expand_cells(const AblationSpec& spec) {
+  std::vector<AblationCell> cells(1);
+  cells[0].write = spec.write;
+  cells[0].bench = spec.bench;
+  for (const SweepAxis& axis : spec.axes) {
+    const bool writer = contains(kWriterKeys, axis.key);
+    std::vector<AblationCell> next;
+    for (const AblationCell& cell : cells) {
+      for (const SettingValue& value : axis.values) {
+        AblationCell extended = cell;
+        extended.axis_values.push_back(value);
+        (writer ? extended.write : extended.bench)[axis.key] = value;
+        next.push_back(std::move(extended));
+      }
+    }
+    cells = std::move(next);
+  }
+  return cells;
+}
+
+std::string cell_label(const AblationSpec& spec, const AblationCell& cell) {
+  std::string label;
+  for (std::size_t i = 0; i < spec.axes.size(); ++i) {
+    label += (i ? " " : "") + spec.axes[i].key + "=" + cell.axis_values[i].text;
+  }
+  return label;
+}
+
+}  // namespace ffcv::tools

@@ -1,0 +1,85 @@
+// An ablation spec: which dataset, which fixed settings, and which settings to sweep.
+//
+//   [dataset]                        where the samples come from
+//   source = "imagenet-like"         imagenet-like | folder | fashion-mnist | beton
+//   count = 2000                     imagenet-like: images (and classes = 100, seed = 0)
+//   path = "DIR or FILE"             folder: the image folder; fashion-mnist: the IDX directory
+//                                    (default: Debian's); beton: the .beton (no writer settings)
+//
+//   [write]                          fixed writer settings (`ffcv write` options)
+//   [bench]                          fixed loader settings (`ffcv bench` options)
+//   [sweep]                          the axes: each key a list of values; every combination is
+//                                    one cell
+//
+// A key of [write], [bench] or [sweep] is an option of `ffcv write` or `ffcv bench` without its
+// dashes, with underscores (`max_resolution`, `process_cache`); which command it belongs to is
+// known from kWriterKeys / kBenchKeys. Booleans are flags (true: given). Besides bench's own
+// options, `cold = true` drops the file's pages from the OS page cache before each epoch.
+//
+// Every problem (an unknown key, with the closest known one; a sweep axis without values; a
+// writer setting over a `beton` source) is a ConfigError naming the spec file and the key,
+// raised before any work.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace ffcv::tools {
+
+// One setting's value, as the command line would spell it ("2", "quasi_random", "true").
+struct SettingValue {
+  std::string text;
+  bool is_bool = false;
+  bool operator==(const SettingValue&) const = default;
+};
+
+using Settings = std::map<std::string, SettingValue>;  // key (with underscores) -> value
+
+struct DatasetSpec {
+  std::string source;  // imagenet-like | folder | fashion-mnist | beton
+  std::uint64_t count = 2000;
+  int classes = 100;
+  std::uint64_t seed = 0;
+  std::string path;
+};
+
+struct SweepAxis {
+  std::string key;
+  std::vector<SettingValue> values;
+};
+
+struct AblationSpec {
+  std::string path;  // the spec file
+  std::string name;  // its file name without extension: the default output folder's name
+  DatasetSpec dataset;
+  Settings write;
+  Settings bench;
+  std::vector<SweepAxis> axes;  // in the order of the spec file
+};
+
+// One point of the sweep: its values of the axes, and every setting it runs with.
+struct AblationCell {
+  std::vector<SettingValue> axis_values;  // one per axis
+  Settings write;                         // fixed and swept writer settings
+  Settings bench;                         // fixed and swept bench settings
+  // The dataset's identity: the writer settings as text; cells that share it share a .beton.
+  std::string dataset_key() const;
+  // Everything the cell's measurement depends on: its results are reused for the same key.
+  std::string key() const;
+};
+
+extern const std::vector<std::string> kWriterKeys;
+extern const std::vector<std::string> kBenchKeys;
+
+// Reads and checks a spec file. Throws ConfigError (or IoError when it cannot be read).
+AblationSpec load_ablation_spec(const std::string& path);
+
+// The product of the axes, the first axis varying slowest.
+std::vector<AblationCell> expand_cells(const AblationSpec& spec);
+
+// "workers=2 process_cache=true": the cell's axis values, for progress lines and tables.
+std::string cell_label(const AblationSpec& spec, const AblationCell& cell);
+
+}  // namespace ffcv::tools

@@ -1,0 +1,139 @@
+#include "cli/child_process.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+
+#include "ffcv/errors.hpp"
+
+extern char** environ;
+
+namespace ffcv::tools {
+namespace {
+
+std::atomic<int> g_interrupt{0};
+
+void remember_interrupt(int signal) { g_interrupt.store(signal); }
+
+// Installs the interrupt handlers for its lifetime and restores the previous ones after.
+class InterruptWatch {
+ public:
+  InterruptWatch() {
+    g_interrupt.store(0);
+    struct sigaction action {};
+    action.sa_handler = remember_interrupt;
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGINT, &action, &old_int_);
+    sigaction(SIGTERM, &action, &old_term_);
+  }
+  ~InterruptWatch() {
+    sigaction(SIGINT, &old_int_, nullptr);
+    sigaction(SIGTERM, &old_term_, nullptr);
+  }
+  InterruptWatch(const InterruptWatch&) = delete;
+  InterruptWatch& operator=(const InterruptWatch&) = delete;
+
+ private:
+  struct sigaction old_int_ {};
+  struct sigaction old_term_ {};
+};
+
+}  // namespace
+
+ChildResult run_child(const std::string& program, const std::vector<std::string>& arguments) {
+  int out_pipe[2], err_pipe[2];
+  if (::pipe2(out_pipe, O_CLOEXEC) != 0) throw IoError(program, "create a pipe", errno);
+  if (::pipe2(err_pipe, O_CLOEXEC) != 0) {
+    const int error = errno;
+    ::close(out_pipe[0]);
+    ::close(out_pipe[1]);
+    throw IoError(program, "create a pipe", error);
+  }
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, out_pipe[1], 1);
+  posix_spawn_file_actions_adddup2(&actions, err_pipe[1], 2);
+  std::vector<std::string> strings{program};
+  strings.insert(strings.end(), arguments.begin(), arguments.end());
+  std::vector<char*> argv;
+  for (std::string& s : strings) argv.push_back(s.data());
+  argv.push_back(nullptr);
+
+  InterruptWatch watch;
+  const auto start = std::chrono::steady_clock::now();
+  pid_t pid = 0;
+  const int spawn_error =
+      ::posix_spawn(&pid, program.c_str(), &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(out_pipe[1]);
+  ::close(err_pipe[1]);
+  if (spawn_error != 0) {
+    ::close(out_pipe[0]);
+    ::close(err_pipe[0]);
+    throw IoError(program, "start", spawn_error);
+  }
+
+  ChildResult result;
+  pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
+  std::string* sinks[2] = {&result.output, &result.errors};
+  int open_pipes = 2;
+  bool stopping = false;
+  char buffer[65536];
+  while (open_pipes > 0) {
+    if (!stopping && g_interrupt.load() != 0) {
+      ::kill(pid, SIGTERM);
+      stopping = true;
+      result.interrupted = true;
+    }
+    if (::poll(fds, 2, 200) < 0 && errno != EINTR) break;
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd < 0 || (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) == 0) continue;
+      const ssize_t n = ::read(fds[i].fd, buffer, sizeof buffer);
+      if (n > 0) {
+        sinks[i]->append(buffer, static_cast<std::size_t>(n));
+      } else if (n == 0 || errno != EINTR) {
+        ::close(fds[i].fd);
+        fds[i].fd = -1;
+        --open_pipes;
+      }
+    }
+  }
+  for (const pollfd& fd : fds) {
+    if (fd.fd >= 0) ::close(fd.fd);
+  }
+  int status = 0;
+  struct rusage usage {};
+  while (::wait4(pid, &status, 0, &usage) < 0 && errno == EINTR) {
+  }
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  result.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  result.peak_rss_bytes = static_cast<std::uint64_t>(usage.ru_maxrss) * 1024;
+  result.storage_read_bytes = static_cast<std::uint64_t>(usage.ru_inblock) * 512;
+  result.interrupted = result.interrupted || g_interrupt.load() != 0;
+  return result;
+}
+
+std::string last_line(const std::string& text) {
+  std::size_t end = text.size();
+  while (end > 0) {
+    while (end > 0 && (text[end - 1] == '\n' || text[end - 1] == '\r' || text[end - 1] == ' ')) {
+      --end;
+    }
+    const std::size_t start = text.rfind('\n', end == 0 ? 0 : end - 1);
+    const std::size_t begin = start == std::string::npos ? 0 : start + 1;
+    if (end > begin) return text.substr(begin, end - begin);
+    if (begin == 0) break;
+    end = begin;
+  }
+  return "";
+}
+
+}  // namespace ffcv::tools

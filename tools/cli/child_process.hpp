@@ -1,0 +1,32 @@
+// Running another program to completion and measuring it: its output, its exit status, its
+// wall time, its peak memory and the bytes it read from storage, as the kernel counted them.
+//
+// Used by `ffcv ablate`, which runs each measurement in a process of its own so that one cell's
+// memory and page cache use do not leak into the next. SIGINT and SIGTERM received while the
+// child runs stop the child (SIGTERM) and are reported in `interrupted`; the caller decides what
+// to do (ablate keeps what finished and exits 130).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ffcv::tools {
+
+struct ChildResult {
+  int status = 0;                        // exit status; 128 + N when killed by signal N
+  std::string output;                    // what it wrote to stdout
+  std::string errors;                    // what it wrote to stderr
+  double seconds = 0;                    // wall time
+  std::uint64_t peak_rss_bytes = 0;      // its largest resident set (getrusage ru_maxrss)
+  std::uint64_t storage_read_bytes = 0;  // bytes it read from block devices (ru_inblock)
+  bool interrupted = false;              // SIGINT or SIGTERM arrived while it ran
+};
+
+// Runs `program` with `arguments` (not through a shell). Throws IoError when it cannot start.
+ChildResult run_child(const std::string& program, const std::vector<std::string>& arguments);
+
+// The last non-empty line of `text`, for one-line error messages.
+std::string last_line(const std::string& text);
+
+}  // namespace ffcv::tools
