@@ -30,6 +30,13 @@ TEST_CASE("ffcv bench reports throughput, stages and the memcpy baseline", "[cli
   REQUIRE(test::run_cli("bench " + path + " --batch-size 100 --epochs 2 --json", out) == 0);
   CHECK_THAT(out, Catch::Contains("\"samples_per_s\"") && Catch::Contains("\"samples\": 4000") &&
                       Catch::Contains("\"memcpy_bytes_per_s\""));
+  // Every label is distinct here: a sequential batch of 100 holds 100.
+  CHECK_THAT(out, Catch::Contains("\"distinct_labels_per_batch\": 100.000"));
+  // --cold drops the file from the OS page cache before each epoch, mmap or process cache.
+  REQUIRE(test::run_cli("bench " + path + " --batch-size 100 --epochs 2 --cold --json", out) == 0);
+  REQUIRE(test::run_cli("bench " + path + " --batch-size 100 --epochs 2 --cold --process-cache",
+                        out) == 0);
+  CHECK_THAT(out, Catch::Contains("100.0 distinct labels"));
   REQUIRE(test::run_cli("bench " + path + " --order quasi_random --process-cache --fields blob",
                         out) == 0);
   CHECK_THAT(out, Catch::Contains("output blob") && !Catch::Contains("output label") &&

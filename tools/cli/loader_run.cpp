@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <optional>
+#include <set>
 #include <thread>
 
 #include "arguments.hpp"
@@ -101,6 +103,36 @@ void check_loader_run(const Loader& loader) {
   }
 }
 
+namespace {
+
+// The index of the output named "label" when it holds one integer per sample.
+std::optional<std::size_t> scalar_label_output(const Loader& loader) {
+  const auto& outputs = loader.outputs();
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    const TensorState& state = outputs[i].second;
+    const bool integer = state.dtype.kind == 'i' || state.dtype.kind == 'u';
+    if (outputs[i].first == "label" && integer && state.element_count() == 1 &&
+        state.dtype.itemsize <= 8) {
+      return i;
+    }
+  }
+  return std::nullopt;
+}
+
+// Distinct values of a batch of integer scalars (little-endian, as the loader writes them).
+std::size_t distinct_values(const BatchTensor& tensor) {
+  std::set<std::uint64_t> values;
+  const std::size_t size = tensor.state->dtype.itemsize;
+  for (std::uint64_t i = 0; i < tensor.count; ++i) {
+    std::uint64_t value = 0;
+    std::memcpy(&value, tensor.data + i * size, size);
+    values.insert(value);
+  }
+  return values.size();
+}
+
+}  // namespace
+
 EpochMeasurement run_epoch(Loader& loader, std::uint64_t epoch, std::uint64_t max_batches,
                            bool progress, double step_seconds) {
   EpochMeasurement m;
@@ -111,15 +143,19 @@ EpochMeasurement run_epoch(Loader& loader, std::uint64_t epoch, std::uint64_t ma
   ProgressBar bar("epoch " + std::to_string(epoch), planned, "batches");
   const auto start = Clock::now();
   auto iterator = loader.epoch(epoch);
+  const std::optional<std::size_t> label_output = scalar_label_output(loader);
+  double distinct_labels = 0;
   while (m.batches < planned) {
     auto batch = iterator.next();
     if (!batch) break;
+    if (label_output) distinct_labels += distinct_values(batch->output(*label_output));
     m.samples += batch->size();
     ++m.batches;
     if (step_seconds > 0) std::this_thread::sleep_for(std::chrono::duration<double>(step_seconds));
     if (progress) bar.update(m.batches);
   }
   m.seconds = seconds_since(start);
+  m.distinct_labels_per_batch = m.batches ? distinct_labels / static_cast<double>(m.batches) : 0;
   m.diversity = measure_batch_diversity(loader.order().epoch_order(epoch),
                                         loader.options().batch_size, loader.page_of_samples());
   m.samples_per_s = ratio(static_cast<double>(m.samples), m.seconds);
@@ -159,8 +195,12 @@ std::string measurements_text(const Loader& loader, const std::vector<EpochMeasu
            (s.skipped_samples ? ", " + std::to_string(s.skipped_samples) + " samples skipped"
                               : std::string()) +
            ")\n" +
-           format("    order: %.1f distinct pages per batch (%.3f of the batch size)\n",
-                  m.diversity.mean_distinct_pages, m.diversity.mean_distinct_page_fraction);
+           format("    order: %.1f distinct pages per batch (%.3f of the batch size)",
+                  m.diversity.mean_distinct_pages, m.diversity.mean_distinct_page_fraction) +
+           (m.distinct_labels_per_batch > 0
+                ? format(", %.1f distinct labels", m.distinct_labels_per_batch)
+                : std::string()) +
+           "\n";
     out += format("    workers: processing %.3f s, waiting for pages %.3f s, ring full %.3f s; ",
                   s.process_seconds, s.read_wait_seconds, s.ring_full_seconds) +
            format("consumer waited %.3f s\n", s.consumer_wait_seconds);
@@ -200,6 +240,7 @@ std::string measurements_json(const Loader& loader, const std::vector<EpochMeasu
            ", \"samples_per_s\": " + json_number(m.samples_per_s, 1) +
            ", \"bytes_per_sample\": " + std::to_string(m.bytes_per_sample) +
            ", \"distinct_pages_per_batch\": " + json_number(m.diversity.mean_distinct_pages, 3) +
+           ", \"distinct_labels_per_batch\": " + json_number(m.distinct_labels_per_batch, 3) +
            ", \"workers\": " + std::to_string(s.workers) +
            ", \"skipped_samples\": " + std::to_string(s.skipped_samples) +
            ", \"process_seconds\": " + json_number(s.process_seconds, 6) +

@@ -22,6 +22,9 @@ struct EpochMeasurement {
   double samples_per_s = 0;
   std::uint64_t bytes_per_sample = 0;  // output bytes of one sample, all outputs
   BatchDiversity diversity;            // distinct pages per batch of the epoch's order
+  // Mean distinct values of the output named "label" per batch (an integer scalar per sample),
+  // 0 when there is no such output: how well the order mixes classes.
+  double distinct_labels_per_batch = 0;
   LoaderStats stats;
 };
 

@@ -1,0 +1,322 @@
+#!/usr/bin/env python3
+"""The paper's low-memory case study (FFCV paper §4.3) on one machine: a dataset read from slow
+storage, every epoch from a cold OS page cache.
+
+Configurations, all running the same training pipeline (random-resized-crop 160 + flip, batch 64,
+every core) on the same ImageNet-like JPEG set:
+
+  (a)  RANDOM order through the OS page cache (mmap), the pages dropped before each epoch
+  (a') RANDOM order through the process cache with a budget of the whole file: what RANDOM needs
+       when the OS cache is not used (FFCV's os_cache=False)
+  (b)  QUASI_RANDOM order through the process cache within a small budget (the paper's choice)
+  and (a') and (b) with the file on an HTTP server (nginx on loopback, Debian's, unpacked by
+  tools/setup.sh), read with range requests.
+  Baseline: the PyTorch DataLoader with torchvision's ImageFolder over the source JPEGs, the
+  paper's baseline, every core as workers.
+
+Slow storage is the same model for everyone: each read waits LATENCY, and transfers share one
+wire of BANDWIDTH bytes/s (ours: the process cache's throttle, --latency-ms/--bandwidth-mbs; the
+baseline: the same model in Python around each JPEG read). The OS-cache configuration (a) reads
+the machine's own disk: no throttle can slow the kernel's page faults, so it is shown unthrottled,
+for contrast.
+
+Per configuration and epoch: wall time, samples/s, bytes read from storage / file size, the
+measuring process's peak RSS, and distinct classes per batch.
+
+Usage (after tools/setup.sh):
+  .venv/bin/python experiments/low_memory/low_memory_study.py [--count 10000] [--epochs 3]
+Writes results/low-memory.{json,png} and prints the table of results/low-memory.md.
+"""
+import argparse
+import json
+import os
+import platform
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+CLI = ROOT / "build" / "bin" / "ffcv"
+NGINX = ROOT / "build" / "_deps" / "nginx" / "usr" / "sbin" / "nginx"
+
+
+def machine():
+    model = "unknown CPU"
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("model name"):
+            model = line.split(":", 1)[1].strip()
+            break
+    return f"{model}, {os.cpu_count()} cores, {platform.system()} {platform.release()}"
+
+
+def bench(file, args, epochs):
+    argv = [str(CLI), "bench", file, "--json", "--cold", "--epochs", str(epochs),
+            "--batch-size", "64", "--image-decoder", "random_resized_crop", "--image-size", "160",
+            "--flip"] + args
+    start = time.monotonic()
+    child = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    out = child.stdout.read()
+    err = child.stderr.read()
+    _, status, usage = os.wait4(child.pid, 0)
+    if status != 0:
+        raise SystemExit(f"{' '.join(argv)} failed:\n{err}")
+    result = json.loads(out)
+    result["peak_rss_bytes"] = usage.ru_maxrss * 1024
+    result["block_read_bytes"] = usage.ru_inblock * 512
+    result["wall_seconds"] = time.monotonic() - start
+    return result
+
+
+class Nginx:
+    """nginx serving one folder on a free loopback port, for the life of the object."""
+
+    def __init__(self, root):
+        self.dir = Path(tempfile.mkdtemp(prefix="ffcv-nginx-"))
+        (self.dir / "temp").mkdir()
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        conf = self.dir / "nginx.conf"
+        temps = "".join(f"  {k}_temp_path {self.dir}/temp/{k};\n"
+                        for k in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"))
+        conf.write_text(
+            "daemon off;\nmaster_process off;\nworker_processes 1;\n"
+            f"error_log {self.dir}/error.log;\npid {self.dir}/nginx.pid;\n"
+            "events { worker_connections 512; }\n"
+            f"http {{\n  access_log off;\n{temps}  default_type application/octet-stream;\n"
+            f"  server {{ listen 127.0.0.1:{self.port}; root {root}; }}\n}}\n")
+        self.process = subprocess.Popen([str(NGINX), "-p", str(self.dir), "-c", str(conf),
+                                         "-e", str(self.dir / "error.log")])
+        for _ in range(200):
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", self.port)) == 0:
+                    return
+            time.sleep(0.02)
+        raise SystemExit("nginx did not start: " + (self.dir / "error.log").read_text())
+
+    def url(self, name):
+        return f"http://127.0.0.1:{self.port}/{name}"
+
+    def close(self):
+        self.process.kill()
+        self.process.wait()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+BASELINE = r'''
+import json, os, sys, time, resource
+import multiprocessing as mp
+import torch
+from torch.utils.data import DataLoader
+from torchvision import datasets, transforms
+from PIL import Image
+
+images, epochs, latency, bandwidth = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4])
+wire_lock = mp.Lock()
+wire_free = mp.Value("d", 0.0, lock=False)
+
+def slow_read(path):
+    """The storage model of the process cache's throttle: latency, then one shared wire."""
+    size = os.path.getsize(path)
+    time.sleep(latency)
+    with wire_lock:
+        now = time.monotonic()
+        start = max(now, wire_free.value)
+        wire_free.value = start + size / bandwidth
+        done = wire_free.value
+    if done > time.monotonic():
+        time.sleep(done - time.monotonic())
+    with open(path, "rb") as f:
+        return f.read()
+
+def loader(path):
+    import io
+    image = Image.open(io.BytesIO(slow_read(path)))
+    return image.convert("RGB")
+
+def drop_cache(root):
+    for folder, _, files in os.walk(root):
+        for name in files:
+            fd = os.open(os.path.join(folder, name), os.O_RDONLY)
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+            os.close(fd)
+
+transform = transforms.Compose([transforms.RandomResizedCrop(160), transforms.RandomHorizontalFlip(),
+                                transforms.PILToTensor()])
+dataset = datasets.ImageFolder(images, transform=transform, loader=loader)
+total = sum(os.path.getsize(p) for p, _ in dataset.samples)
+torch.manual_seed(0)
+data = DataLoader(dataset, batch_size=64, shuffle=True, num_workers=os.cpu_count(), drop_last=True,
+                  persistent_workers=False)
+out = []
+for epoch in range(epochs):
+    drop_cache(images)
+    start = time.monotonic()
+    samples, classes = 0, 0.0
+    batches = 0
+    for x, y in data:
+        samples += len(y)
+        classes += len(set(y.tolist()))
+        batches += 1
+    seconds = time.monotonic() - start
+    out.append({"epoch": epoch, "samples": samples, "seconds": seconds,
+                "samples_per_s": samples / seconds, "distinct_labels_per_batch": classes / batches,
+                "storage_bytes_read": total * (epoch + 1)})
+print(json.dumps({"epochs": out, "file_bytes": total}))
+'''
+
+
+def peak_tree_rss(pid):
+    """Sums the RSS of a process and its children now (psutil), in bytes."""
+    import psutil
+    try:
+        parent = psutil.Process(pid)
+        total = parent.memory_info().rss
+        for child in parent.children(recursive=True):
+            try:
+                total += child.memory_info().rss
+            except psutil.Error:
+                pass
+        return total
+    except psutil.Error:
+        return 0
+
+
+def baseline(images, epochs, latency, bandwidth):
+    child = subprocess.Popen([sys.executable, "-c", BASELINE, str(images), str(epochs),
+                              str(latency), str(bandwidth)],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    peak = 0
+    start = time.monotonic()
+    while child.poll() is None:
+        peak = max(peak, peak_tree_rss(child.pid))
+        time.sleep(0.1)
+    out, err = child.communicate()
+    if child.returncode != 0:
+        raise SystemExit("baseline failed:\n" + err)
+    result = json.loads(out)
+    result["peak_rss_bytes"] = peak
+    result["wall_seconds"] = time.monotonic() - start
+    return result
+
+
+def summarize(name, result, file_bytes):
+    epochs = result["epochs"]
+    rows = []
+    previous = 0
+    for e in epochs:
+        read = e.get("storage_bytes_read", 0) - previous
+        previous = e.get("storage_bytes_read", 0)
+        rows.append({"config": name, "epoch": e["epoch"], "seconds": e["seconds"],
+                     "samples_per_s": e["samples_per_s"], "read_per_file": read / file_bytes,
+                     "distinct_labels_per_batch": e.get("distinct_labels_per_batch", 0)})
+    if all(r["read_per_file"] == 0 for r in rows) and result.get("block_read_bytes"):
+        for r in rows:  # the OS cache: only the kernel's count, for the whole run
+            r["read_per_file"] = result["block_read_bytes"] / len(rows) / file_bytes
+    for r in rows:
+        r["peak_rss_mib"] = result["peak_rss_bytes"] / 2**20
+    return rows
+
+
+def plot(rows, out):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    configs = list(dict.fromkeys(r["config"] for r in rows))
+    fig, axes = plt.subplots(1, 3, figsize=(14, 4.2))
+    for metric, ax, label in [("samples_per_s", axes[0], "samples/s (median epoch)"),
+                              ("read_per_file", axes[1], "bytes read / file size per epoch"),
+                              ("peak_rss_mib", axes[2], "peak RSS (MiB)")]:
+        values = []
+        for c in configs:
+            series = sorted(r[metric] for r in rows if r["config"] == c)
+            values.append(series[len(series) // 2])
+        ax.barh(range(len(configs)), values, color="tab:blue")
+        ax.set_yticks(range(len(configs)), configs, fontsize=7)
+        ax.invert_yaxis()
+        ax.set_xlabel(label)
+        ax.grid(axis="x", alpha=0.3)
+    fig.suptitle("Low memory over slow storage: every epoch from a cold cache")
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--count", type=int, default=10000)
+    parser.add_argument("--epochs", type=int, default=3)
+    parser.add_argument("--latency-ms", type=float, default=2.0)
+    parser.add_argument("--bandwidth-mbs", type=float, default=100.0)
+    parser.add_argument("--budget", default="64M", help="the process cache's budget for (b)")
+    parser.add_argument("--work", default=str(ROOT / "data" / "low-memory"))
+    parser.add_argument("--output", default=str(ROOT / "results" / "low-memory"))
+    args = parser.parse_args()
+
+    work = Path(args.work)
+    work.mkdir(parents=True, exist_ok=True)
+    images = work / "images"
+    beton = work / "www" / "train.beton"
+    beton.parent.mkdir(exist_ok=True)
+    if not beton.exists():
+        subprocess.run([str(CLI), "write", "imagenet-like", "--count", str(args.count),
+                        "--images-dir", str(images), "--output", str(beton), "--write-mode",
+                        "jpg", "--max-resolution", "256", "--quiet"], check=True)
+    file_bytes = beton.stat().st_size
+    throttle = ["--latency-ms", str(args.latency_ms), "--bandwidth-mbs", str(args.bandwidth_mbs)]
+    whole = str((file_bytes >> 20) + 64) + "M"
+    runs = []
+    configs = [
+        ("(a) random, OS cache, local disk (no throttle)", str(beton), ["--order", "random"]),
+        ("(a') random, process cache = file, throttled", str(beton),
+         ["--order", "random", "--process-cache", "--cache-budget", whole] + throttle),
+        (f"(b) quasi_random, process cache {args.budget}, throttled", str(beton),
+         ["--order", "quasi_random", "--window-pages", "2", "--process-cache", "--cache-budget",
+          args.budget] + throttle),
+    ]
+    server = Nginx(beton.parent)
+    try:
+        url = server.url(beton.name)
+        configs += [
+            ("(a') random, process cache = file, HTTP, throttled", url,
+             ["--order", "random", "--cache-budget", whole] + throttle),
+            (f"(b) quasi_random, process cache {args.budget}, HTTP, throttled", url,
+             ["--order", "quasi_random", "--window-pages", "2", "--cache-budget", args.budget]
+             + throttle),
+        ]
+        for name, file, extra in configs:
+            print(f"measuring {name}", flush=True)
+            result = bench(file, extra, args.epochs)
+            runs.append({"config": name, "command": "ffcv bench " + " ".join([file] + extra),
+                         "result": result})
+    finally:
+        server.close()
+    print("measuring the PyTorch DataLoader baseline", flush=True)
+    base = baseline(images, args.epochs, args.latency_ms / 1000, args.bandwidth_mbs * 1e6)
+    runs.append({"config": "DataLoader + ImageFolder, JPEG files, throttled", "result": base})
+
+    rows = []
+    for run in runs:
+        size = run["result"].get("file_bytes", file_bytes)
+        rows += summarize(run["config"], run["result"], size)
+    report = {"machine": machine(), "count": args.count, "epochs": args.epochs,
+              "file_bytes": file_bytes, "latency_ms": args.latency_ms,
+              "bandwidth_mbs": args.bandwidth_mbs, "budget": args.budget, "rows": rows,
+              "runs": runs}
+    out = Path(args.output)
+    out.with_suffix(".json").write_text(json.dumps(report, indent=1))
+    lines = ["| configuration | epoch | seconds | samples/s | read / file | peak RSS (MiB) | "
+             "classes per batch |", "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r['config']} | {r['epoch']} | {r['seconds']:.2f} | "
+                     f"{r['samples_per_s']:.0f} | {r['read_per_file']:.2f} | "
+                     f"{r['peak_rss_mib']:.0f} | {r['distinct_labels_per_batch']:.1f} |")
+    print("\n".join(lines))
+    plot(rows, out.with_suffix(".png"))
+
+
+if __name__ == "__main__":
+    main()
