@@ -26,6 +26,13 @@ measuring process's peak RSS, and distinct classes per batch.
 Usage (after tools/setup.sh):
   .venv/bin/python experiments/low_memory/low_memory_study.py [--count 10000] [--epochs 3]
 Writes results/low-memory.{json,png} and prints the table of results/low-memory.md.
+
+  .venv/bin/python experiments/low_memory/low_memory_study.py --train
+The accuracy side, on a small task: Fashion-MNIST's training images stored in class order (as an
+image folder is), trained with recipes/low_memory/fashion_mnist_sorted.toml: QUASI_RANDOM through
+a process cache of half the file, RANDOM through the OS cache, and QUASI_RANDOM again on the same
+images written with --shuffle. A run whose folder holds a summary is not trained again. Writes
+results/low-memory-accuracy.json and prints each run's summary.
 """
 import argparse
 import json
@@ -245,8 +252,83 @@ def plot(rows, out):
     fig.savefig(out, dpi=110)
 
 
+FASHION_MNIST = Path("/usr/share/datasets/fashion-mnist")
+
+
+def write_sorted_fashion_mnist(work, beton, shuffled):
+    """Fashion-MNIST's training images as an image folder in label order, then as a .beton in
+    that order, and as one shuffled at write time (ffcv write --shuffle)."""
+    import gzip
+
+    import numpy as np
+    from PIL import Image
+    folder = work / "fashion-mnist-sorted"
+    if not (folder / ".complete").exists():
+        with gzip.open(FASHION_MNIST / "train-images-idx3-ubyte.gz") as f:
+            images = np.frombuffer(f.read(), np.uint8, offset=16).reshape(-1, 28, 28)
+        with gzip.open(FASHION_MNIST / "train-labels-idx1-ubyte.gz") as f:
+            labels = np.frombuffer(f.read(), np.uint8, offset=8)
+        for index, (image, label) in enumerate(zip(images, labels)):
+            target = folder / f"{label:02d}"
+            target.mkdir(parents=True, exist_ok=True)
+            Image.fromarray(image).save(target / f"{index:05d}.png")
+        (folder / ".complete").write_text("")
+    for path, extra in [(beton, []), (shuffled, ["--shuffle"])]:
+        if not path.exists():
+            subprocess.run([str(CLI), "write", "folder", str(folder), "--output", str(path),
+                            "--write-mode", "jpg", "--jpeg-quality", "90", "--page-size", "2M",
+                            "--quiet"] + extra, check=True)
+
+
+def train_runs(work, output):
+    """Trains the low-memory recipe: QUASI_RANDOM + process cache and RANDOM + OS cache on the
+    file in class order, and QUASI_RANDOM + process cache on the file shuffled at write time."""
+    beton = ROOT / "data" / "low-memory" / "fashion-mnist-sorted-train.beton"
+    shuffled = ROOT / "data" / "low-memory" / "fashion-mnist-shuffled-train.beton"
+    beton.parent.mkdir(parents=True, exist_ok=True)
+    write_sorted_fashion_mnist(work, beton, shuffled)
+    test = ROOT / "data" / "fashion-mnist-test.beton"
+    if not test.exists():
+        subprocess.run([str(CLI), "write", "fashion-mnist", "--split", "test", "--write-mode",
+                        "jpg", "--jpeg-quality", "90", "--output", str(test), "--quiet"],
+                       check=True)
+    recipe = ROOT / "recipes" / "low_memory" / "fashion_mnist_sorted.toml"
+    runs = {}
+    for name, folder_name, overrides in [
+            ("(b) quasi_random, process cache, file in class order", "run-b", []),
+            ("(a) random, OS cache, file in class order", "run-a",
+             ["--set", "data.order=random", "--set", "data.os_cache=true"]),
+            ("(b) quasi_random, process cache, file shuffled at write", "run-b-shuffled",
+             ["--set", f"data.train={shuffled}"])]:
+        folder = work / folder_name
+        if (folder / "summary.json").exists():  # trained before: reused
+            print(f"reusing {folder}", flush=True)
+        else:
+            shutil.rmtree(folder, ignore_errors=True)
+            print(f"training {name}", flush=True)
+            child = subprocess.Popen([str(CLI), "run", str(recipe), "--output-dir", str(folder)]
+                                     + overrides, cwd=ROOT)
+            _, status, usage = os.wait4(child.pid, 0)
+            if status != 0:
+                raise SystemExit(f"training {name} failed")
+            (folder / "peak_rss_bytes").write_text(str(usage.ru_maxrss * 1024))
+        summary = json.loads((folder / "summary.json").read_text())
+        log = [json.loads(line) for line in (folder / "log.jsonl").read_text().splitlines()
+               if line.strip()]
+        rss = folder / "peak_rss_bytes"
+        runs[name] = {"summary": summary, "log": log,
+                      "peak_rss_bytes": int(rss.read_text()) if rss.exists() else None,
+                      "command": f"ffcv run {recipe.relative_to(ROOT)} " + " ".join(overrides)}
+        print(json.dumps(summary), flush=True)
+    report = {"machine": machine(), "file_bytes": beton.stat().st_size, "runs": runs}
+    Path(output).with_name(Path(output).name + "-accuracy.json").write_text(
+        json.dumps(report, indent=1))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--train", action="store_true",
+                        help="run the accuracy comparison instead (two trainings)")
     parser.add_argument("--count", type=int, default=10000)
     parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--latency-ms", type=float, default=2.0)
@@ -258,6 +340,9 @@ def main():
 
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
+    if args.train:
+        train_runs(work, args.output)
+        return
     images = work / "images"
     beton = work / "www" / "train.beton"
     beton.parent.mkdir(exist_ok=True)

@@ -3,6 +3,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -201,4 +202,39 @@ TEST_CASE("values FFCV could not read back are refused with the sample named", "
       DatasetWriter(dir.file("d.beton"), {{"image", std::make_shared<RgbImageField>()}})
           .write(FunctionSource(1, huge)),
       Catch::Contains("65535"));
+}
+
+TEST_CASE("shuffle_indices stores a seeded permutation of the source's samples", "[writer]") {
+  TempDir dir;
+  // A source in "class order": label i / 100, as an image folder lists its classes.
+  auto make = [](std::uint64_t i) -> std::vector<FieldValue> {
+    return {static_cast<std::int64_t>(i), static_cast<std::int64_t>(i / 100)};
+  };
+  const auto rows = [&](const std::string& name, bool shuffle, std::uint64_t seed) {
+    const std::string path = dir.file(name);
+    DatasetWriter(
+        path, {{"index", std::make_shared<IntField>()}, {"label", std::make_shared<IntField>()}},
+        {.seed = seed, .shuffle_indices = shuffle})
+        .write(FunctionSource(1000, make));
+    const Reader reader(path);
+    std::vector<std::int64_t> indices;
+    for (std::uint64_t i = 0; i < reader.num_samples(); ++i) {
+      const std::int64_t index = std::get<std::int64_t>(reader.decode(i, 0));
+      CHECK(std::get<std::int64_t>(reader.decode(i, 1)) == index / 100);  // rows stay whole
+      indices.push_back(index);
+    }
+    return indices;
+  };
+  const std::vector<std::int64_t> plain = rows("plain.beton", false, 1);
+  const std::vector<std::int64_t> shuffled = rows("a.beton", true, 1);
+  std::vector<std::int64_t> sorted = shuffled;
+  std::sort(sorted.begin(), sorted.end());
+  CHECK(sorted == plain);  // every sample once
+  CHECK(shuffled != plain);
+  // Far from class order: the first 100 rows hold several classes.
+  std::set<std::int64_t> classes;
+  for (std::size_t i = 0; i < 100; ++i) classes.insert(shuffled[i] / 100);
+  CHECK(classes.size() >= 8);
+  CHECK(rows("b.beton", true, 1) == shuffled);  // the seed decides
+  CHECK(rows("c.beton", true, 2) != shuffled);
 }

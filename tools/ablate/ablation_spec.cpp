@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -36,14 +37,6 @@ std::string read_text(const std::string& path) {
   std::stringstream text;
   text << in.rdbuf();
   return text.str();
-}
-
-std::string stem_of(const std::string& path) {
-  const std::size_t slash = path.find_last_of('/');
-  std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
-  const std::size_t dot = name.find_last_of('.');
-  if (dot != std::string::npos && dot != 0) name.resize(dot);
-  return name;
 }
 
 [[noreturn]] void fail(const std::string& path, const std::string& where, const std::string& what) {
@@ -165,7 +158,7 @@ AblationSpec load_ablation_spec(const std::string& path) {
   }
   AblationSpec spec;
   spec.path = path;
-  spec.name = stem_of(path);
+  spec.name = std::filesystem::path(path).stem().string();
   spec.dataset = read_dataset(section(root, path, "dataset"), path);
   read_settings(section(root, path, "write"), path, "write", kWriterKeys, spec.write);
   read_settings(section(root, path, "bench"), path, "bench", kBenchKeys, spec.bench);

@@ -6,14 +6,14 @@
 #include "arguments.hpp"
 #include "commands.hpp"
 #include "ffcv/atomic_file.hpp"
-#include "output_guard.hpp"
-#include "source_report.hpp"
 #include "ffcv/dataset_writer.hpp"
 #include "ffcv/errors.hpp"
 #include "ffcv/fields/rgb_image_field.hpp"
 #include "ffcv/fields/scalar_fields.hpp"
 #include "ffcv/format.hpp"
 #include "ffcv/progress_bar.hpp"
+#include "output_guard.hpp"
+#include "source_report.hpp"
 #include "sources/idx_source.hpp"
 #include "sources/image_folder_source.hpp"
 #include "sources/imagenet_like.hpp"
@@ -64,6 +64,9 @@ Arguments write_arguments() {
               "a source image that cannot be decoded (KIND folder, imagenet-like): stop, or "
               "leave it out and list it in OUT.sources.json",
               "fail")
+      .flag("shuffle",
+            "store the samples in a random order keyed by --seed (FFCV's shuffle_indices), so "
+            "that a source in class order mixes classes under QUASI_RANDOM")
       .flag("force", "replace an existing --output (or --images-dir) that is not a .beton")
       .flag("quiet", "print nothing but errors");
   return args;
@@ -125,9 +128,8 @@ void check_write_output(const Arguments& args, std::vector<std::string> inputs,
 // Runs the writer with a progress bar and prints the summary line.
 // Runs the writer with a progress bar and prints the summary line; for an image folder
 // (`folder`, its root `root`) also the class map and what was left out, stored in a sidecar.
-int write_dataset(const Arguments& args, const SampleSource& source,
-                  std::vector<NamedField> fields, const ImageFolderSource* folder = nullptr,
-                  const std::string& root = "") {
+int write_dataset(const Arguments& args, const SampleSource& source, std::vector<NamedField> fields,
+                  const ImageFolderSource* folder = nullptr, const std::string& root = "") {
   const std::string output = output_path(args);
   const bool quiet = args.get_flag("quiet");
   WriterOptions options;
@@ -145,6 +147,7 @@ int write_dataset(const Arguments& args, const SampleSource& source,
   options.page_size = args.get_size("page-size");
   options.num_workers = static_cast<int>(args.get_int("workers"));
   options.seed = static_cast<std::uint64_t>(args.get_int("seed"));
+  options.shuffle_indices = args.get_flag("shuffle");
   ProgressBar progress("writing", source.size(), "samples");
   if (!quiet)
     options.on_progress = [&](std::uint64_t done, std::uint64_t) { progress.update(done); };
@@ -153,7 +156,8 @@ int write_dataset(const Arguments& args, const SampleSource& source,
   std::string notes;
   if (folder != nullptr) {
     const std::string sidecar = sources_sidecar_path(output);
-    write_file_atomically(sidecar, std::string_view(image_folder_sources_json(root, *folder, skipped)));
+    write_file_atomically(sidecar,
+                          std::string_view(image_folder_sources_json(root, *folder, skipped)));
     notes = image_folder_notes(*folder, skipped, sidecar);
   }
   if (!quiet) {

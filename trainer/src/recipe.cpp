@@ -80,6 +80,7 @@ void for_each_field(R& r, Visit&& visit) {
   visit("data", "cache_budget_mib", r.data.cache_budget_mib, at_least(1));
   visit("data", "cache_readers", r.data.cache_readers, between(1, 256));
   visit("data", "order", r.data.order, one_of({"sequential", "random", "quasi_random"}));
+  visit("data", "window_pages", r.data.window_pages, between(0, 1048576));
   visit("data", "seed", r.data.seed, any());
   visit("data", "batches_ahead", r.data.batches_ahead, at_least(1));
   visit("data", "mean", r.data.mean, between(0, 255));

@@ -90,6 +90,7 @@ TrainData::TrainData(const Recipe& recipe, ShardSpec shard, int initial_resoluti
   LoaderOptions train_options = base_options(
       recipe, recipe.data.train, shard, static_cast<std::uint64_t>(recipe.training.batch_size));
   train_options.order.kind = parse_order_kind(recipe.data.order);
+  train_options.order.window_pages = static_cast<std::uint64_t>(recipe.data.window_pages);
   train_options.order.batch_size = train_options.batch_size;
   train_options.os_cache = train_options.os_cache && recipe.data.os_cache;
   train_options.drop_last = true;

@@ -44,6 +44,10 @@ struct WriterOptions {
   // write with its error; true leaves it out (the samples after it move up one place, keeping
   // their order) and reports it to on_skipped, on the calling thread.
   bool skip_bad_samples = false;
+  // FFCV's shuffle_indices: the file's row i holds the source's sample perm[i], a permutation
+  // keyed by `seed`. A source in class order (an image folder) is then not in class order in
+  // the file, so QUASI_RANDOM, which shuffles within a window of pages, still mixes classes.
+  bool shuffle_indices = false;
   std::function<void(std::uint64_t index, const std::string& source, const std::string& error)>
       on_skipped;
 };
@@ -69,6 +73,7 @@ class DatasetWriter {
   WriteSummary write(const SampleSource& source);
 
  private:
+  WriteSummary write_rows(const SampleSource& rows);
   std::string path_;
   std::vector<NamedField> fields_;
   WriterOptions options_;

@@ -8,10 +8,11 @@
 #include <set>
 #include <thread>
 
+#include "ffcv/atomic_file.hpp"
+#include "ffcv/counter_random.hpp"
+#include "ffcv/cpu_count.hpp"
 #include "ffcv/errors.hpp"
 #include "ffcv/little_endian.hpp"
-#include "ffcv/atomic_file.hpp"
-#include "ffcv/cpu_count.hpp"
 #include "page_allocator.hpp"
 
 namespace ffcv {
@@ -45,6 +46,38 @@ void check_fields(const std::vector<NamedField>& fields) {
   }
 }
 
+constexpr std::uint32_t kShuffleStream = 0x73687566;  // "shuf"
+
+// 0..n-1 in a random order keyed by `seed` (Fisher-Yates on counter-based random numbers, so the
+// same seed gives the same order on every machine).
+std::vector<std::uint64_t> shuffled_indices(std::uint64_t n, std::uint64_t seed) {
+  std::vector<std::uint64_t> order(n);
+  for (std::uint64_t i = 0; i < n; ++i) order[i] = i;
+  for (std::uint64_t i = n; i > 1; --i) {
+    const std::uint64_t j = random_u64(seed, kShuffleStream, i - 1, 0) % i;
+    std::swap(order[i - 1], order[j]);
+  }
+  return order;
+}
+
+// `inner` seen in another order: row i is inner's sample order[i].
+class PermutedSource final : public SampleSource {
+ public:
+  PermutedSource(const SampleSource& inner, std::vector<std::uint64_t> order)
+      : inner_(inner), order_(std::move(order)) {}
+  std::uint64_t size() const override { return order_.size(); }
+  std::vector<FieldValue> load(std::uint64_t index) const override {
+    return inner_.load(order_[index]);
+  }
+  std::string describe(std::uint64_t index) const override {
+    return inner_.describe(order_[index]);
+  }
+
+ private:
+  const SampleSource& inner_;
+  std::vector<std::uint64_t> order_;
+};
+
 }  // namespace
 
 std::string SampleSource::describe(std::uint64_t index) const {
@@ -60,6 +93,11 @@ DatasetWriter::DatasetWriter(std::string path, std::vector<NamedField> fields,
 }
 
 WriteSummary DatasetWriter::write(const SampleSource& source) {
+  if (!options_.shuffle_indices) return write_rows(source);
+  return write_rows(PermutedSource(source, shuffled_indices(source.size(), options_.seed)));
+}
+
+WriteSummary DatasetWriter::write_rows(const SampleSource& source) {
   const auto started = std::chrono::steady_clock::now();
   const std::uint64_t num_samples = source.size();
   std::vector<ColumnType> columns;

@@ -34,6 +34,7 @@ struct DataConfig {
   int cache_budget_mib = 1024;         // process cache: resident pages at most, per loader
   int cache_readers = 4;               // process cache: reads in flight (HTTP connections for URLs)
   std::string order = "quasi_random";  // sequential | random | quasi_random (training set)
+  int window_pages = 0;                // QUASI_RANDOM: pages open at once (0: 2 x batch size)
   std::uint64_t seed = 0;              // seed of the order and of the random augmentations
   int batches_ahead = 3;               // batches prepared ahead of the training step
   // Normalization on the 0..255 pixel scale, per RGB channel (ImageNet statistics by default).
