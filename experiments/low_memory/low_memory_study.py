@@ -30,7 +30,7 @@ Writes results/low-memory.{json,png} and prints the table of results/low-memory.
   .venv/bin/python experiments/low_memory/low_memory_study.py --train
 The accuracy side, on a small task: Fashion-MNIST's training images stored in class order (as an
 image folder is), trained with recipes/low_memory/fashion_mnist_sorted.toml: QUASI_RANDOM through
-a process cache of half the file, RANDOM through the OS cache, and QUASI_RANDOM again on the same
+a process cache of a third of the file, RANDOM through the OS cache, and QUASI_RANDOM again on the same
 images written with --shuffle. A run whose folder holds a summary is not trained again. Writes
 results/low-memory-accuracy.json and prints each run's summary.
 """
