@@ -58,7 +58,7 @@ std::vector<std::string> write_ablation_tables(const AblationSpec& spec,
   for (const SweepAxis& axis : spec.axes) header += axis.key + ",";
   csv = header +
         "status,samples_per_s,peak_rss_bytes,file_bytes,read_bytes_per_epoch,read_per_file,"
-        "loader_wait_share,distinct_pages_per_batch,seconds,error\n";
+        "loader_wait_share,distinct_pages_per_batch,seconds,val_top1,error\n";
   json = "{\"name\": " + json_quote(spec.name) + ", \"spec\": " + json_quote(spec.path) +
          ", \"axes\": [";
   for (std::size_t a = 0; a < spec.axes.size(); ++a) {
@@ -73,8 +73,10 @@ std::vector<std::string> write_ablation_tables(const AblationSpec& spec,
   md = "# Ablation: " + spec.name + "\n\nCommand: `" + command_line +
        "`  \nMachine: " + machine_text() + "  \nSpec: `" + spec.path + "`\n\n|";
   for (const SweepAxis& axis : spec.axes) md += " " + axis.key + " |";
-  md += " samples/s | peak RSS | file | read / epoch | read / file | loader wait |\n|";
-  for (std::size_t a = 0; a < spec.axes.size() + 6; ++a) md += "---|";
+  const bool training = spec.training();
+  md += std::string(training ? " val top-1 |" : "") +
+        " samples/s | peak RSS | file | read / epoch | read / file | loader wait |\n|";
+  for (std::size_t a = 0; a < spec.axes.size() + 6 + training; ++a) md += "---|";
   md += "\n";
 
   for (std::size_t i = 0; i < cells.size(); ++i) {
@@ -94,8 +96,11 @@ std::vector<std::string> write_ablation_tables(const AblationSpec& spec,
       csv += values_csv + "ok," + number(r.samples_per_s) + "," + std::to_string(r.peak_rss_bytes) +
              "," + std::to_string(r.file_bytes) + "," + number(r.read_bytes_per_epoch, "%.0f") +
              "," + number(read_per_file, "%.4f") + "," + number(r.loader_wait_share, "%.4f") + "," +
-             number(r.distinct_pages_per_batch, "%.3f") + "," + number(r.seconds, "%.3f") + ",\n";
-      md += "|" + values_md + " " + number(r.samples_per_s, "%.0f") + " | " +
+             number(r.distinct_pages_per_batch, "%.3f") + "," + number(r.seconds, "%.3f") + "," +
+             (r.val_top1 >= 0 ? number(r.val_top1, "%.4f") : std::string()) + ",\n";
+      md += "|" + values_md +
+            (training ? " " + number(100 * r.val_top1, "%.2f") + "% |" : std::string()) + " " +
+            number(r.samples_per_s, "%.0f") + " | " +
             byte_size_text(static_cast<double>(r.peak_rss_bytes)) + " | " +
             byte_size_text(static_cast<double>(r.file_bytes)) + " | " +
             byte_size_text(r.read_bytes_per_epoch) + " | " + number(read_per_file, "%.2f") + " | " +
@@ -106,10 +111,13 @@ std::vector<std::string> write_ablation_tables(const AblationSpec& spec,
               ", \"read_bytes_per_epoch\": " + json_number(r.read_bytes_per_epoch, 0) +
               ", \"loader_wait_share\": " + json_number(r.loader_wait_share, 4) +
               ", \"distinct_pages_per_batch\": " + json_number(r.distinct_pages_per_batch, 3) +
-              ", \"seconds\": " + json_number(r.seconds, 3) + "}";
+              ", \"seconds\": " + json_number(r.seconds, 3) +
+              (r.val_top1 >= 0 ? ", \"val_top1\": " + json_number(r.val_top1, 4) : std::string()) +
+              "}";
     } else {
-      csv += values_csv + "failed,,,,,,,,," + csv_field(r.error) + "\n";
-      md += "|" + values_md + " failed: " + r.error + " | | | | | |\n";
+      csv += values_csv + "failed,,,,,,,,,," + csv_field(r.error) + "\n";
+      md +=
+          "|" + values_md + " failed: " + r.error + " | | | | | |" + (training ? " |" : "") + "\n";
       json += ", \"error\": " + json_quote(r.error) + "}";
     }
   }
@@ -117,7 +125,9 @@ std::vector<std::string> write_ablation_tables(const AblationSpec& spec,
   md +=
       "\nread / epoch: bytes read from storage per epoch (the process cache's own count; through "
       "the OS cache, the kernel's count of block reads, 0 when the file was cached). loader "
-      "wait: the share of each epoch the consumer waited for batches (median epoch).\n";
+      "wait: the share of each epoch the consumer waited for batches (median epoch; for "
+      "training cells, over the whole run). Training cells: samples/s is the run's training "
+      "images/s, val top-1 its final validation accuracy.\n";
   const std::vector<std::pair<std::string, std::string>> files = {
       {"ablation.csv", csv}, {"ablation.json", json}, {"ablation.md", md}};
   std::vector<std::string> written;

@@ -63,10 +63,10 @@ std::string tsv_field(std::string text) {
 // One cells.tsv line: key, ok, error, then the figures.
 std::string tsv_line(const CellResult& r) {
   char figures[512];
-  std::snprintf(figures, sizeof figures, "%.6g\t%.6g\t%llu\t%llu\t%.6g\t%.6g\t%.6g",
+  std::snprintf(figures, sizeof figures, "%.6g\t%.6g\t%llu\t%llu\t%.6g\t%.6g\t%.6g\t%.6g",
                 r.samples_per_s, r.seconds, static_cast<unsigned long long>(r.peak_rss_bytes),
                 static_cast<unsigned long long>(r.file_bytes), r.read_bytes_per_epoch,
-                r.loader_wait_share, r.distinct_pages_per_batch);
+                r.loader_wait_share, r.distinct_pages_per_batch, r.val_top1);
   return tsv_field(r.key) + "\t" + (r.ok ? "ok" : "failed") + "\t" + tsv_field(r.error) + "\t" +
          figures + "\n";
 }
@@ -206,6 +206,75 @@ CellResult measure(const AblationCell& cell, const std::string& dataset,
   return result;
 }
 
+// A stable name for a cell's run folder: FNV-1a of its key, in hex.
+std::string cell_hash(const std::string& key) {
+  std::uint64_t hash = 14695981039346656037ull;
+  for (const unsigned char c : key) hash = (hash ^ c) * 1099511628211ull;
+  char text[17];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(hash));
+  return text;
+}
+
+std::string read_whole(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// One training cell: `ffcv run` in a folder of its own (an unfinished one starts over).
+CellResult measure_training(const AblationCell& cell, const std::string& dataset,
+                            const AblationRunOptions& options, bool& interrupted) {
+  CellResult result;
+  result.key = cell.key();
+  const fs::path folder = fs::path(options.output_dir) / "runs" / ("cell-" + cell_hash(cell.key()));
+  std::error_code error;
+  fs::remove_all(folder, error);
+  fs::create_directories(folder.parent_path());
+  std::vector<std::string> arguments{"run", cell.recipe_path, "--output-dir", folder.string()};
+  for (const std::string& value : recipe_overrides(cell)) {
+    arguments.insert(arguments.end(), {"--set", value});
+  }
+  if (!dataset.empty()) arguments.insert(arguments.end(), {"--set", "data.train=" + dataset});
+  const ChildResult child = run_child(options.ffcv_program, arguments);
+  if (child.interrupted) {
+    interrupted = true;
+    return result;
+  }
+  result.seconds = child.seconds;
+  result.peak_rss_bytes = child.peak_rss_bytes;
+  if (!dataset.empty()) {
+    const auto size = fs::file_size(dataset, error);
+    result.file_bytes = error ? 0 : size;
+  }
+  if (child.status != 0) {
+    result.error = last_line(child.errors + child.output);
+    if (result.error.empty())
+      result.error = "ffcv run exited with status " + std::to_string(child.status);
+    return result;
+  }
+  const std::string summary = read_whole(folder / "summary.json");
+  const std::vector<double> top1 = json_numbers(summary, "val_top1");
+  const std::vector<double> rate = json_numbers(summary, "images_per_second");
+  if (top1.empty() || rate.empty()) {
+    result.error = "the run left no summary with val_top1 in " + folder.string();
+    return result;
+  }
+  result.ok = true;
+  result.val_top1 = top1.front();
+  result.samples_per_s = rate.front();
+  const std::string log = read_whole(folder / "log.jsonl");
+  const std::vector<double> epochs = json_numbers(log, "epoch_seconds");
+  const std::vector<double> waits = json_numbers(log, "loader_wait_seconds");
+  double epoch_total = 0, wait_total = 0;
+  for (const double seconds : epochs) epoch_total += seconds;
+  for (const double seconds : waits) wait_total += seconds;
+  result.loader_wait_share = epoch_total > 0 ? wait_total / epoch_total : 0;
+  result.read_bytes_per_epoch =
+      epochs.empty() ? 0 : static_cast<double>(child.storage_read_bytes) / epochs.size();
+  return result;
+}
+
 }  // namespace
 
 std::vector<CellResult> read_cell_results(const std::string& cells_tsv) {
@@ -216,7 +285,7 @@ std::vector<CellResult> read_cell_results(const std::string& cells_tsv) {
     std::vector<std::string> fields;
     std::stringstream stream(line);
     for (std::string field; std::getline(stream, field, '\t');) fields.push_back(field);
-    if (fields.size() != 10) continue;  // a line cut short by a crash: that cell runs again
+    if (fields.size() != 11) continue;  // a line cut short by a crash: that cell runs again
     CellResult r;
     r.key = fields[0];
     r.ok = fields[1] == "ok";
@@ -228,6 +297,7 @@ std::vector<CellResult> read_cell_results(const std::string& cells_tsv) {
     r.read_bytes_per_epoch = std::strtod(fields[7].c_str(), nullptr);
     r.loader_wait_share = std::strtod(fields[8].c_str(), nullptr);
     r.distinct_pages_per_batch = std::strtod(fields[9].c_str(), nullptr);
+    r.val_top1 = std::strtod(fields[10].c_str(), nullptr);
     if (!by_key.count(r.key)) order.push_back(r.key);
     by_key[r.key] = r;
   }
@@ -260,9 +330,13 @@ AblationOutcome run_ablation(const AblationSpec& spec, const std::vector<Ablatio
       continue;
     }
     bool interrupted = false;
-    const std::string dataset = ensure_dataset(spec, cell, options, interrupted);
+    const bool writes = !spec.dataset.source.empty();
+    const std::string dataset = writes ? ensure_dataset(spec, cell, options, interrupted) : "";
     CellResult result;
-    if (!interrupted) result = measure(cell, dataset, options, interrupted);
+    if (!interrupted) {
+      result = spec.training() ? measure_training(cell, dataset, options, interrupted)
+                               : measure(cell, dataset, options, interrupted);
+    }
     if (interrupted) {
       outcome.interrupted = true;
       say(options, "interrupted: the finished cells are kept in " + cells_tsv +
@@ -273,10 +347,14 @@ AblationOutcome run_ablation(const AblationSpec& spec, const std::vector<Ablatio
     char line[256];
     std::snprintf(line, sizeof line, "[%llu/%zu] %s: ", static_cast<unsigned long long>(index),
                   cells.size(), cell_label(spec, cell).c_str());
-    say(options,
-        std::string(line) +
-            (result.ok ? std::to_string(static_cast<long long>(result.samples_per_s)) + " samples/s"
-                       : "failed: " + result.error));
+    std::string figures =
+        std::to_string(static_cast<long long>(result.samples_per_s)) + " samples/s";
+    if (result.val_top1 >= 0) {
+      char top1[32];
+      std::snprintf(top1, sizeof top1, ", val top-1 %.2f%%", 100 * result.val_top1);
+      figures += top1;
+    }
+    say(options, std::string(line) + (result.ok ? figures : "failed: " + result.error));
     outcome.results.push_back(std::move(result));
   }
   return outcome;

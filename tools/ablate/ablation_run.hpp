@@ -8,7 +8,9 @@
 //
 // Each cell runs `ffcv bench FILE --json` with its settings in a process of its own, so that
 // its peak memory (the child's ru_maxrss) and the bytes it read from storage (ru_inblock, for
-// the OS cache; the process cache counts its own reads) are its alone.
+// the OS cache; the process cache counts its own reads) are its alone. A training sweep runs
+// `ffcv run RECIPE --set ...` per cell instead, in runs/cell-HASH/, and takes the validation
+// top-1, images/s and the loader's wait share from the run's summary and log.
 //
 // Resuming: a cell whose key (ablation_spec.hpp) is already in cells.tsv is not run again, and
 // a dataset already written is not written again; so an interrupted sweep, run again with the
@@ -37,6 +39,7 @@ struct CellResult {
   double read_bytes_per_epoch = 0;   // from storage
   double loader_wait_share = 0;      // consumer's wait for batches / epoch time (median epoch)
   double distinct_pages_per_batch = 0;
+  double val_top1 = -1;  // training cells: final validation top-1 (0..1); -1 otherwise
 };
 
 struct AblationRunOptions {

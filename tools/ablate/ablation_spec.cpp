@@ -10,6 +10,7 @@
 
 #include "ffcv/closest_name.hpp"
 #include "ffcv/errors.hpp"
+#include "ffcv/train/recipe.hpp"
 
 namespace ffcv::tools {
 
@@ -83,6 +84,34 @@ const toml::table* section(const toml::table& root, const std::string& path, con
   return node->as_table();
 }
 
+void read_train(const toml::table* table, const std::string& path, AblationSpec& spec) {
+  if (table == nullptr) return;
+  for (const auto& [key_view, node] : *table) {
+    const std::string key(key_view.str());
+    const std::string where = "[train] " + key;
+    if (key == "recipe") {
+      const auto* text = node.as_string();
+      if (text == nullptr || text->get().empty()) fail(path, where, "must be a non-empty string");
+      spec.recipe = text->get();
+    } else if (key == "set") {
+      const toml::array* values = node.as_array();
+      if (values == nullptr) fail(path, where, "must be a list of \"section.key=value\" strings");
+      for (const toml::node& value : *values) {
+        const auto* text = value.as_string();
+        if (text == nullptr || text->get().find('=') == std::string::npos) {
+          fail(path, where, "must be a list of \"section.key=value\" strings");
+        }
+        spec.recipe_set.push_back(text->get());
+      }
+    } else {
+      unknown_key(path, "train", key, {"recipe", "set"});
+    }
+  }
+  if (spec.recipe.empty()) fail(path, "[train] recipe", "is required in a [train] section");
+}
+
+bool is_recipe_key(const std::string& key) { return key.find('.') != std::string::npos; }
+
 void read_settings(const toml::table* table, const std::string& path, const char* name,
                    const std::vector<std::string>& known, Settings& settings) {
   if (table == nullptr) return;
@@ -93,9 +122,10 @@ void read_settings(const toml::table* table, const std::string& path, const char
   }
 }
 
-DatasetSpec read_dataset(const toml::table* table, const std::string& path) {
-  if (table == nullptr) fail(path, "[dataset]", "the section is required (source = ...)");
+DatasetSpec read_dataset(const toml::table* table, const std::string& path, bool training) {
   DatasetSpec dataset;
+  if (table == nullptr && training) return dataset;  // the recipe's own data
+  if (table == nullptr) fail(path, "[dataset]", "the section is required (source = ...)");
   for (const auto& [key_view, node] : *table) {
     const std::string key(key_view.str());
     const std::string where = "[dataset] " + key;
@@ -138,7 +168,9 @@ std::string settings_text(const Settings& settings) {
 std::string AblationCell::dataset_key() const { return settings_text(write); }
 
 std::string AblationCell::key() const {
-  return "write:" + settings_text(write) + "|bench:" + settings_text(bench);
+  std::string text = "write:" + settings_text(write) + "|bench:" + settings_text(bench);
+  if (!recipe_path.empty()) text += "|recipe:" + recipe_path + ":" + settings_text(recipe);
+  return text;
 }
 
 AblationSpec load_ablation_spec(const std::string& path) {
@@ -152,14 +184,15 @@ AblationSpec load_ablation_spec(const std::string& path) {
   }
   for (const auto& [key_view, node] : root) {
     const std::string key(key_view.str());
-    if (!contains({"dataset", "write", "bench", "sweep"}, key)) {
-      unknown_key(path, "top level", key, {"dataset", "write", "bench", "sweep"});
+    if (!contains({"dataset", "write", "bench", "sweep", "train"}, key)) {
+      unknown_key(path, "top level", key, {"dataset", "write", "bench", "sweep", "train"});
     }
   }
   AblationSpec spec;
   spec.path = path;
   spec.name = std::filesystem::path(path).stem().string();
-  spec.dataset = read_dataset(section(root, path, "dataset"), path);
+  read_train(section(root, path, "train"), path, spec);
+  spec.dataset = read_dataset(section(root, path, "dataset"), path, spec.training());
   read_settings(section(root, path, "write"), path, "write", kWriterKeys, spec.write);
   read_settings(section(root, path, "bench"), path, "bench", kBenchKeys, spec.bench);
 
@@ -167,13 +200,34 @@ AblationSpec load_ablation_spec(const std::string& path) {
   if (sweep == nullptr || sweep->empty()) {
     fail(path, "[sweep]", "the section is required, with at least one axis (key = [values])");
   }
+  if (spec.training() && !spec.bench.empty()) {
+    fail(path, "[bench]",
+         "a training sweep ([train]) has no bench settings: set the loader through recipe keys "
+         "such as data.num_workers or data.os_cache in [train] set or [sweep]");
+  }
   std::vector<std::string> known = kWriterKeys;
-  known.insert(known.end(), kBenchKeys.begin(), kBenchKeys.end());
+  if (spec.training()) {
+    const std::vector<std::string> keys = train::recipe_keys();
+    known.insert(known.end(), keys.begin(), keys.end());
+  } else {
+    known.insert(known.end(), kBenchKeys.begin(), kBenchKeys.end());
+  }
   std::vector<std::uint32_t> axis_lines;
   for (const auto& [key_view, node] : *sweep) {
     const std::string key(key_view.str());
     const std::string where = "[sweep] " + key;
+    if (!contains(known, key) && !spec.training() && is_recipe_key(key)) {
+      fail(path, where, "is a recipe key: sweeping the recipe needs a [train] section");
+    }
+    if (!contains(known, key) && spec.training() && contains(kBenchKeys, key)) {
+      fail(path, where,
+           "is a bench setting: a training sweep sets the loader through recipe keys such as "
+           "data.num_workers");
+    }
     if (!contains(known, key)) unknown_key(path, "sweep", key, known);
+    if (spec.training() && spec.dataset.source.empty() && contains(kWriterKeys, key)) {
+      fail(path, where, "is a writer setting: it needs a [dataset] to write");
+    }
     const toml::array* values = node.as_array();
     if (values == nullptr || values->empty())
       fail(path, where, "must be a non-empty list of values");
@@ -185,7 +239,11 @@ AblationSpec load_ablation_spec(const std::string& path) {
       }
       axis.values.push_back(std::move(setting));
     }
-    if (spec.write.count(key) || spec.bench.count(key)) {
+    bool fixed_in_recipe = false;
+    for (const std::string& text : spec.recipe_set) {
+      fixed_in_recipe = fixed_in_recipe || text.substr(0, text.find('=')) == key;
+    }
+    if (spec.write.count(key) || spec.bench.count(key) || fixed_in_recipe) {
       fail(path, where, "is also a fixed setting; give it in one place");
     }
     spec.axes.push_back(std::move(axis));
@@ -199,6 +257,9 @@ AblationSpec load_ablation_spec(const std::string& path) {
   std::vector<SweepAxis> sorted;
   for (const std::size_t i : order) sorted.push_back(std::move(spec.axes[i]));
   spec.axes = std::move(sorted);
+  if (spec.training() && spec.dataset.source.empty() && !spec.write.empty()) {
+    fail(path, "[write]", "writer settings need a [dataset] to write");
+  }
   if (spec.dataset.source == "beton") {
     bool writes = !spec.write.empty();
     for (const SweepAxis& axis : spec.axes) writes = writes || contains(kWriterKeys, axis.key);
@@ -214,20 +275,44 @@ std::vector<AblationCell> expand_cells(const AblationSpec& spec) {
   std::vector<AblationCell> cells(1);
   cells[0].write = spec.write;
   cells[0].bench = spec.bench;
+  cells[0].recipe_path = spec.recipe;
+  for (const std::string& text : spec.recipe_set) {
+    const std::size_t equals = text.find('=');
+    cells[0].recipe[text.substr(0, equals)] = {text.substr(equals + 1), false};
+  }
   for (const SweepAxis& axis : spec.axes) {
-    const bool writer = contains(kWriterKeys, axis.key);
+    Settings AblationCell::*target = &AblationCell::bench;
+    if (contains(kWriterKeys, axis.key)) target = &AblationCell::write;
+    if (is_recipe_key(axis.key)) target = &AblationCell::recipe;
     std::vector<AblationCell> next;
     for (const AblationCell& cell : cells) {
       for (const SettingValue& value : axis.values) {
         AblationCell extended = cell;
         extended.axis_values.push_back(value);
-        (writer ? extended.write : extended.bench)[axis.key] = value;
+        (extended.*target)[axis.key] = value;
         next.push_back(std::move(extended));
       }
     }
     cells = std::move(next);
   }
   return cells;
+}
+
+std::vector<std::string> recipe_overrides(const AblationCell& cell) {
+  std::vector<std::string> overrides;
+  for (const auto& [key, value] : cell.recipe) overrides.push_back(key + "=" + value.text);
+  return overrides;
+}
+
+void check_training_cells(const AblationSpec& spec, const std::vector<AblationCell>& cells) {
+  if (!spec.training()) return;
+  for (const AblationCell& cell : cells) {
+    try {
+      train::load_recipe(spec.recipe, recipe_overrides(cell));
+    } catch (const ConfigError& error) {
+      throw ConfigError(spec.path + ": cell " + cell_label(spec, cell) + ": " + error.what());
+    }
+  }
 }
 
 std::string cell_label(const AblationSpec& spec, const AblationCell& cell) {

@@ -11,6 +11,18 @@
 //   [sweep]                          the axes: each key a list of values; every combination is
 //                                    one cell
 //
+// or, to measure training instead of loading (each cell one `ffcv run`, accuracy included):
+//
+//   [train]
+//   recipe = "recipes/fashion_mnist.toml"
+//   set = ["training.epochs=2"]      fixed overrides, as `--set` takes them (optional)
+//   [sweep]
+//   "data.order" = ["random", "quasi_random"]   recipe keys (section.key), and writer keys
+//
+// A training sweep has no [bench] (loader settings are recipe keys: data.num_workers,
+// data.os_cache, ...); its [dataset] is optional: without one the recipe's data is used, with
+// one the file written for the cell becomes data.train (data.val stays the recipe's).
+//
 // A key of [write], [bench] or [sweep] is an option of `ffcv write` or `ffcv bench` without its
 // dashes, with underscores (`max_resolution`, `process_cache`); which command it belongs to is
 // known from kWriterKeys / kBenchKeys. Booleans are flags (true: given). Besides bench's own
@@ -38,7 +50,7 @@ struct SettingValue {
 using Settings = std::map<std::string, SettingValue>;  // key (with underscores) -> value
 
 struct DatasetSpec {
-  std::string source;  // imagenet-like | folder | fashion-mnist | beton
+  std::string source;  // imagenet-like | folder | fashion-mnist | beton; "" for the recipe's
   std::uint64_t count = 2000;
   int classes = 100;
   std::uint64_t seed = 0;
@@ -56,7 +68,11 @@ struct AblationSpec {
   DatasetSpec dataset;
   Settings write;
   Settings bench;
-  std::vector<SweepAxis> axes;  // in the order of the spec file
+  std::string recipe;                   // [train] recipe: a training sweep when not empty
+  std::vector<std::string> recipe_set;  // [train] set: fixed "section.key=value" overrides
+  std::vector<SweepAxis> axes;          // in the order of the spec file
+
+  bool training() const { return !recipe.empty(); }
 };
 
 // One point of the sweep: its values of the axes, and every setting it runs with.
@@ -64,6 +80,8 @@ struct AblationCell {
   std::vector<SettingValue> axis_values;  // one per axis
   Settings write;                         // fixed and swept writer settings
   Settings bench;                         // fixed and swept bench settings
+  Settings recipe;                        // training sweeps: [train] set and the swept recipe keys
+  std::string recipe_path;                // training sweeps: the recipe
   // The dataset's identity: the writer settings as text; cells that share it share a .beton.
   std::string dataset_key() const;
   // Everything the cell's measurement depends on: its results are reused for the same key.
@@ -78,6 +96,13 @@ AblationSpec load_ablation_spec(const std::string& path);
 
 // The product of the axes, the first axis varying slowest.
 std::vector<AblationCell> expand_cells(const AblationSpec& spec);
+
+// A training cell's `ffcv run` overrides ("section.key=value"): [train] set and its recipe keys.
+std::vector<std::string> recipe_overrides(const AblationCell& cell);
+
+// Loads the recipe of every cell of a training sweep with its overrides, so that a value the
+// recipe refuses is a ConfigError naming the cell before any work. Nothing for bench sweeps.
+void check_training_cells(const AblationSpec& spec, const std::vector<AblationCell>& cells);
 
 // "workers=2 process_cache=true": the cell's axis values, for progress lines and tables.
 std::string cell_label(const AblationSpec& spec, const AblationCell& cell);

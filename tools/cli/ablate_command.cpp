@@ -20,13 +20,16 @@ int ablate_command(const CommandArgs& argv) {
                  "table (CSV, JSON, Markdown) and plots of samples/s, peak memory, file size and "
                  "bytes read. An interrupted sweep goes on where it stopped when run again. The "
                  "spec's format: docs/tuning.md.");
-  args.positional("SPEC", "the sweep, a TOML file ([dataset], [write], [bench], [sweep])")
+  args.positional("SPEC",
+                  "the sweep, a TOML file ([dataset], [write], [bench], [sweep]; or [train] "
+                  "with a recipe, to train each cell)")
       .option("output", "DIR", "where datasets, results and plots go [default: ablations/SPEC]")
       .flag("list", "print the cells and exit")
       .flag("quiet", "print nothing but errors and the report's paths");
   if (!args.parse(argv)) return 0;
   const AblationSpec spec = load_ablation_spec(args.get("SPEC"));
   const std::vector<AblationCell> cells = expand_cells(spec);
+  check_training_cells(spec, cells);
   if (args.get_flag("list")) {
     for (std::size_t i = 0; i < cells.size(); ++i) {
       std::printf("%zu %s\n", i, cell_label(spec, cells[i]).c_str());
