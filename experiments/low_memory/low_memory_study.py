@@ -31,7 +31,8 @@ Writes results/low-memory.{json,png} and prints the table of results/low-memory.
 The accuracy side, on a small task: Fashion-MNIST's training images stored in class order (as an
 image folder is), trained with recipes/low_memory/fashion_mnist_sorted.toml: QUASI_RANDOM through
 a process cache of a third of the file, RANDOM through the OS cache, and QUASI_RANDOM again on the same
-images written with --shuffle. A run whose folder holds a summary is not trained again. Writes
+images written with --shuffle, locally and over HTTP (nginx) with slow storage imposed (5 ms per
+read, 10 MB/s). A run whose folder holds a summary is not trained again. Writes
 results/low-memory-accuracy.json and prints each run's summary.
 """
 import argparse
@@ -294,12 +295,18 @@ def train_runs(work, output):
                        check=True)
     recipe = ROOT / "recipes" / "low_memory" / "fashion_mnist_sorted.toml"
     runs = {}
+    server = Nginx(shuffled.parent)
+    url = server.url(shuffled.name)
     for name, folder_name, overrides in [
             ("(b) quasi_random, process cache, file in class order", "run-b", []),
             ("(a) random, OS cache, file in class order", "run-a",
              ["--set", "data.order=random", "--set", "data.os_cache=true"]),
             ("(b) quasi_random, process cache, file shuffled at write", "run-b-shuffled",
-             ["--set", f"data.train={shuffled}"])]:
+             ["--set", f"data.train={shuffled}"]),
+            ("(b) quasi_random, process cache, file shuffled at write, over HTTP, 5 ms + 10 MB/s",
+             "run-b-shuffled-http",
+             ["--set", f"data.train={url}", "--set", "data.storage_latency_ms=5",
+              "--set", "data.storage_bandwidth_mbs=10"])]:
         folder = work / folder_name
         if (folder / "summary.json").exists():  # trained before: reused
             print(f"reusing {folder}", flush=True)
@@ -310,6 +317,7 @@ def train_runs(work, output):
                                      + overrides, cwd=ROOT)
             _, status, usage = os.wait4(child.pid, 0)
             if status != 0:
+                server.close()
                 raise SystemExit(f"training {name} failed")
             (folder / "peak_rss_bytes").write_text(str(usage.ru_maxrss * 1024))
         summary = json.loads((folder / "summary.json").read_text())
@@ -320,6 +328,7 @@ def train_runs(work, output):
                       "peak_rss_bytes": int(rss.read_text()) if rss.exists() else None,
                       "command": f"ffcv run {recipe.relative_to(ROOT)} " + " ".join(overrides)}
         print(json.dumps(summary), flush=True)
+    server.close()
     report = {"machine": machine(), "file_bytes": beton.stat().st_size, "runs": runs}
     Path(output).with_name(Path(output).name + "-accuracy.json").write_text(
         json.dumps(report, indent=1))

@@ -79,6 +79,8 @@ void for_each_field(R& r, Visit&& visit) {
   visit("data", "os_cache", r.data.os_cache, any());
   visit("data", "cache_budget_mib", r.data.cache_budget_mib, at_least(1));
   visit("data", "cache_readers", r.data.cache_readers, between(1, 256));
+  visit("data", "storage_latency_ms", r.data.storage_latency_ms, between(0, 60000));
+  visit("data", "storage_bandwidth_mbs", r.data.storage_bandwidth_mbs, between(0, 1000000));
   visit("data", "order", r.data.order, one_of({"sequential", "random", "quasi_random"}));
   visit("data", "window_pages", r.data.window_pages, between(0, 1048576));
   visit("data", "seed", r.data.seed, any());

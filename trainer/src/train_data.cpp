@@ -47,6 +47,8 @@ LoaderOptions base_options(const Recipe& recipe, const std::string& path, ShardS
   options.os_cache = !is_url(path);
   options.cache.budget_bytes = static_cast<std::uint64_t>(recipe.data.cache_budget_mib) << 20;
   options.cache.reader_threads = recipe.data.cache_readers;
+  options.cache.throttle.latency_seconds = recipe.data.storage_latency_ms / 1000;
+  options.cache.throttle.bandwidth_bytes_per_s = recipe.data.storage_bandwidth_mbs * 1e6;
   options.batch_size = batch_size;
   options.num_workers = recipe.data.num_workers;
   options.batches_ahead = static_cast<std::uint64_t>(recipe.data.batches_ahead);
