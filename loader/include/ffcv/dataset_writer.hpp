@@ -55,7 +55,7 @@ struct WriterOptions {
 struct WriteSummary {
   std::uint64_t num_samples = 0;  // written
   std::uint64_t skipped = 0;      // left out (WriterOptions::skip_bad_samples)
-  std::uint64_t page_size = 0;  // final page size (larger than asked if a sample needed it)
+  std::uint64_t page_size = 0;    // final page size (larger than asked if a sample needed it)
   std::uint64_t num_pages = 0;
   std::uint64_t heap_bytes = 0;  // payload bytes, excluding page padding
   std::uint64_t file_size = 0;

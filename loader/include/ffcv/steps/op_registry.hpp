@@ -1,8 +1,8 @@
 // OpRegistry: decoders and operations by name, so recipes and the CLI can list them.
 //
 // The global registry starts with the built-in steps; user operations come from shared
-// libraries loaded at run time (ffcv/steps/op_library.hpp), which register into an empty registry of
-// their own that is then added to the global one whole. A name is registered once: a later
+// libraries loaded at run time (ffcv/steps/op_library.hpp), which register into an empty registry
+// of their own that is then added to the global one whole. A name is registered once: a later
 // registration under the same name is an error, so nothing can silently replace a built-in.
 #pragma once
 

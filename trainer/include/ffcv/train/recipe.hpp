@@ -29,13 +29,13 @@ struct DataConfig {
   std::string val;    // validation set (required)
   std::string image_field = "image";
   std::string label_field = "label";
-  int num_workers = 0;                 // decoding threads; 0 = one per core
-  bool os_cache = true;                // true: mmap through the OS page cache; false: process cache
-  int cache_budget_mib = 1024;         // process cache: resident pages at most, per loader
-  int cache_readers = 4;               // process cache: reads in flight (HTTP connections for URLs)
+  int num_workers = 0;          // decoding threads; 0 = one per core
+  bool os_cache = true;         // true: mmap through the OS page cache; false: process cache
+  int cache_budget_mib = 1024;  // process cache: resident pages at most, per loader
+  int cache_readers = 4;        // process cache: reads in flight (HTTP connections for URLs)
   // Process cache: slow storage imposed on its reads (StorageThrottle), to study it on one machine.
-  double storage_latency_ms = 0;     // added to every read
-  double storage_bandwidth_mbs = 0;  // shared by all reads; 0: unlimited
+  double storage_latency_ms = 0;       // added to every read
+  double storage_bandwidth_mbs = 0;    // shared by all reads; 0: unlimited
   std::string order = "quasi_random";  // sequential | random | quasi_random (training set)
   int window_pages = 0;                // QUASI_RANDOM: pages open at once (0: 2 x batch size)
   std::uint64_t seed = 0;              // seed of the order and of the random augmentations
