@@ -382,6 +382,28 @@ TEST_CASE("reads over slow HTTP stop at once when interrupted or when the iterat
   }
 }
 
+TEST_CASE("https: a file served over TLS reads as the local file; an untrusted server is refused",
+          "[http]") {
+  bypass_proxies();
+  ::unsetenv("CURL_CA_BUNDLE");
+  TempDir dir;
+  const std::string path = write_dataset(dir);
+  const auto server = TestHttpServer::nginx(dir.path(), 0, /*tls=*/true);
+  const std::string url = server->url("data.beton");
+  REQUIRE(url.rfind("https://", 0) == 0);
+  LoaderOptions options = cached_options(OrderKind::kRandom);
+  options.cache.http.ca_file = server->certificate();
+  Loader local(path, {}, cached_options(OrderKind::kRandom));
+  Loader remote(url, {}, options);
+  CHECK(epoch_bytes(remote, 0) == epoch_bytes(local, 0));
+  // Without the certificate to trust, at once (not retried) and saying why.
+  HttpOptions untrusted = quick_http();
+  const Clock::time_point start = Clock::now();
+  CHECK_THAT(error_of<IoError>([&] { open_range_reader(url, untrusted); }),
+             Catch::Contains(url) && Catch::Contains("certificate"));
+  CHECK(seconds_since(start) < 2.0);
+}
+
 TEST_CASE("the epoch plan lists each page once, in order of first use, with its peak", "[pages]") {
   // Pages of 100 bytes in a file of 950: page 9 is 50 bytes long, page 12 lies beyond the end.
   const std::vector<std::vector<std::uint64_t>> batches{{3, 1, 3}, {1, 2}, {9}, {12, 2}};

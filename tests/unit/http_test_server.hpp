@@ -35,8 +35,10 @@ namespace ffcv::test {
 class TestHttpServer {
  public:
   // nginx serving the files of `root`; `limit_rate`: bytes per second per request, 0 unlimited.
+  // With `tls`, over HTTPS with a self-signed certificate for 127.0.0.1 made by the openssl
+  // command (certificate() names it, for HttpOptions::ca_file).
   static std::unique_ptr<TestHttpServer> nginx(const std::string& root,
-                                               std::uint64_t limit_rate = 0) {
+                                               std::uint64_t limit_rate = 0, bool tls = false) {
     if (std::string(FFCV_NGINX_PATH).empty()) {
       throw std::runtime_error(
           "nginx is missing: run tools/setup.sh, which unpacks it into build/");
@@ -46,6 +48,21 @@ class TestHttpServer {
     const std::string dir = server.dir_.path();
     std::filesystem::create_directories(dir + "/temp");
     server.port_ = free_port();
+    std::string listen = "127.0.0.1:" + std::to_string(server.port_);
+    if (tls) {
+      server.scheme_ = "https";
+      server.certificate_ = dir + "/cert.pem";
+      const std::string command =
+          "openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=127.0.0.1 "
+          "-addext subjectAltName=IP:127.0.0.1 -keyout " +
+          dir + "/key.pem -out " + server.certificate_ + " >" + dir + "/openssl.log 2>&1";
+      if (std::system(command.c_str()) != 0) {
+        throw std::runtime_error("cannot make a test certificate with openssl (see " + dir +
+                                 "/openssl.log)");
+      }
+      listen += " ssl;\n    ssl_certificate " + server.certificate_ +
+                ";\n    ssl_certificate_key " + dir + "/key.pem";
+    }
     std::ofstream(dir + "/nginx.conf")
         << "daemon off;\nmaster_process off;\nworker_processes 1;\n"
         << "error_log " << dir << "/error.log;\npid " << dir << "/nginx.pid;\n"
@@ -61,7 +78,7 @@ class TestHttpServer {
         << "  default_type application/octet-stream;\n"
         << "  keepalive_requests 100000;\n"
         << "  server {\n"
-        << "    listen 127.0.0.1:" << server.port_ << ";\n"
+        << "    listen " << listen << ";\n"
         << "    root " << root << ";\n"
         << "    limit_rate " << limit_rate << ";\n"
         << "  }\n"
@@ -88,10 +105,13 @@ class TestHttpServer {
   TestHttpServer& operator=(const TestHttpServer&) = delete;
   ~TestHttpServer() { stop(); }
 
-  // http://127.0.0.1:PORT/NAME
+  // http://127.0.0.1:PORT/NAME (https:// with TLS)
   std::string url(const std::string& name) const {
-    return "http://127.0.0.1:" + std::to_string(port_) + "/" + name;
+    return scheme_ + "://127.0.0.1:" + std::to_string(port_) + "/" + name;
   }
+
+  // The self-signed certificate of a TLS server.
+  const std::string& certificate() const { return certificate_; }
 
   // nginx: one line per request so far, "STATUS "RANGE" BYTES".
   std::vector<std::string> access_log() const {
@@ -176,6 +196,8 @@ class TestHttpServer {
   pid_t pid_ = -1;
   int port_ = 0;
   std::string access_log_;
+  std::string scheme_ = "http";
+  std::string certificate_;
 };
 
 }  // namespace ffcv::test

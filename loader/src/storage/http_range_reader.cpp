@@ -19,6 +19,7 @@
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <optional>
@@ -169,6 +170,11 @@ class HttpRangeReader final : public RangeReader {
  public:
   HttpRangeReader(const std::string& url, const HttpOptions& options)
       : url_(url), options_(options) {
+    if (options_.ca_file.empty()) {
+      if (const char* bundle = std::getenv("CURL_CA_BUNDLE"); bundle && *bundle) {
+        options_.ca_file = bundle;
+      }
+    }
     initialize_libcurl();
     open();
   }
@@ -253,6 +259,7 @@ class HttpRangeReader final : public RangeReader {
     curl_easy_setopt(easy, CURLOPT_LOW_SPEED_LIMIT, 1L);
     curl_easy_setopt(easy, CURLOPT_LOW_SPEED_TIME,
                      std::max(1L, static_cast<long>(std::ceil(options_.stall_timeout_seconds))));
+    if (!options_.ca_file.empty()) curl_easy_setopt(easy, CURLOPT_CAINFO, options_.ca_file.c_str());
     curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, connection.error_buffer());
     connection.error_buffer()[0] = '\0';
     curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, on_header);
@@ -431,7 +438,7 @@ class HttpRangeReader final : public RangeReader {
   }
 
   const std::string url_;
-  const HttpOptions options_;
+  HttpOptions options_;
   std::uint64_t size_ = 0;
   std::string etag_;           // as seen at open; empty when the server sends none
   std::string last_modified_;  // likewise

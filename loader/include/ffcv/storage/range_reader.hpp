@@ -54,6 +54,9 @@ struct HttpOptions {
   double stall_timeout_seconds = 30;
   int max_attempts = 5;                    // per range, the first try included
   double first_retry_delay_seconds = 0.1;  // doubled after each failed attempt
+  // https: the certificates to trust (a PEM file). Empty: $CURL_CA_BUNDLE when set, else the
+  // system's store. Certificates are always verified.
+  std::string ca_file;
 };
 
 // True for "http://..." and "https://..." (any letter case).
