@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "cli/child_process.hpp"
+#include "report/report_text.hpp"
 #include "ffcv/atomic_file.hpp"
 #include "ffcv/byte_size.hpp"
 #include "ffcv/json_text.hpp"
@@ -13,37 +14,6 @@ namespace ffcv::tools {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string number(double value, const char* format = "%.6g") {
-  char text[64];
-  std::snprintf(text, sizeof text, format, value);
-  return text;
-}
-
-std::string csv_field(const std::string& text) {
-  if (text.find_first_of(",\"\n") == std::string::npos) return text;
-  std::string quoted = "\"";
-  for (const char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return quoted + "\"";
-}
-
-std::string machine_text() {
-  FILE* info = std::fopen("/proc/cpuinfo", "r");
-  std::string model = "unknown CPU";
-  if (info != nullptr) {
-    char line[512];
-    while (std::fgets(line, sizeof line, info)) {
-      const std::string text = line;
-      if (text.rfind("model name", 0) == 0) {
-        model = text.substr(text.find(':') + 2);
-        if (!model.empty() && model.back() == '\n') model.pop_back();
-        break;
-      }
-    }
-    std::fclose(info);
-  }
-  return model + ", " + std::to_string(std::thread::hardware_concurrency()) + " cores";
-}
 
 }  // namespace
 
@@ -93,18 +63,18 @@ std::vector<std::string> write_ablation_tables(const AblationSpec& spec,
     json += std::string(i ? ", " : "") + "{\"values\": [" + values_json +
             "], \"ok\": " + (r.ok ? "true" : "false");
     if (r.ok) {
-      csv += values_csv + "ok," + number(r.samples_per_s) + "," + std::to_string(r.peak_rss_bytes) +
-             "," + std::to_string(r.file_bytes) + "," + number(r.read_bytes_per_epoch, "%.0f") +
-             "," + number(read_per_file, "%.4f") + "," + number(r.loader_wait_share, "%.4f") + "," +
-             number(r.distinct_pages_per_batch, "%.3f") + "," + number(r.seconds, "%.3f") + "," +
-             (r.val_top1 >= 0 ? number(r.val_top1, "%.4f") : std::string()) + ",\n";
+      csv += values_csv + "ok," + printf_number(r.samples_per_s) + "," + std::to_string(r.peak_rss_bytes) +
+             "," + std::to_string(r.file_bytes) + "," + printf_number(r.read_bytes_per_epoch, "%.0f") +
+             "," + printf_number(read_per_file, "%.4f") + "," + printf_number(r.loader_wait_share, "%.4f") + "," +
+             printf_number(r.distinct_pages_per_batch, "%.3f") + "," + printf_number(r.seconds, "%.3f") + "," +
+             (r.val_top1 >= 0 ? printf_number(r.val_top1, "%.4f") : std::string()) + ",\n";
       md += "|" + values_md +
-            (training ? " " + number(100 * r.val_top1, "%.2f") + "% |" : std::string()) + " " +
-            number(r.samples_per_s, "%.0f") + " | " +
+            (training ? " " + printf_number(100 * r.val_top1, "%.2f") + "% |" : std::string()) + " " +
+            printf_number(r.samples_per_s, "%.0f") + " | " +
             byte_size_text(static_cast<double>(r.peak_rss_bytes)) + " | " +
             byte_size_text(static_cast<double>(r.file_bytes)) + " | " +
-            byte_size_text(r.read_bytes_per_epoch) + " | " + number(read_per_file, "%.2f") + " | " +
-            number(100 * r.loader_wait_share, "%.0f") + "% |\n";
+            byte_size_text(r.read_bytes_per_epoch) + " | " + printf_number(read_per_file, "%.2f") + " | " +
+            printf_number(100 * r.loader_wait_share, "%.0f") + "% |\n";
       json += ", \"samples_per_s\": " + json_number(r.samples_per_s, 1) +
               ", \"peak_rss_bytes\": " + std::to_string(r.peak_rss_bytes) +
               ", \"file_bytes\": " + std::to_string(r.file_bytes) +
@@ -137,19 +107,6 @@ std::vector<std::string> write_ablation_tables(const AblationSpec& spec,
     written.push_back(path);
   }
   return written;
-}
-
-std::string plot_ablation(const std::string& python, const std::string& script,
-                          const std::string& output_dir) {
-  const std::string json = (fs::path(output_dir) / "ablation.json").string();
-  if (python.empty() || !fs::exists(python)) {
-    return "no plots: no Python found (tools/setup.sh makes .venv with matplotlib)";
-  }
-  const ChildResult child = run_child(python, {script, json});
-  if (child.status != 0) {
-    return "no plots: " + last_line(child.errors + child.output);
-  }
-  return last_line(child.output);
 }
 
 }  // namespace ffcv::tools

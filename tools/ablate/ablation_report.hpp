@@ -22,9 +22,4 @@ std::vector<std::string> write_ablation_tables(const AblationSpec& spec,
                                                const std::string& output_dir,
                                                const std::string& command_line);
 
-// Runs the plot script with `python` on ablation.json. Returns the line to print: the plots
-// written, or why there are none (no Python with matplotlib).
-std::string plot_ablation(const std::string& python, const std::string& script,
-                          const std::string& output_dir);
-
 }  // namespace ffcv::tools

@@ -14,6 +14,8 @@
 
 #include "cli/child_process.hpp"
 #include "ffcv/errors.hpp"
+#include "ffcv/json_text.hpp"
+#include "ffcv/train/run_results.hpp"
 
 namespace ffcv::tools {
 namespace {
@@ -79,17 +81,6 @@ void append_durably(const std::string& path, const std::string& line) {
   const bool synced = written && ::fsync(fd) == 0;
   ::close(fd);
   if (!written || !synced) throw IoError(path, "append a result", error);
-}
-
-// Every `"name": number` in `json`, in order (bench's JSON is flat per epoch).
-std::vector<double> json_numbers(const std::string& json, const std::string& name) {
-  std::vector<double> values;
-  const std::string needle = "\"" + name + "\": ";
-  for (std::size_t at = json.find(needle); at != std::string::npos;
-       at = json.find(needle, at + needle.size())) {
-    values.push_back(std::strtod(json.c_str() + at + needle.size(), nullptr));
-  }
-  return values;
 }
 
 double median(std::vector<double> values) {
@@ -253,23 +244,17 @@ CellResult measure_training(const AblationCell& cell, const std::string& dataset
       result.error = "ffcv run exited with status " + std::to_string(child.status);
     return result;
   }
-  const std::string summary = read_whole(folder / "summary.json");
-  const std::vector<double> top1 = json_numbers(summary, "val_top1");
-  const std::vector<double> rate = json_numbers(summary, "images_per_second");
-  if (top1.empty() || rate.empty()) {
-    result.error = "the run left no summary with val_top1 in " + folder.string();
+  const train::RunResults run = train::read_run_results(folder.string());
+  if (run.state != train::RunState::kFinished) {
+    result.error = "the run left no finished summary in " + folder.string();
     return result;
   }
   result.ok = true;
-  result.val_top1 = top1.front();
-  result.samples_per_s = rate.front();
-  const std::string log = read_whole(folder / "log.jsonl");
-  const std::vector<double> epochs = json_numbers(log, "epoch_seconds");
-  const std::vector<double> waits = json_numbers(log, "loader_wait_seconds");
-  double epoch_total = 0, wait_total = 0;
-  for (const double seconds : epochs) epoch_total += seconds;
-  for (const double seconds : waits) wait_total += seconds;
-  result.loader_wait_share = epoch_total > 0 ? wait_total / epoch_total : 0;
+  result.val_top1 = run.val_top1;
+  result.samples_per_s = run.images_per_second;
+  result.loader_wait_share = run.loader_wait_share;
+  const std::vector<double> epochs =
+      json_numbers(read_whole(folder / "log.jsonl"), "epoch_seconds");
   result.read_bytes_per_epoch =
       epochs.empty() ? 0 : static_cast<double>(child.storage_read_bytes) / epochs.size();
   return result;

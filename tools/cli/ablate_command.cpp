@@ -7,8 +7,9 @@
 #include "ablate/ablation_run.hpp"
 #include "ablate/ablation_spec.hpp"
 #include "cli/arguments.hpp"
+#include "cli/child_process.hpp"
 #include "cli/commands.hpp"
-#include "cli/rank_launcher.hpp"
+#include "cli/spawn.hpp"
 #include "ffcv/errors.hpp"
 
 namespace ffcv::tools {
@@ -66,7 +67,7 @@ int ablate_command(const CommandArgs& argv) {
        write_ablation_tables(spec, cells, outcome.results, output, command)) {
     std::printf("wrote %s\n", path.c_str());
   }
-  std::printf("%s\n", plot_ablation(FFCV_PLOT_PYTHON, FFCV_ABLATE_PLOT_SCRIPT, output).c_str());
+  std::printf("%s\n", run_plot_script(FFCV_PLOT_PYTHON, FFCV_ABLATE_PLOT_SCRIPT, output + "/ablation.json").c_str());
   std::size_t failed = 0;
   for (const CellResult& result : outcome.results) failed += !result.ok;
   if (failed > 0) {

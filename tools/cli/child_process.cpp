@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -12,9 +11,8 @@
 #include <cerrno>
 #include <chrono>
 
+#include "cli/spawn.hpp"
 #include "ffcv/errors.hpp"
-
-extern char** environ;
 
 namespace ffcv::tools {
 namespace {
@@ -57,29 +55,17 @@ ChildResult run_child(const std::string& program, const std::vector<std::string>
     ::close(out_pipe[1]);
     throw IoError(program, "create a pipe", error);
   }
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, out_pipe[1], 1);
-  posix_spawn_file_actions_adddup2(&actions, err_pipe[1], 2);
-  std::vector<std::string> strings{program};
-  strings.insert(strings.end(), arguments.begin(), arguments.end());
-  std::vector<char*> argv;
-  for (std::string& s : strings) argv.push_back(s.data());
-  argv.push_back(nullptr);
-
   InterruptWatch watch;
   const auto start = std::chrono::steady_clock::now();
   pid_t pid = 0;
-  const int spawn_error =
-      ::posix_spawn(&pid, program.c_str(), &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
+  try {
+    pid = spawn_process(program, arguments, SpawnOptions{{}, {}, out_pipe[1], err_pipe[1], ""});
+  } catch (const IoError&) {
+    for (const int fd : {out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1]}) ::close(fd);
+    throw;
+  }
   ::close(out_pipe[1]);
   ::close(err_pipe[1]);
-  if (spawn_error != 0) {
-    ::close(out_pipe[0]);
-    ::close(err_pipe[0]);
-    throw IoError(program, "start", spawn_error);
-  }
 
   ChildResult result;
   pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
@@ -114,11 +100,21 @@ ChildResult run_child(const std::string& program, const std::vector<std::string>
   while (::wait4(pid, &status, 0, &usage) < 0 && errno == EINTR) {
   }
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  result.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  result.status = exit_status(status);
   result.peak_rss_bytes = static_cast<std::uint64_t>(usage.ru_maxrss) * 1024;
   result.storage_read_bytes = static_cast<std::uint64_t>(usage.ru_inblock) * 512;
   result.interrupted = result.interrupted || g_interrupt.load() != 0;
   return result;
+}
+
+std::string run_plot_script(const std::string& python, const std::string& script,
+                            const std::string& data_file) {
+  if (python.empty() || ::access(python.c_str(), X_OK) != 0) {
+    return "no plots: no Python found (tools/setup.sh makes .venv with matplotlib)";
+  }
+  const ChildResult child = run_child(python, {script, data_file});
+  if (child.status != 0) return "no plots: " + last_line(child.errors + child.output);
+  return last_line(child.output);
 }
 
 std::string last_line(const std::string& text) {

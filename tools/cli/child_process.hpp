@@ -26,6 +26,12 @@ struct ChildResult {
 // Runs `program` with `arguments` (not through a shell). Throws IoError when it cannot start.
 ChildResult run_child(const std::string& program, const std::vector<std::string>& arguments);
 
+// Runs a plotting script with the project's Python: `python script data_file`. Returns the line
+// to print: the script's last line (the plots written), or why there are none (no Python with
+// matplotlib, or the script's error).
+std::string run_plot_script(const std::string& python, const std::string& script,
+                            const std::string& data_file);
+
 // The last non-empty line of `text`, for one-line error messages.
 std::string last_line(const std::string& text);
 

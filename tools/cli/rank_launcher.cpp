@@ -3,7 +3,6 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -19,8 +18,6 @@
 
 #include "ffcv/errors.hpp"
 
-extern char** environ;
-
 namespace ffcv::tools {
 namespace {
 
@@ -28,42 +25,7 @@ std::atomic<int> g_forward_signal{0};
 
 void remember_signal(int signal) { g_forward_signal.store(signal); }
 
-int exit_status(int status) {
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-  return 1;
-}
-
-// The launcher's environment with `overrides` (NAME=VALUE) replacing same-named variables.
-std::vector<std::string> environment_with(const std::vector<std::string>& overrides) {
-  std::vector<std::string> result;
-  for (char** entry = environ; *entry != nullptr; ++entry) {
-    const std::string text = *entry;
-    const std::string name = text.substr(0, text.find('='));
-    bool replaced = false;
-    for (const std::string& o : overrides)
-      replaced |= o.compare(0, name.size() + 1, name + "=") == 0;
-    if (!replaced) result.push_back(text);
-  }
-  result.insert(result.end(), overrides.begin(), overrides.end());
-  return result;
-}
-
-std::vector<char*> pointers(std::vector<std::string>& strings) {
-  std::vector<char*> result;
-  for (std::string& s : strings) result.push_back(s.data());
-  result.push_back(nullptr);
-  return result;
-}
-
 }  // namespace
-
-std::string this_program() {
-  std::error_code error;
-  const auto path = std::filesystem::read_symlink("/proc/self/exe", error);
-  if (error) throw Error("cannot find this program's path: " + error.message());
-  return path.string();
-}
 
 int free_local_port() {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
@@ -101,26 +63,22 @@ int launch_ranks(const std::string& program, const std::vector<std::string>& arg
   sigaction(SIGTERM, &action, &old_term);
 
   std::vector<pid_t> children;
-  std::vector<std::string> argv_strings{program};
-  argv_strings.insert(argv_strings.end(), arguments.begin(), arguments.end());
   for (int rank = 0; rank < nproc; ++rank) {
-    std::vector<std::string> env = environment_with({
+    const std::vector<std::string> env = {
         "RANK=" + std::to_string(rank),
         "LOCAL_RANK=" + std::to_string(rank),
         "WORLD_SIZE=" + std::to_string(nproc),
         "LOCAL_WORLD_SIZE=" + std::to_string(nproc),
         "MASTER_ADDR=" + master_address,
         "MASTER_PORT=" + master_port,
-    });
-    std::vector<char*> argv = pointers(argv_strings);
-    std::vector<char*> envp = pointers(env);
+    };
     pid_t pid = 0;
-    const int error =
-        ::posix_spawn(&pid, program.c_str(), nullptr, nullptr, argv.data(), envp.data());
-    if (error != 0) {
+    try {
+      pid = spawn_process(program, arguments, SpawnOptions{env, {}, -1, -1, ""});
+    } catch (const IoError&) {
       for (pid_t child : children) ::kill(child, SIGKILL);
       for (pid_t child : children) ::waitpid(child, nullptr, 0);
-      throw IoError(program, "start rank " + std::to_string(rank), error);
+      throw;
     }
     children.push_back(pid);
   }

@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "cli/spawn.hpp"  // this_program(): what launch_ranks starts again
+
 namespace ffcv::tools {
 
 // Runs `nproc` copies of `program` with `arguments` as ranks 0..nproc-1 of one job: each gets
@@ -14,10 +16,6 @@ namespace ffcv::tools {
 // Throws ConfigError for nproc < 1 (callers bound it as a command-line option).
 int launch_ranks(const std::string& program, const std::vector<std::string>& arguments, int nproc,
                  double grace_seconds = 20.0);
-
-// The path of the running program (/proc/self/exe): what launch_ranks starts again, and where
-// `ffcv run` finds ffcv-train beside it. Throws Error when it cannot be read.
-std::string this_program();
 
 // A TCP port on 127.0.0.1 that nothing listens on right now.
 int free_local_port();

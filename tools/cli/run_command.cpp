@@ -9,14 +9,20 @@
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
+#include <optional>
 
 #include "cli/arguments.hpp"
 #include "cli/rank_launcher.hpp"
 #include "cli/run_command.hpp"
+#include "grid/grid_command.hpp"
+#include "grid/grid_run.hpp"
 #include "ffcv/errors.hpp"
 #include "ffcv/interrupt_cleanup.hpp"
 #include "ffcv/train/dataset_check.hpp"
+#include "ffcv/train/grid.hpp"
 #include "ffcv/train/recipe.hpp"
+#include "ffcv/train/run_results.hpp"
+#include "ffcv/train/train_together.hpp"
 #include "ffcv/train/trainer.hpp"
 
 namespace ffcv::tools {
@@ -25,6 +31,7 @@ namespace {
 // Ranks one launcher starts, and the furthest --stop-after-steps.
 constexpr long long kMaxRanks = 1024;
 constexpr long long kMaxSteps = 1'000'000'000'000;
+constexpr long long kMaxPoints = 1'000'000;
 
 std::atomic<bool> g_stop{false};
 void request_stop(int) { g_stop.store(true); }
@@ -42,6 +49,19 @@ Arguments run_arguments() {
       .option("output-dir", "DIR", "the run's folder [default: logging.folder/NAME-DATE-TIME]")
       .option("stop-after-steps", "N", "stop with a checkpoint after N training iterations")
       .int_range(1, kMaxSteps)
+      .repeated_option("grid", "SECTION.KEY=V1,V2,...",
+                       "train a grid: one run per combination of values (repeatable; adds to "
+                       "the recipe's [grid])")
+      .option("placement", "P",
+              "grid: sequential | processes | threads | shared [default: grid.placement]")
+      .option("parallel", "N",
+              "grid: processes, threads or shared groups at once [default: grid.parallel]")
+      .int_range(0, 4096)
+      .option("point", "I",
+              "grid: train point I alone, in --output-dir (a cluster job array's task; "
+              "default: $SLURM_ARRAY_TASK_ID when set)")
+      .int_range(0, kMaxPoints)
+      .flag("gather", "grid: write the table from the point folders in --output-dir, and exit")
       .flag("print-recipe", "print the resolved recipe (defaults and overrides) and exit")
       .flag("quiet", "print nothing but errors");
   return args;
@@ -97,17 +117,225 @@ void check_output_dir(const std::string& dir) {
   }
 }
 
-// logging.folder/NAME-YYYYMMDD-HHMMSS, with -2, -3, ... when that exists already.
-std::string new_run_dir(const train::Recipe& recipe) {
+// "YYYYMMDD-HHMMSS", local time: the suffix of new run and grid folders.
+std::string run_stamp() {
   const std::time_t now = std::time(nullptr);
   std::tm local{};
   localtime_r(&now, &local);
   char stamp[32];
   std::strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &local);
-  const std::string base = recipe.logging.folder + "/" + recipe.name + "-" + stamp;
+  return stamp;
+}
+
+// logging.folder/NAME-YYYYMMDD-HHMMSS, with -2, -3, ... when that exists already.
+std::string new_run_dir(const train::Recipe& recipe) {
+  const std::string base = recipe.logging.folder + "/" + recipe.name + "-" + run_stamp();
   std::string dir = base;
   for (int n = 2; std::filesystem::exists(dir); ++n) dir = base + "-" + std::to_string(n);
   return dir;
+}
+
+// Ctrl-C and SIGTERM stop the run after the current batch, with a checkpoint.
+void stop_on_interrupt() {
+  struct sigaction action {};
+  action.sa_handler = request_stop;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+}
+
+// CUDA device ids a grid's points may use: none when the recipe trains on the CPU or there is no
+// GPU; else CUDA_VISIBLE_DEVICES's entries, or 0..N-1.
+std::vector<std::string> grid_gpus(const train::Recipe& recipe) {
+  const int count = train::cuda_device_count();
+  if (recipe.training.device == "cpu" || count == 0) return {};
+  std::vector<std::string> ids;
+  if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES"); visible && *visible) {
+    for (const std::string& id : train::split_grid_values(visible)) ids.push_back(id);
+  } else {
+    for (int i = 0; i < count; ++i) ids.push_back(std::to_string(i));
+  }
+  return ids;
+}
+
+std::string joined(const CommandArgs& argv) {
+  std::string text = "ffcv run";
+  for (const std::string& a : argv) text += " " + a;
+  return text;
+}
+
+// One point of a grid, trained in this process into its folder: skipped when finished, resumed
+// from its checkpoint when stopped, started again otherwise. An error is recorded in the point's
+// folder (error.txt) for the grid's table, then reported as usual.
+int run_grid_point(const GridInvocation& grid, std::size_t index, const std::string& stop_after) {
+  record_grid_points(grid.grid_dir, grid.points);
+  const train::GridPoint& point = grid.points[index];
+  const std::string dir = point_dir(grid, index);
+  const train::RunResults before = train::read_run_results(dir);
+  if (before.state == train::RunState::kFinished) {
+    if (!grid.quiet) std::printf("point %zu already finished: %s\n", index, dir.c_str());
+    return 0;
+  }
+  std::vector<std::string> overrides = grid.overrides;
+  overrides.insert(overrides.end(), point.overrides.begin(), point.overrides.end());
+  if (before.state == train::RunState::kStopped) {
+    overrides.push_back("checkpoint.resume=" + dir + "/checkpoint.pt");
+  }
+  train::clear_run_error(dir);
+  try {
+    const train::Recipe recipe = train::load_recipe(grid.recipe_path, overrides);
+    train::check_labels_fit_model(recipe);
+    stop_on_interrupt();
+    train::RunOptions options;
+    options.run_dir = dir;
+    options.quiet = grid.quiet;
+    options.stop = &g_stop;
+    if (!stop_after.empty()) options.stop_after_steps = std::stoull(stop_after);
+    if (!grid.quiet) std::printf("point %zu: %s\n", index, point.label.c_str());
+    const train::RunSummary summary = train::run_training(recipe, options);
+    if (!grid.quiet && summary.finished) {
+      std::printf("point %zu done: validation top-1 %.2f%%\n", index, 100 * summary.val_top1);
+    }
+    return summary.finished || !g_stop.load() ? 0 : 130;
+  } catch (const std::exception& error) {
+    train::write_run_error(dir, error.what());
+    throw;
+  }
+}
+
+// The grid's points in this process (placements threads and shared): finished points are
+// skipped, stopped ones resume from their checkpoints, a point whose recipe does not load fails
+// alone.
+int run_grid_together(const GridInvocation& grid, const std::string& stop_after) {
+  const train::Recipe base = train::load_recipe(grid.recipe_path, grid.overrides);
+  const int parallel = resolve_grid_parallel(grid, base);
+  record_grid_points(grid.grid_dir, grid.points);
+  std::vector<train::TogetherRun> runs;
+  std::vector<std::size_t> indices;
+  std::size_t finished = 0, failed = 0;
+  for (const train::GridPoint& point : grid.points) {
+    const std::string dir = point_dir(grid, point.index);
+    const train::RunResults before = train::read_run_results(dir);
+    if (before.state == train::RunState::kFinished) {
+      ++finished;
+      continue;
+    }
+    std::vector<std::string> overrides = grid.overrides;
+    overrides.insert(overrides.end(), point.overrides.begin(), point.overrides.end());
+    if (before.state == train::RunState::kStopped) {
+      overrides.push_back("checkpoint.resume=" + dir + "/checkpoint.pt");
+    }
+    train::clear_run_error(dir);
+    train::TogetherRun run;
+    try {
+      run.recipe = train::load_recipe(grid.recipe_path, overrides);
+    } catch (const std::exception& error) {
+      train::write_run_error(dir, error.what());
+      ++failed;
+      if (!grid.quiet) std::printf("grid: point %zu FAILED: %s\n", point.index, error.what());
+      continue;
+    }
+    run.options.run_dir = dir;
+    run.options.quiet = grid.quiet;
+    run.options.stop = &g_stop;
+    run.options.label = "point " + std::to_string(point.index);
+    if (!stop_after.empty()) run.options.stop_after_steps = std::stoull(stop_after);
+    runs.push_back(std::move(run));
+    indices.push_back(point.index);
+  }
+  if (!grid.quiet) {
+    std::printf("grid: %zu points, %s in this process%s; %zu already finished; output: %s\n",
+                grid.points.size(), grid.spec.placement.c_str(),
+                parallel > 0 ? (", " + std::to_string(parallel) + " threads").c_str() : "",
+                finished, grid.grid_dir.c_str());
+    std::fflush(stdout);
+  }
+  stop_on_interrupt();
+  const std::vector<train::TogetherOutcome> outcomes = train::train_together(
+      runs,
+      grid.spec.placement == "shared" ? train::Together::kShared : train::Together::kThreads,
+      parallel, grid.spec.forward_lock);
+  for (std::size_t k = 0; k < outcomes.size(); ++k) {
+    if (outcomes[k].ok) continue;
+    ++failed;
+    train::write_run_error(point_dir(grid, indices[k]), outcomes[k].error);
+    if (!grid.quiet) {
+      std::printf("grid: point %zu FAILED: %s\n", indices[k], outcomes[k].error.c_str());
+    }
+  }
+  report_grid(grid);
+  if (g_stop.load()) {
+    if (!grid.quiet) {
+      std::printf("grid: interrupted; run the same command again to go on where it stopped\n");
+    }
+    return 130;
+  }
+  return failed > 0 ? 1 : 0;
+}
+
+// `ffcv run` with a grid: the whole grid, one point (--point or a job array's task), or the table.
+int grid_command(const Arguments& args, const CommandArgs& argv, const train::GridSpec& spec) {
+  GridInvocation grid;
+  grid.recipe_path = args.get("RECIPE");
+  grid.overrides = args.get_all("set");
+  grid.grid_axes = args.get_all("grid");
+  grid.spec = spec;
+  grid.points = train::grid_points(spec);
+  grid.quiet = args.get_flag("quiet");
+  grid.command_line = joined(argv);
+  const train::Recipe base = train::load_recipe(grid.recipe_path, grid.overrides);
+  if (args.has("nproc")) throw UsageError("--nproc: a grid trains each point as one process");
+  if (args.get_flag("print-recipe")) {
+    for (const train::GridPoint& point : grid.points) {
+      std::vector<std::string> overrides = grid.overrides;
+      overrides.insert(overrides.end(), point.overrides.begin(), point.overrides.end());
+      std::printf("# point %zu: %s\n", point.index, point.label.c_str());
+      std::fputs(train::recipe_to_toml(train::load_recipe(grid.recipe_path, overrides)).c_str(),
+                 stdout);
+    }
+    return 0;
+  }
+
+  std::optional<std::size_t> point;
+  if (args.has("point")) {
+    point = static_cast<std::size_t>(args.get_int("point"));
+  } else if (const char* task = std::getenv("SLURM_ARRAY_TASK_ID"); task && *task) {
+    char* end = nullptr;
+    const unsigned long long value = std::strtoull(task, &end, 10);
+    if (*end != '\0') {
+      throw UsageError("SLURM_ARRAY_TASK_ID is not a point index: \"" + std::string(task) + "\"");
+    }
+    point = static_cast<std::size_t>(value);
+  }
+  if (point && *point >= grid.points.size()) {
+    throw UsageError("point " + std::to_string(*point) + " is not in the grid: it has " +
+                     std::to_string(grid.points.size()) + " points, 0 to " +
+                     std::to_string(grid.points.size() - 1));
+  }
+  if ((point || args.get_flag("gather")) && !args.has("output-dir")) {
+    throw UsageError(std::string(point ? "a single point" : "--gather") +
+                     " needs the grid's folder: give --output-dir GRID_DIR");
+  }
+  if (args.has("output-dir")) {
+    grid.grid_dir = args.get("output-dir");
+  } else {
+    grid.grid_dir = base.logging.folder + "/" + base.name + "-grid-" + run_stamp();
+  }
+  if (args.get_flag("gather")) {
+    if (!std::filesystem::is_directory(grid.grid_dir)) {
+      throw UsageError("--output-dir " + grid.grid_dir + ": no such grid folder");
+    }
+    return gather_grid_command(grid);
+  }
+  const std::string stop_after =
+      args.has("stop-after-steps") ? std::to_string(args.get_int("stop-after-steps")) : "";
+  if (point) return run_grid_point(grid, *point, stop_after);
+  if (grid.spec.placement == "threads" || grid.spec.placement == "shared") {
+    return run_grid_together(grid, stop_after);
+  }
+  grid.gpus = grid_gpus(base);
+  grid.stop_after_steps = stop_after;
+  return run_grid_command(grid, this_program());
 }
 
 }  // namespace
@@ -115,6 +343,20 @@ std::string new_run_dir(const train::Recipe& recipe) {
 int run_command(const CommandArgs& argv) {
   Arguments args = run_arguments();
   if (!args.parse(argv)) return 0;
+  const train::GridSpec spec =
+      train::load_grid(args.get("RECIPE"), args.get_all("grid"), args.has("placement") ? args.get("placement") : "",
+                       args.has("parallel") ? static_cast<int>(args.get_int("parallel")) : -1);
+  if (!spec.empty()) return grid_command(args, argv, spec);
+  for (const char* option : {"placement", "parallel", "point"}) {
+    if (args.has(option)) {
+      throw UsageError(std::string("--") + option + " belongs to a grid, and " +
+                       args.get("RECIPE") + " has no [grid] and no --grid was given");
+    }
+  }
+  if (args.get_flag("gather")) {
+    throw UsageError("--gather belongs to a grid, and " + args.get("RECIPE") +
+                     " has no [grid] and no --grid was given");
+  }
   const std::vector<std::string> overrides = args.get_all("set");
   const train::Recipe recipe = train::load_recipe(args.get("RECIPE"), overrides);
   if (args.get_flag("print-recipe")) {
@@ -165,11 +407,7 @@ int run_command(const CommandArgs& argv) {
     return status;
   }
 
-  struct sigaction action {};
-  action.sa_handler = request_stop;
-  sigemptyset(&action.sa_mask);
-  sigaction(SIGINT, &action, nullptr);
-  sigaction(SIGTERM, &action, nullptr);
+  stop_on_interrupt();
 
   train::RunOptions options;
   options.run_dir = run_dir;

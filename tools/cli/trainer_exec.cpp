@@ -5,7 +5,7 @@
 #include <filesystem>
 
 #include "cli/commands.hpp"
-#include "cli/rank_launcher.hpp"
+#include "cli/spawn.hpp"
 #include "ffcv/errors.hpp"
 
 namespace ffcv::tools {

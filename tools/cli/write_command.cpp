@@ -24,6 +24,7 @@ namespace {
 
 // The longest image side JPEG can store.
 constexpr long long kMaxJpegSide = 65500;
+constexpr long long kMaxSubset = 1LL << 40;  // samples: far more than any source holds
 
 Arguments write_arguments() {
   Arguments args("write",
@@ -43,6 +44,8 @@ Arguments write_arguments() {
       .option("images-dir", "DIR", "where imagenet-like puts its JPEG tree [default: OUT-jpegs]")
       .option("count", "N", "number of imagenet-like images", "5000")
       .int_range(1, static_cast<long long>(kMaxImagenetLikeCount))
+      .option("subset", "N", "write only the source's first N samples")
+      .int_range(1, kMaxSubset)
       .option("classes", "N", "number of imagenet-like classes", "100")
       .int_range(1, kMaxImagenetLikeClasses)
       .option("write-mode", "MODE", "image storage: raw | jpg | smart | proportion", "raw")
@@ -125,12 +128,30 @@ void check_write_output(const Arguments& args, std::vector<std::string> inputs,
   check_output(output_path(args), rules);
 }
 
-// Runs the writer with a progress bar and prints the summary line.
+// The first `count` samples of another source (--subset).
+class FirstSamples final : public SampleSource {
+ public:
+  FirstSamples(const SampleSource& source, std::uint64_t count)
+      : source_(source), count_(std::min(count, source.size())) {}
+  std::uint64_t size() const override { return count_; }
+  std::vector<FieldValue> load(std::uint64_t index) const override { return source_.load(index); }
+  std::string describe(std::uint64_t index) const override { return source_.describe(index); }
+
+ private:
+  const SampleSource& source_;
+  std::uint64_t count_;
+};
+
 // Runs the writer with a progress bar and prints the summary line; for an image folder
 // (`folder`, its root `root`) also the class map and what was left out, stored in a sidecar.
-int write_dataset(const Arguments& args, const SampleSource& source, std::vector<NamedField> fields,
-                  const ImageFolderSource* folder = nullptr, const std::string& root = "") {
+int write_dataset(const Arguments& args, const SampleSource& all_samples,
+                  std::vector<NamedField> fields, const ImageFolderSource* folder = nullptr,
+                  const std::string& root = "") {
   const std::string output = output_path(args);
+  const FirstSamples first(all_samples, args.has("subset")
+                                            ? static_cast<std::uint64_t>(args.get_int("subset"))
+                                            : all_samples.size());
+  const SampleSource& source = first;
   const bool quiet = args.get_flag("quiet");
   WriterOptions options;
   std::vector<SkippedSource> skipped;

@@ -449,6 +449,7 @@ void apply_table(const toml::table& root, const std::string& path, Recipe& recip
   site.path = &path;
   for (const auto& [section_key, section_node] : root) {
     const std::string section(section_key.str());
+    if (section == "grid") continue;  // the grid of runs over this recipe: grid.hpp reads it
     if (!is_section(section)) {
       if (section_node.is_table()) {
         const std::string best =

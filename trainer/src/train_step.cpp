@@ -70,10 +70,16 @@ TrainStep::TrainStep(const Recipe& recipe, at::Device device, Communicator& comm
       compute_dtype_(recipe.training.precision == "fp16"   ? at::kHalf
                      : recipe.training.precision == "bf16" ? at::kBFloat16
                                                            : at::kFloat) {
-  torch::manual_seed(recipe.data.seed);
-  model_ = ResNet(ResNetOptions{recipe.model.arch, recipe.model.width, recipe.model.stem,
-                                recipe.model.num_classes});
-  if (recipe.model.blurpool) blurred_ = apply_blurpool(*model_);
+  {
+    // The initial weights come from torch's global generator, seeded here: runs built on
+    // several threads at once (train_together.hpp) take turns.
+    static std::mutex seeding;
+    const std::lock_guard<std::mutex> hold(seeding);
+    torch::manual_seed(recipe.data.seed);
+    model_ = ResNet(ResNetOptions{recipe.model.arch, recipe.model.width, recipe.model.stem,
+                                  recipe.model.num_classes});
+    if (recipe.model.blurpool) blurred_ = apply_blurpool(*model_);
+  }
   if (recipe.training.channels_last) to_channels_last(*model_);
   model_->to(device);
   parameters_ = model_->parameters();
@@ -110,6 +116,8 @@ StepResult TrainStep::operator()(const ModelInput& input, double learning_rate) 
   optimizer_->zero_grad(/*set_to_none=*/true);
   at::Tensor logits, loss;
   {
+    std::unique_lock<std::mutex> hold;
+    if (forward_lock_ != nullptr) hold = std::unique_lock<std::mutex>(*forward_lock_);
     AutocastScope scope(device_.type(), compute_dtype_, autocast_);
     logits = model_->forward(input.images);
     namespace F = torch::nn::functional;
@@ -135,6 +143,8 @@ StepResult TrainStep::operator()(const ModelInput& input, double learning_rate) 
 }
 
 at::Tensor TrainStep::forward_eval(const at::Tensor& images) {
+  std::unique_lock<std::mutex> hold;
+  if (forward_lock_ != nullptr) hold = std::unique_lock<std::mutex>(*forward_lock_);
   AutocastScope scope(device_.type(), compute_dtype_, autocast_);
   return model_->forward(images).to(torch::kFloat32);
 }

@@ -6,10 +6,19 @@
 // report every core of the machine and oversubscribe them.
 #pragma once
 
+#include <string>
+#include <vector>
+
 namespace ffcv {
 
 // The number of cores in this process's affinity mask; at least 1.
 int available_cores();
+
+// The cores in this process's affinity mask, ascending (at least one entry).
+std::vector<int> affinity_cpus();
+
+// "0-3,8": a CPU list as taskset and /proc print it.
+std::string cpu_list_text(const std::vector<int>& cpus);
 
 // `requested` when positive, otherwise available_cores().
 int resolve_worker_count(int requested);

@@ -3,6 +3,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace ffcv {
 
@@ -21,5 +22,9 @@ std::string json_number(double value, int decimals);
 // since JSON readers such as Python's parse "-0" as the integer 0 and lose the sign. NaN and the
 // infinities print as the strings "nan", "inf" and "-inf".
 std::string json_float(double value);
+
+// Every `"name": number` in `json`, in order: reads back the flat records this project writes
+// (run logs, summaries, bench's JSON), not JSON in general. A value that is not a number reads 0.
+std::vector<double> json_numbers(std::string_view json, std::string_view name);
 
 }  // namespace ffcv

@@ -61,4 +61,15 @@ std::string json_float(double value) {
   return out;
 }
 
+std::vector<double> json_numbers(std::string_view json, std::string_view name) {
+  std::vector<double> values;
+  const std::string needle = "\"" + std::string(name) + "\": ";
+  for (std::size_t at = json.find(needle); at != std::string_view::npos;
+       at = json.find(needle, at + needle.size())) {
+    const std::string number(json.substr(at + needle.size(), 32));
+    values.push_back(std::strtod(number.c_str(), nullptr));
+  }
+  return values;
+}
+
 }  // namespace ffcv

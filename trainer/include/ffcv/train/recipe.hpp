@@ -9,7 +9,8 @@
 // Loading is strict: an unknown section or key, a value of the wrong type, an out-of-range
 // number or an unknown choice is a ffcv::ConfigError whose one-line message names the file,
 // line:column and key, and suggests the nearest valid name for a typo. A recipe that loads is
-// therefore complete and consistent, and the trainer never re-checks it.
+// therefore complete and consistent, and the trainer never re-checks it. A [grid] section
+// describes several runs of the recipe and is read by grid.hpp; the recipe itself ignores it.
 //
 // Everything here is independent of LibTorch so that it builds and tests in seconds.
 #pragma once

@@ -14,6 +14,7 @@
 #include <torch/types.h>
 
 #include <memory>
+#include <mutex>
 
 #include "ffcv/train/batch_input.hpp"
 #include "ffcv/train/loss_scaler.hpp"
@@ -59,6 +60,8 @@ class TrainStep {
   torch::optim::SGD& optimizer() { return *optimizer_; }
   LossScaler& scaler() { return scaler_; }
   int blurpool_convs() const { return blurred_; }
+  // Forward passes (training and evaluation) hold `lock` from now on; null: no lock.
+  void set_forward_lock(std::mutex* lock) { forward_lock_ = lock; }
 
  private:
   const Recipe& recipe_;
@@ -71,6 +74,7 @@ class TrainStep {
   LossScaler scaler_;
   bool autocast_;
   at::ScalarType compute_dtype_;
+  std::mutex* forward_lock_ = nullptr;
 };
 
 }  // namespace ffcv::train

@@ -14,6 +14,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <mutex>
 #include <string>
 
 #include "ffcv/train/recipe.hpp"
@@ -30,6 +31,11 @@ struct RunOptions {
   // Stops as if `stop` were set after this many iterations of the run (0: never); for tests
   // of interruption and resume.
   std::uint64_t stop_after_steps = 0;
+  // Console lines start with "[label] " when not empty (several runs printing at once).
+  std::string label;
+  // Held around every forward pass when not null: runs that share a GPU from several threads
+  // can take turns there (the tuning guide's note on cuDNN's BatchNorm). May be null.
+  std::mutex* forward_lock = nullptr;
 };
 
 struct RunSummary {
@@ -43,10 +49,15 @@ struct RunSummary {
   double images_per_second = 0;
   bool replicas_identical = true;  // parameters equal on every rank at the end
   double parameter_checksum = 0;   // sum of all parameters, for comparing runs
+  std::string weights_digest;      // hash of every parameter's and buffer's bytes: bitwise equal
 };
 
 // Runs (or resumes, with checkpoint.resume) the recipe. Distributed when the environment says
 // so (see distributed.hpp). Throws ConfigError / FormatError for bad recipes and datasets.
+// Throws Error when the mean training loss of an epoch is not finite (the run diverged).
 RunSummary run_training(const Recipe& recipe, const RunOptions& options);
+
+// The CUDA devices this process sees (0 without CUDA).
+int cuda_device_count();
 
 }  // namespace ffcv::train

@@ -1,0 +1,167 @@
+"""Many models at once: K trainings of one grid in each placement, against the same K trainings
+one after another, in one run on one machine.
+
+For K = 1, 2, 4, ... the grid trains K learning rates of one small recipe (a narrow ResNet-18 on
+a Fashion-MNIST subset stored as JPEG, on the CPU) with `ffcv run --grid ... --placement P`:
+
+  sequential   the baseline: one point after another, each with every core
+  processes    K processes at once, each pinned to its own share of the cores
+  threads      one process, a thread and a loader per model
+  shared       one process, one loader whose batches every model trains on
+
+and reports, per K and placement: the grid's wall time, total training images/s and its ratio
+to sequential; decode core-seconds per model (the loader workers' decode and transform time,
+divided among the models one loader fed); per-model epoch time with K processes against one
+model alone pinned to the same share of the cores (the paper's "no overhead" claim). Each
+point's final weights are compared with the sequential run's (weights_digest): a placement that
+trained something else would be no comparison.
+
+  .venv/bin/python experiments/many_models/many_models_study.py --output results/many-models
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from benchmark_machine import machine  # noqa: E402
+
+PLACEMENTS = ["sequential", "processes", "threads", "shared"]
+LEARNING_RATES = ["0.05", "0.1", "0.2", "0.4", "0.8", "1.6", "0.3", "0.6"]
+
+
+def run(command, cpus=None):
+    start = time.monotonic()
+    preexec = (lambda: os.sched_setaffinity(0, cpus)) if cpus else None
+    done = subprocess.run(command, capture_output=True, text=True, preexec_fn=preexec)
+    seconds = time.monotonic() - start
+    if done.returncode != 0:
+        sys.exit("failed (%d): %s\n%s%s" % (done.returncode, " ".join(command), done.stdout,
+                                             done.stderr))
+    return seconds
+
+
+def records(path):
+    with open(path) as log:
+        return [json.loads(line) for line in log if line.strip()]
+
+
+def point_figures(folder):
+    epochs = [r for r in records(os.path.join(folder, "log.jsonl")) if r.get("event") == "epoch"]
+    with open(os.path.join(folder, "summary.json")) as summary:
+        final = json.load(summary)
+    return {
+        "epoch_seconds": [r["epoch_seconds"] for r in epochs],
+        "decode_seconds": sum(r["loader_process_seconds"] / r["loader_shared_by"] for r in epochs),
+        "val_top1": final["val_top1"],
+        "digest": final["weights_digest"],
+    }
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--build", default="build")
+    parser.add_argument("--work", default="data/many-models")
+    parser.add_argument("--output", default="results/many-models")
+    parser.add_argument("--samples", type=int, default=8192, help="training samples")
+    parser.add_argument("--epochs", type=int, default=2)
+    parser.add_argument("--models", default="1,2,4", help="the values of K")
+    args = parser.parse_args()
+    ffcv = os.path.join(args.build, "bin", "ffcv")
+    os.makedirs(args.work, exist_ok=True)
+    train = os.path.join(args.work, "train.beton")
+    val = os.path.join(args.work, "test.beton")
+    for split, path, count in [("train", train, args.samples), ("test", val, 2000)]:
+        if not os.path.exists(path):
+            run([ffcv, "write", "fashion-mnist", "--split", split, "--subset", str(count),
+                 "--write-mode", "jpg", "--jpeg-quality", "90", "--quiet", "--output", path])
+    recipe = "recipes/many_models/fashion_mnist_grid.toml"
+    common = ["--set", "data.train=" + train, "--set", "data.val=" + val,
+              "--set", "training.epochs=%d" % args.epochs, "--set", "lr.peak_epoch=1",
+              "--grid", "training.label_smoothing=0.1", "--quiet"]
+    cores = sorted(os.sched_getaffinity(0))
+    report = {"machine": machine(), "command": " ".join(sys.argv), "samples": args.samples,
+              "epochs": args.epochs, "recipe": recipe, "cores": len(cores), "rows": []}
+
+    for k in [int(v) for v in args.models.split(",")]:
+        grid = ["--grid", "lr.lr=" + ",".join(LEARNING_RATES[:k])]
+        images = k * args.epochs * (args.samples // 256) * 256
+        reference = None
+        for placement in PLACEMENTS:
+            out = os.path.join(args.work, "k%d-%s" % (k, placement))
+            subprocess.run(["rm", "-rf", out], check=True)
+            seconds = run([ffcv, "run", recipe] + common + grid +
+                          ["--placement", placement, "--output-dir", out])
+            points = [point_figures(os.path.join(out, "point-%03d" % i)) for i in range(k)]
+            digests = [p["digest"] for p in points]
+            if reference is None:
+                reference = digests
+            row = {
+                "models": k, "placement": placement, "wall_seconds": seconds,
+                "images_per_second": images / seconds,
+                "decode_core_seconds_per_model": sum(p["decode_seconds"] for p in points) / k,
+                "epoch_seconds_per_model": sum(sum(p["epoch_seconds"]) for p in points) /
+                (k * args.epochs),
+                "val_top1": [p["val_top1"] for p in points],
+                "same_weights_as_sequential": digests == reference,
+            }
+            report["rows"].append(row)
+            print("K=%d %-10s %6.1f s  %7.0f img/s  decode %.2f core-s/model  same weights: %s" %
+                  (k, placement, seconds, row["images_per_second"],
+                   row["decode_core_seconds_per_model"], row["same_weights_as_sequential"]),
+                  flush=True)
+        # One model alone with the share of the cores each of the K processes had.
+        if 1 < k <= len(cores):
+            share = cores[: len(cores) // k]
+            out = os.path.join(args.work, "k%d-alone" % k)
+            subprocess.run(["rm", "-rf", out], check=True)
+            run([ffcv, "run", recipe] + common + ["--grid", "lr.lr=" + LEARNING_RATES[0],
+                                                  "--output-dir", out], cpus=share)
+            alone = point_figures(os.path.join(out, "point-000"))
+            concurrent = next(r for r in report["rows"]
+                              if r["models"] == k and r["placement"] == "processes")
+            report["rows"].append({
+                "models": k, "placement": "alone on 1/K of the cores",
+                "epoch_seconds_per_model": sum(alone["epoch_seconds"]) / args.epochs,
+                "concurrent_over_alone": concurrent["epoch_seconds_per_model"] /
+                (sum(alone["epoch_seconds"]) / args.epochs),
+            })
+            print("K=%d one model alone on cores %s: %.2f s per epoch; K processes: %.2f (%.3fx)"
+                  % (k, share, report["rows"][-1]["epoch_seconds_per_model"],
+                     concurrent["epoch_seconds_per_model"],
+                     report["rows"][-1]["concurrent_over_alone"]), flush=True)
+
+    with open(args.output + ".json", "w") as out:
+        json.dump(report, out, indent=1)
+    plot(report, args.output + ".png")
+    print("wrote %s.json and %s.png" % (args.output, args.output))
+
+
+def plot(report, path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    rows = [r for r in report["rows"] if r["placement"] in PLACEMENTS]
+    ks = sorted({r["models"] for r in rows})
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
+    for placement in PLACEMENTS:
+        mine = [next(r for r in rows if r["models"] == k and r["placement"] == placement)
+                for k in ks]
+        left.plot(ks, [r["images_per_second"] for r in mine], marker="o", label=placement)
+        right.plot(ks, [r["decode_core_seconds_per_model"] for r in mine], marker="o",
+                   label=placement)
+    left.set(xlabel="models trained (K)", ylabel="training images/s, all models",
+             title="Throughput of K models", xticks=ks)
+    right.set(xlabel="models trained (K)", ylabel="decode core-seconds per model",
+              title="Decode work per model", xticks=ks)
+    right.set_ylim(bottom=0)
+    left.legend()
+    fig.suptitle("%s, %d cores" % (report["machine"]["cpu"], report["cores"]), fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,243 @@
+// `ffcv run` with a grid, in every placement, on a small Fashion-MNIST subset: each point ends
+// with the weights (bit for bit) of training it alone with the same seed and thread count; the
+// table lists every point; a failing point does not stop the others; an interrupted grid resumes
+// where it stopped and a finished one is not trained again; `processes` pins each point to its
+// own cores; one point runs alone as a cluster's job array runs it.
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "ffcv/cpu_count.hpp"
+#include "ffcv/json_text.hpp"
+#include "ffcv/train/recipe.hpp"
+#include "ffcv/train/run_log.hpp"
+#include "test_support.hpp"
+
+using namespace ffcv;
+namespace fs = std::filesystem;
+
+namespace {
+
+const char* const kFashionMnistDir = "/usr/share/datasets/fashion-mnist";
+
+std::string text_of(const std::string& path) {
+  std::stringstream text;
+  text << std::ifstream(path).rdbuf();
+  return text.str();
+}
+
+// The string value of `"name": "..."` in a flat JSON record.
+std::string json_string(const std::string& json, const std::string& name) {
+  const std::string needle = "\"" + name + "\": \"";
+  const std::size_t at = json.find(needle);
+  if (at == std::string::npos) return "";
+  const std::size_t begin = at + needle.size();
+  return json.substr(begin, json.find('"', begin) - begin);
+}
+
+std::string digest_of(const std::string& run_dir) {
+  return json_string(text_of(run_dir + "/summary.json"), "weights_digest");
+}
+
+// A 4-point grid over a 256 + 128 sample Fashion-MNIST subset: 2 epochs of 8 steps of a
+// ResNet-18 of width 1/8, one intra-op thread. Returns the recipe's path; the grid is in
+// `grid.toml` beside it.
+struct FashionGrid {
+  test::TempDir dir;
+  std::string base, grid;
+  std::vector<std::vector<std::string>> points = {
+      {"lr.lr=0.05", "training.label_smoothing=0.0"},
+      {"lr.lr=0.05", "training.label_smoothing=0.1"},
+      {"lr.lr=0.2", "training.label_smoothing=0.0"},
+      {"lr.lr=0.2", "training.label_smoothing=0.1"}};
+
+  FashionGrid() {
+    REQUIRE(fs::exists(kFashionMnistDir));  // tools/setup.sh installs dataset-fashion-mnist
+    std::string output;
+    for (const auto& [split, count] : {std::pair{"train", 256}, std::pair{"test", 128}}) {
+      INFO(output);
+      REQUIRE(test::run_cli(std::string("write fashion-mnist --split ") + split + " --subset " +
+                                std::to_string(count) + " --write-mode raw --quiet --output " +
+                                dir.file(std::string(split) + ".beton"),
+                            output) == 0);
+    }
+    train::Recipe recipe;
+    recipe.data.train = dir.file("train.beton");
+    recipe.data.val = dir.file("test.beton");
+    recipe.data.num_workers = 2;
+    recipe.data.order = "random";
+    recipe.data.mean = {72.94, 72.94, 72.94};
+    recipe.data.std = {90.02, 90.02, 90.02};
+    recipe.augment.scale = {0.5, 1.0};
+    recipe.model.width = 0.125;
+    recipe.model.stem = "small";
+    recipe.model.num_classes = 10;
+    recipe.resolution = {16, 24, 0, 1, 8};
+    recipe.lr.peak_epoch = 1;
+    recipe.training.epochs = 2;
+    recipe.training.batch_size = 32;
+    recipe.training.threads = 1;
+    recipe.training.device = "cpu";  // bitwise-reproducible, also on a machine with a GPU
+    recipe.validation.batch_size = 64;
+    recipe.validation.resolution = 24;
+    recipe.logging.folder = dir.file("runs");
+    recipe.logging.progress = "never";
+    base = dir.file("base.toml");
+    grid = dir.file("grid.toml");
+    train::write_text_file(base, train::recipe_to_toml(recipe));
+    train::write_text_file(grid, train::recipe_to_toml(recipe) +
+                                     "\n[grid]\nlr.lr = [0.05, 0.2]\n"
+                                     "training.label_smoothing = [0.0, 0.1]\n");
+  }
+
+  // The digest of each point trained alone, without a grid.
+  std::vector<std::string> alone() {
+    std::vector<std::string> digests;
+    for (std::size_t i = 0; i < points.size(); ++i) {
+      const std::string out = dir.file("alone-" + std::to_string(i));
+      std::string output;
+      INFO(output);
+      REQUIRE(test::run_cli("run " + base + " --quiet --output-dir " + out + " --set " +
+                                points[i][0] + " --set " + points[i][1],
+                            output) == 0);
+      digests.push_back(digest_of(out));
+      REQUIRE(digests.back().size() == 16);
+    }
+    return digests;
+  }
+};
+
+std::vector<std::string> lines_of(const std::string& path) {
+  std::vector<std::string> lines;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+}  // namespace
+
+TEST_CASE("every grid placement trains each point to the weights of that point alone",
+          "[trainer][cli][grid]") {
+  FashionGrid fixture;
+  const std::vector<std::string> alone = fixture.alone();
+  // Different points really differ, so equal digests are not an accident.
+  CHECK(std::set<std::string>(alone.begin(), alone.end()).size() == 4);
+  for (const std::string placement : {"sequential", "processes", "threads", "shared"}) {
+    SECTION(placement) {
+      const std::string out = fixture.dir.file("grid-" + placement);
+      std::string output;
+      INFO(output);
+      REQUIRE(test::run_cli("run " + fixture.grid + " --placement " + placement +
+                                " --output-dir " + out,
+                            output) == 0);
+      CHECK_THAT(output, Catch::Contains("4 of 4 points finished"));
+      for (std::size_t i = 0; i < 4; ++i) {
+        const std::string point = out + "/point-00" + std::to_string(i);
+        INFO("point " << i << ": " << text_of(point + "/recipe.toml"));
+        CHECK(digest_of(point) == alone[i]);
+      }
+      // The table: a header and one finished row per point, with the swept values.
+      const std::vector<std::string> rows = lines_of(out + "/grid.csv");
+      REQUIRE(rows.size() == 5);
+      CHECK(rows[0].rfind("point,lr.lr,training.label_smoothing,state,val_top1", 0) == 0);
+      CHECK(rows[4].rfind("3,0.2,0.1,finished,", 0) == 0);
+      CHECK_THAT(text_of(out + "/grid.md"), Catch::Contains("# Grid: 4 points, 4 finished"));
+      CHECK_THAT(text_of(out + "/grid.json"), Catch::Contains("\"state\": \"finished\""));
+      if (std::string(placement) == "shared") {
+        CHECK_THAT(output, Catch::Contains("shared in this process"));
+      }
+      if (std::string(placement) == "processes" && available_cores() >= 2) {
+        // Each point ran pinned to its own share of this process's cores.
+        const int share = available_cores() / 2;  // 4 points, min(points, cores) at once
+        std::set<std::string> seen;
+        for (std::size_t i = 0; i < 4; ++i) {
+          const std::string cpus =
+              json_string(text_of(out + "/point-00" + std::to_string(i) + "/log.jsonl"), "cpus");
+          seen.insert(cpus);
+          CHECK(cpus != cpu_list_text(affinity_cpus()));
+          CHECK(static_cast<int>(std::count(cpus.begin(), cpus.end(), ',')) + 1 <= share);
+        }
+        CHECK(seen.size() >= 2);
+      }
+    }
+  }
+}
+
+TEST_CASE("a failing grid point is tabled and the others finish, in and out of process",
+          "[trainer][cli][grid]") {
+  FashionGrid fixture;
+  for (const std::string placement : {"sequential", "shared"}) {
+    SECTION(placement) {
+      const std::string out = fixture.dir.file("failing-" + placement);
+      std::string output;
+      INFO(output);
+      // data.order=shuffled is refused by the recipe; lr.lr=1e30 diverges in the first epoch.
+      CHECK(test::run_cli("run " + fixture.base + " --grid data.order=random,shuffled --grid " +
+                              "lr.lr=0.1,1e30 --placement " + placement + " --output-dir " + out,
+                          output) == 1);
+      CHECK_THAT(output, Catch::Contains("1 of 4 points finished"));
+      const std::vector<std::string> rows = lines_of(out + "/grid.csv");
+      REQUIRE(rows.size() == 5);
+      CHECK(rows[1].rfind("0,random,0.1,finished,", 0) == 0);
+      CHECK(rows[2].rfind("1,random,1e30,failed,", 0) == 0);
+      CHECK_THAT(rows[2], Catch::Contains("training diverged"));
+      CHECK(rows[3].rfind("2,shuffled,0.1,failed,", 0) == 0);
+      CHECK_THAT(rows[3], Catch::Contains("shuffled"));
+      CHECK(rows[4].rfind("3,shuffled,1e30,failed,", 0) == 0);
+      CHECK(fs::exists(out + "/point-001/error.txt"));
+    }
+  }
+}
+
+TEST_CASE("an interrupted grid resumes where it stopped, and a finished one is not trained again",
+          "[trainer][cli][grid]") {
+  FashionGrid fixture;
+  const std::vector<std::string> alone = fixture.alone();
+  const std::string out = fixture.dir.file("grid");
+  std::string output;
+  INFO(output);
+  // Every point stops after 5 of its 16 steps, with a checkpoint.
+  REQUIRE(test::run_cli("run " + fixture.grid + " --placement shared --stop-after-steps 5" +
+                            " --output-dir " + out,
+                        output) == 0);
+  CHECK_THAT(output, Catch::Contains("0 of 4 points finished"));
+  CHECK(lines_of(out + "/grid.csv")[1].rfind("0,0.05,0.0,stopped,", 0) == 0);
+  // Point 3 alone, as a job array's task 3 would run it: it resumes from its checkpoint.
+  REQUIRE(::setenv("SLURM_ARRAY_TASK_ID", "3", 1) == 0);
+  const int task_status =
+      test::run_cli("run " + fixture.grid + " --quiet --output-dir " + out, output);
+  ::unsetenv("SLURM_ARRAY_TASK_ID");
+  REQUIRE(task_status == 0);
+  CHECK(digest_of(out + "/point-003") == alone[3]);
+  CHECK_THAT(text_of(out + "/point-002/summary.json"), Catch::Contains("\"finished\": false"));
+  // The rest of the grid, in threads this time: three points resume, the finished one waits.
+  REQUIRE(test::run_cli("run " + fixture.grid + " --placement threads --output-dir " + out,
+                        output) == 0);
+  CHECK_THAT(output, Catch::Contains("1 already finished"));
+  for (std::size_t i = 0; i < 4; ++i) {
+    CHECK(digest_of(out + "/point-00" + std::to_string(i)) == alone[i]);
+  }
+  // Again: nothing left to train; the table is written from the folders alone.
+  const auto summary_time = fs::last_write_time(out + "/point-000/summary.json");
+  fs::remove(out + "/grid.md");
+  REQUIRE(test::run_cli("run " + fixture.grid + " --output-dir " + out, output) == 0);
+  CHECK_THAT(output, Catch::Contains("4 of 4 points already finished"));
+  CHECK(fs::last_write_time(out + "/point-000/summary.json") == summary_time);
+  CHECK(fs::exists(out + "/grid.md"));
+  fs::remove(out + "/grid.csv");
+  REQUIRE(test::run_cli("run " + fixture.grid + " --gather --output-dir " + out, output) == 0);
+  CHECK(lines_of(out + "/grid.csv").size() == 5);
+
+  // A folder of another grid is refused; so is a point that is not in the grid.
+  CHECK(test::run_cli("run " + fixture.grid + " --grid lr.lr=1,2 --output-dir " + out, output) ==
+        2);
+  CHECK_THAT(output, Catch::Contains("holds the runs of another grid"));
+  CHECK(test::run_cli("run " + fixture.grid + " --point 4 --output-dir " + out, output) == 2);
+  CHECK_THAT(output, Catch::Contains("it has 4 points, 0 to 3"));
+  CHECK(test::run_cli("run " + fixture.base + " --placement shared", output) == 2);
+  CHECK_THAT(output, Catch::Contains("--placement belongs to a grid"));
+}

@@ -1,0 +1,37 @@
+// Starting another program: the one place where this project forks, so that every child
+// (ranks of `ffcv run --nproc`, the measurements of `ffcv ablate`, the points of a grid) starts
+// the same way.
+//
+// The child gets the parent's environment with some variables replaced, optionally its own CPU
+// affinity, set between fork and exec so that the child never runs a single instruction of its
+// program on other cores (its thread pools size themselves from the mask, cpu_count.hpp), and
+// optionally its stdout and stderr redirected to descriptors or appended to a file.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+namespace ffcv::tools {
+
+struct SpawnOptions {
+  std::vector<std::string> environment;  // NAME=VALUE, replacing same-named variables
+  std::vector<int> cpus;                 // the child's CPU affinity; empty: the parent's
+  int stdout_fd = -1;                    // duplicated onto the child's stdout when >= 0
+  int stderr_fd = -1;                    // duplicated onto the child's stderr when >= 0
+  std::string output_file;               // when not empty: stdout and stderr appended here
+};
+
+// Starts `program` with `arguments` (not through a shell). Returns its pid; throws IoError
+// naming the program when it cannot start (not found, not executable, a bad CPU set).
+pid_t spawn_process(const std::string& program, const std::vector<std::string>& arguments,
+                    const SpawnOptions& options = {});
+
+// A waitpid status as a shell reports it: the exit code, or 128 + N when killed by signal N.
+int exit_status(int wait_status);
+
+// The path of the running executable.
+std::string this_program();
+
+}  // namespace ffcv::tools

@@ -1,0 +1,113 @@
+#include "grid/grid_command.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+
+#include "cli/arguments.hpp"
+#include "cli/child_process.hpp"
+#include "ffcv/cpu_count.hpp"
+#include "ffcv/errors.hpp"
+#include "grid/grid_run.hpp"
+#include "grid/grid_table.hpp"
+
+namespace ffcv::tools {
+namespace {
+
+void say(const GridInvocation& grid, const std::string& line) {
+  if (grid.quiet) return;
+  std::printf("%s\n", line.c_str());
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+void report_grid(const GridInvocation& grid) {
+  const std::vector<GridRow> rows = gather_grid(grid.grid_dir, grid.points);
+  write_grid_tables(grid.grid_dir, train::grid_keys(grid.spec), rows, grid.command_line);
+  std::size_t finished = 0;
+  const GridRow* best = nullptr;
+  for (const GridRow& row : rows) {
+    if (row.results.state != train::RunState::kFinished) continue;
+    ++finished;
+    if (best == nullptr || row.results.val_top1 > best->results.val_top1) best = &row;
+  }
+  say(grid, "grid: " + std::to_string(finished) + " of " + std::to_string(rows.size()) +
+                " points finished; table: " + grid.grid_dir + "/grid.md");
+  if (best != nullptr) {
+    char line[64];
+    std::snprintf(line, sizeof line, "%.2f%%", 100 * best->results.val_top1);
+    say(grid, "grid: best val top-1 " + std::string(line) + " at point " +
+                  std::to_string(best->point.index) + ": " + best->point.label);
+  }
+  say(grid, run_plot_script(FFCV_PLOT_PYTHON, FFCV_GRID_PLOT_SCRIPT, grid.grid_dir + "/grid.json"));
+}
+
+std::string point_dir(const GridInvocation& grid, std::size_t index) {
+  return (std::filesystem::path(grid.grid_dir) / grid.points.at(index).folder).string();
+}
+
+int resolve_grid_parallel(const GridInvocation& grid, const train::Recipe& base) {
+  if (base.dist.world_size != 1) {
+    throw ConfigError(grid.recipe_path + ": a grid trains each point as one process; set " +
+                      "dist.world_size = 1 (it is " + std::to_string(base.dist.world_size) + ")");
+  }
+  const int points = static_cast<int>(grid.points.size());
+  if (grid.spec.placement == "sequential") return 1;
+  if (grid.spec.placement == "threads" || grid.spec.placement == "shared") {
+    return grid.spec.parallel;  // 0: every thread at once (train_together.hpp)
+  }
+  const int cores = static_cast<int>(affinity_cpus().size());
+  int parallel = grid.spec.parallel;
+  if (parallel == 0) {
+    parallel = grid.gpus.empty() ? std::min(points, cores)
+                                 : std::min(points, static_cast<int>(grid.gpus.size()));
+  }
+  parallel = std::max(1, std::min(parallel, points));
+  if (!grid.gpus.empty() && parallel > static_cast<int>(grid.gpus.size()) &&
+      !grid.spec.share_gpus) {
+    throw ConfigError("grid.parallel = " + std::to_string(parallel) + " processes but " +
+                      std::to_string(grid.gpus.size()) +
+                      " CUDA device(s): set grid.share_gpus = true to let processes share a GPU, "
+                      "or lower grid.parallel");
+  }
+  return parallel;
+}
+
+int run_grid_command(const GridInvocation& grid, const std::string& trainer_program) {
+  const train::Recipe base = train::load_recipe(grid.recipe_path, grid.overrides);
+  GridRunOptions options;
+  options.grid_dir = grid.grid_dir;
+  options.program = trainer_program;
+  options.parallel = resolve_grid_parallel(grid, base);
+  options.pin = grid.spec.placement == "processes";
+  options.cpus = affinity_cpus();
+  options.gpus = grid.gpus;
+  options.quiet = grid.quiet;
+  options.point_arguments = {grid.recipe_path};
+  for (const std::string& o : grid.overrides) options.point_arguments.insert(options.point_arguments.end(), {"--set", o});
+  for (const std::string& a : grid.grid_axes) options.point_arguments.insert(options.point_arguments.end(), {"--grid", a});
+  if (!grid.stop_after_steps.empty()) {
+    options.point_arguments.insert(options.point_arguments.end(),
+                                   {"--stop-after-steps", grid.stop_after_steps});
+  }
+  options.point_arguments.insert(options.point_arguments.end(), {"--output-dir", grid.grid_dir});
+  say(grid, "grid: " + std::to_string(grid.points.size()) + " points, " + grid.spec.placement +
+                (options.parallel > 1 ? ", " + std::to_string(options.parallel) + " at once" : "") +
+                "; output: " + grid.grid_dir);
+  const GridOutcome outcome = run_grid(grid.points, options);
+  report_grid(grid);
+  if (outcome.interrupted) {
+    say(grid, "grid: interrupted; run the same command again to go on where it stopped");
+    return 130;
+  }
+  return outcome.failed > 0 ? 1 : 0;
+}
+
+int gather_grid_command(const GridInvocation& grid) {
+  record_grid_points(grid.grid_dir, grid.points);
+  report_grid(grid);
+  return 0;
+}
+
+}  // namespace ffcv::tools

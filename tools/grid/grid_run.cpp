@@ -1,0 +1,209 @@
+#include "grid/grid_run.hpp"
+
+#include <sched.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <deque>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "cli/arguments.hpp"
+#include "cli/child_process.hpp"
+#include "cli/spawn.hpp"
+#include "ffcv/atomic_file.hpp"
+#include "ffcv/cpu_count.hpp"
+#include "ffcv/errors.hpp"
+#include "ffcv/train/run_results.hpp"
+
+namespace ffcv::tools {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::atomic<int> g_grid_signal{0};
+void remember_grid_signal(int signal) { g_grid_signal.store(signal); }
+
+std::string points_text(const std::vector<train::GridPoint>& points) {
+  std::string text = "# index\tfolder\toverrides (tab-separated)\n";
+  for (const train::GridPoint& point : points) {
+    text += std::to_string(point.index) + "\t" + point.folder;
+    for (const std::string& o : point.overrides) text += "\t" + o;
+    text += "\n";
+  }
+  return text;
+}
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+void say(const GridRunOptions& options, const std::string& line) {
+  if (options.quiet) return;
+  std::printf("%s\n", line.c_str());
+  std::fflush(stdout);
+}
+
+struct Running {
+  pid_t pid = -1;
+  std::size_t point = 0;
+  int slot = 0;
+  std::chrono::steady_clock::time_point start;
+};
+
+}  // namespace
+
+void record_grid_points(const std::string& grid_dir, const std::vector<train::GridPoint>& points) {
+  const fs::path path = fs::path(grid_dir) / "points.tsv";
+  const std::string text = points_text(points);
+  std::error_code error;
+  if (fs::exists(path, error)) {
+    if (read_text(path) != text) {
+      throw UsageError(grid_dir +
+                       " holds the runs of another grid (its points.tsv lists other points); "
+                       "give a new --output-dir, or the same grid settings as before");
+    }
+    return;
+  }
+  fs::create_directories(grid_dir, error);
+  if (error) throw IoError(grid_dir, "create the grid folder", error.value());
+  write_file_atomically(path.string(), std::string_view(text));
+}
+
+std::vector<int> slot_cpus(const std::vector<int>& cpus, int slot, int slots) {
+  const int n = static_cast<int>(cpus.size());
+  if (slots <= 0 || n == 0) return cpus;
+  if (slots > n) return {cpus[static_cast<std::size_t>(slot % n)]};
+  const int begin = slot * n / slots, end = (slot + 1) * n / slots;
+  return std::vector<int>(cpus.begin() + begin, cpus.begin() + end);
+}
+
+GridOutcome run_grid(const std::vector<train::GridPoint>& points, const GridRunOptions& options) {
+  record_grid_points(options.grid_dir, points);
+  GridOutcome outcome;
+  std::deque<std::size_t> queue;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const std::string dir = (fs::path(options.grid_dir) / points[i].folder).string();
+    if (train::read_run_results(dir).state == train::RunState::kFinished) {
+      ++outcome.already_finished;
+    } else {
+      queue.push_back(i);
+    }
+  }
+  if (outcome.already_finished > 0) {
+    say(options, "grid: " + std::to_string(outcome.already_finished) + " of " +
+                     std::to_string(points.size()) + " points already finished");
+  }
+
+  g_grid_signal.store(0);
+  struct sigaction action {};
+  action.sa_handler = remember_grid_signal;
+  sigemptyset(&action.sa_mask);
+  struct sigaction old_int {}, old_term {};
+  sigaction(SIGINT, &action, &old_int);
+  sigaction(SIGTERM, &action, &old_term);
+
+  const int slots = std::max(1, options.parallel);
+  std::vector<Running> running;
+  std::vector<bool> slot_busy(static_cast<std::size_t>(slots), false);
+  bool stopping = false;
+  std::size_t started = 0;
+  const std::size_t to_run = queue.size();
+  while (!queue.empty() || !running.empty()) {
+    if (!stopping && g_grid_signal.load() != 0) {
+      stopping = true;
+      outcome.interrupted = true;
+      say(options, "grid: interrupted; the running points save a checkpoint and stop");
+      for (const Running& r : running) ::kill(r.pid, SIGTERM);
+    }
+    // Fill free slots.
+    while (!stopping && !queue.empty() && static_cast<int>(running.size()) < slots) {
+      int slot = 0;
+      while (slot_busy[static_cast<std::size_t>(slot)]) ++slot;
+      const train::GridPoint& point = points[queue.front()];
+      const fs::path dir = fs::path(options.grid_dir) / point.folder;
+      std::error_code error;
+      fs::create_directories(dir, error);
+      SpawnOptions spawn;
+      spawn.output_file = (dir / "output.log").string();
+      if (options.pin) spawn.cpus = slot_cpus(options.cpus, slot, slots);
+      if (!options.gpus.empty()) {
+        spawn.environment.push_back("CUDA_VISIBLE_DEVICES=" +
+                                    options.gpus[static_cast<std::size_t>(slot) %
+                                                 options.gpus.size()]);
+      }
+      std::vector<std::string> arguments = options.point_arguments;
+      arguments.insert(arguments.end(), {"--point", std::to_string(point.index)});
+      Running r;
+      r.point = queue.front();
+      r.slot = slot;
+      r.start = std::chrono::steady_clock::now();
+      r.pid = spawn_process(options.program, arguments, spawn);
+      queue.pop_front();
+      slot_busy[static_cast<std::size_t>(slot)] = true;
+      running.push_back(r);
+      ++started;
+      std::string where;
+      if (options.pin) where += " on cores " + cpu_list_text(spawn.cpus);
+      if (!options.gpus.empty()) where += " on " + spawn.environment.back();
+      say(options, "grid: point " + std::to_string(point.index) + " (" +
+                       std::to_string(started) + "/" + std::to_string(to_run) + ") started" +
+                       where + ": " + point.label);
+    }
+    if (stopping && running.empty()) break;
+    int status = 0;
+    const pid_t pid = ::waitpid(-1, &status, WNOHANG);
+    if (pid <= 0) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      continue;
+    }
+    for (std::size_t k = 0; k < running.size(); ++k) {
+      if (running[k].pid != pid) continue;
+      const Running done = running[k];
+      running.erase(running.begin() + static_cast<std::ptrdiff_t>(k));
+      slot_busy[static_cast<std::size_t>(done.slot)] = false;
+      ++outcome.ran;
+      const train::GridPoint& point = points[done.point];
+      const fs::path dir = fs::path(options.grid_dir) / point.folder;
+      const double seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - done.start).count();
+      train::RunResults results = train::read_run_results(dir.string());
+      const int code = exit_status(status);
+      char line[160];
+      if (results.state == train::RunState::kFinished) {
+        std::snprintf(line, sizeof line, "finished in %.1f s: val top-1 %.2f%%", seconds,
+                      100 * results.val_top1);
+      } else if (results.state == train::RunState::kStopped) {
+        std::snprintf(line, sizeof line, "stopped after %.1f s with a checkpoint", seconds);
+      } else {
+        ++outcome.failed;
+        if (results.state != train::RunState::kFailed) {
+          // Killed or crashed before it could say why: its output's last line, and the status.
+          const std::string last = last_line(read_text(dir / "output.log"));
+          train::write_run_error(dir.string(), "exited with status " + std::to_string(code) +
+                                                   (last.empty() ? "" : ": " + last));
+          results = train::read_run_results(dir.string());
+        }
+        std::snprintf(line, sizeof line, "FAILED after %.1f s: ", seconds);
+      }
+      say(options, "grid: point " + std::to_string(point.index) + " " + line +
+                       (results.state == train::RunState::kFailed ? results.error : ""));
+      break;
+    }
+  }
+  sigaction(SIGINT, &old_int, nullptr);
+  sigaction(SIGTERM, &old_term, nullptr);
+  return outcome;
+}
+
+}  // namespace ffcv::tools

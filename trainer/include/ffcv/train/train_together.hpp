@@ -1,0 +1,73 @@
+// Several training runs in one process: the `threads` and `shared` placements of a grid
+// (grid.hpp), that is FFCV's several-models-per-GPU mode and CoorDL's coordinated preparation.
+//
+//   threads  each run on a thread of its own, with a loader of its own and, on CUDA, a stream of
+//            its own: the runs of a sequential grid, at the same time.
+//   shared   runs that would read the same batches (shares_batches) form a group: one loader
+//            reads and decodes each batch once and every model of the group trains on it in
+//            turn, so decoding costs one run's share whatever the group's size. Groups run on
+//            threads of their own. Runs of one group that resume from different places (one
+//            stopped mid-epoch, one not started) train as separate groups.
+//
+// In both, at most `parallel` threads run at once (0: one per group / run). Each thread gets
+// available_cores() / threads intra-op threads and loader workers unless the recipe sets
+// training.threads / data.num_workers. Every run ends as it would alone with the same seed and
+// the same thread counts (bit for bit on the CPU): the loader's batches do not depend on who
+// reads them, and each model's steps see the same inputs in the same order.
+//
+// A run that fails (a recipe that does not fit its data, a diverged loss) fails alone: its
+// outcome holds the error and the other runs go on. A failure of a group's loader (a damaged
+// file) fails the runs of that group only.
+//
+// Runs share a GPU (CUDA device 0 of those visible). `forward_lock` makes their forward passes
+// take turns, the tuning guide's advice when cuDNN's BatchNorm misbehaves under concurrency.
+#pragma once
+
+#include <torch/types.h>
+
+#include <exception>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "ffcv/train/recipe.hpp"
+#include "ffcv/train/trainer.hpp"
+
+namespace ffcv::train {
+
+class ModelRun;
+class TrainData;
+
+enum class Together { kThreads, kShared };
+
+struct TogetherRun {
+  Recipe recipe;
+  RunOptions options;
+};
+
+struct TogetherOutcome {
+  bool ok = false;  // false: `error` says why the run did not end
+  RunSummary summary;
+  std::string error;
+};
+
+// Whether runs of `a` and `b` read the same batches: the same data settings (loader workers
+// aside), augmentations, resolution schedule, validation, batch size, epochs, device, precision
+// and memory layout.
+bool shares_batches(const Recipe& a, const Recipe& b);
+
+// Trains `runs` as `how` says; the outcomes are in the order of `runs`.
+std::vector<TogetherOutcome> train_together(const std::vector<TogetherRun>& runs, Together how,
+                                            int parallel = 0, bool forward_lock = false);
+
+// What to do with a run that threw: called with the run and its error, after which the run
+// takes no further part. Empty: the error propagates.
+using RunFailed = std::function<void(ModelRun&, std::exception_ptr)>;
+
+// Trains `runs` from `data` until each is done or stopped: every batch of every epoch goes to
+// every run still training, in order. The runs must share batches and be at the same place
+// (next_epoch, first_batch). An error of the loader itself propagates.
+void train_on_shared_batches(TrainData& data, const std::vector<ModelRun*>& runs, at::Device device,
+                             const RunFailed& failed = {});
+
+}  // namespace ffcv::train

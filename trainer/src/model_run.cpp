@@ -1,0 +1,324 @@
+#include "ffcv/train/model_run.hpp"
+
+#include <torch/torch.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+
+#include "ffcv/cpu_count.hpp"
+#include "ffcv/errors.hpp"
+#include "ffcv/progress_bar.hpp"
+#include "ffcv/train/distributed.hpp"
+#include "ffcv/train/resnet.hpp"
+#include "ffcv/train/schedules.hpp"
+#include "ffcv/train/train_step.hpp"
+
+namespace ffcv::train {
+namespace {
+
+std::string percent(double fraction) {
+  char text[16];
+  std::snprintf(text, sizeof(text), "%.2f%%", 100.0 * fraction);
+  return text;
+}
+
+std::string printed(const char* format, auto... values) {
+  char text[512];
+  std::snprintf(text, sizeof(text), format, values...);
+  return text;
+}
+
+// Creates the run folder with the resolved recipe (main rank only). Returns the checkpoint's
+// path, or "" when the run has no folder.
+std::string make_run_folder(const Recipe& recipe, const RunOptions& options, bool main_rank) {
+  if (options.run_dir.empty()) return "";
+  if (main_rank) {
+    std::filesystem::create_directories(options.run_dir);
+    write_text_file(options.run_dir + "/recipe.toml", recipe_to_toml(recipe));
+  }
+  return options.run_dir + "/checkpoint.pt";
+}
+
+// FNV-1a over the bytes of every parameter and buffer, as 16 hex digits: equal exactly when
+// two models' weights are equal bit for bit (short of a hash collision).
+std::string weights_digest(torch::nn::Module& model) {
+  std::uint64_t hash = 14695981039346656037ull;
+  const auto add = [&](const at::Tensor& tensor) {
+    const at::Tensor bytes = tensor.detach().cpu().contiguous();
+    const auto* data = static_cast<const unsigned char*>(bytes.data_ptr());
+    for (std::size_t k = 0; k < bytes.nbytes(); ++k) {
+      hash = (hash ^ data[k]) * 1099511628211ull;
+    }
+  };
+  for (const at::Tensor& p : model.parameters()) add(p);
+  for (const at::Tensor& b : model.buffers()) add(b);
+  char text[17];
+  std::snprintf(text, sizeof(text), "%016llx", static_cast<unsigned long long>(hash));
+  return text;
+}
+
+}  // namespace
+
+at::Device training_device(const std::string& setting, int local_rank) {
+  const bool cuda = torch::cuda::is_available();
+  if (setting == "cpu" || (setting == "auto" && !cuda)) return at::Device(at::kCPU);
+  if (!cuda) throw ConfigError("training.device = \"cuda\" but no CUDA device is available");
+  const int count = static_cast<int>(torch::cuda::device_count());
+  return at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(local_rank % count));
+}
+
+ModelRun::ModelRun(const Recipe& recipe, const RunOptions& options, at::Device device,
+                   Communicator& communicator)
+    : recipe_(recipe),
+      options_(options),
+      device_(device),
+      comm_(communicator),
+      main_rank_(communicator.is_main()),
+      verbose_(communicator.is_main() && !options.quiet),
+      checkpoint_path_(make_run_folder(recipe_, options, main_rank_)),
+      step_(std::make_unique<TrainStep>(recipe_, device, communicator)),
+      normalize_(recipe_.data.mean, recipe_.data.std, device, step_->input_dtype(),
+                 recipe_.training.channels_last),
+      log_(main_rank_ && !options.run_dir.empty() ? options.run_dir + "/log.jsonl" : "") {
+  step_->set_forward_lock(options.forward_lock);
+  if (!recipe_.checkpoint.resume.empty()) {
+    position_ = load_checkpoint(recipe_.checkpoint.resume, *step_->model(), step_->optimizer(),
+                                step_->scaler());
+    step_->broadcast_state();
+  }
+  log_.write(JsonRecord()
+                 .add("event", "start")
+                 .add("recipe", recipe_.name)
+                 .add("arch", recipe_.model.arch)
+                 .add("width", recipe_.model.width)
+                 .add("parameters", parameter_count(*step_->model()))
+                 .add("device", device_.str())
+                 .add("precision", recipe_.training.precision)
+                 .add("world_size", comm_.world_size())
+                 .add("threads", torch::get_num_threads())
+                 .add("cpus", cpu_list_text(affinity_cpus()))
+                 .add("resumed_epoch", position_.epoch)
+                 .add("resumed_batches", position_.batches_done));
+}
+
+ModelRun::~ModelRun() = default;
+
+void ModelRun::say(const std::string& line) const {
+  if (!verbose_) return;
+  std::printf("%s%s\n", options_.label.empty() ? "" : ("[" + options_.label + "] ").c_str(),
+              line.c_str());
+  std::fflush(stdout);
+}
+
+void ModelRun::announce(std::uint64_t train_samples, std::uint64_t val_samples,
+                        int loader_workers) {
+  const int ranks = comm_.world_size();
+  say(printed("run: %s, %s x%.3g (%lld parameters, %d BlurPool convs), %s, %s, %d rank%s (%s), "
+              "%d threads, %d loader workers",
+              recipe_.name.c_str(), recipe_.model.arch.c_str(), recipe_.model.width,
+              static_cast<long long>(parameter_count(*step_->model())), step_->blurpool_convs(),
+              device_.str().c_str(), recipe_.training.precision.c_str(), ranks,
+              ranks == 1 ? "" : "s", comm_.backend().c_str(), torch::get_num_threads(),
+              loader_workers));
+  say(printed("data: %llu training samples, %llu validation samples",
+              static_cast<unsigned long long>(train_samples),
+              static_cast<unsigned long long>(val_samples)));
+  if (!options_.run_dir.empty()) say("output: " + options_.run_dir);
+}
+
+void ModelRun::begin_epoch(std::uint64_t epoch, std::uint64_t batches, int resolution) {
+  // Every rank runs the same number of iterations, or the collectives would not pair up.
+  at::Tensor rank_batches = torch::tensor({static_cast<std::int64_t>(batches)}, torch::kInt64);
+  comm_.min(rank_batches);
+  iterations_ = static_cast<std::uint64_t>(rank_batches.item<std::int64_t>());
+  if (iterations_ == 0) {
+    throw ConfigError(recipe_.data.train + ": fewer samples per rank than one batch of " +
+                      std::to_string(recipe_.training.batch_size));
+  }
+  epoch_ = epoch;
+  batch_ = position_.batches_done;
+  done_ = 0;
+  resolution_ = resolution;
+  lr_ = 0;
+  step_->model()->train();
+  loss_sum_ = torch::zeros({1}, torch::TensorOptions().device(device_).dtype(at::kDouble));
+  correct_ = torch::zeros({1}, torch::TensorOptions().device(device_).dtype(at::kLong));
+  bar_.reset();
+  if (main_rank_ && options_.progress) {
+    const std::uint64_t global_batch =
+        static_cast<std::uint64_t>(recipe_.training.batch_size) * comm_.world_size();
+    bar_ = std::make_unique<ProgressBar>(
+        "epoch " + std::to_string(epoch + 1) + "/" + std::to_string(recipe_.training.epochs),
+        (iterations_ - std::min(iterations_, batch_)) * global_batch, "images");
+  }
+}
+
+bool ModelRun::stop_requested() {
+  const bool stop =
+      (options_.stop != nullptr && options_.stop->load()) ||
+      (options_.stop_after_steps != 0 && position_.steps >= options_.stop_after_steps);
+  if (comm_.world_size() == 1) return stop;
+  if (batch_ % 16 != 15) return false;  // ranks agree every 16 iterations
+  at::Tensor flag = torch::tensor({stop ? 1.0 : 0.0}, torch::kFloat64);
+  comm_.sum(flag);
+  return flag.item<double>() > 0;
+}
+
+bool ModelRun::train(const ModelInput& input) {
+  lr_ = lr_at_iteration(recipe_.lr, recipe_.training.epochs, epoch_, batch_, iterations_);
+  const StepResult result = (*step_)(input, lr_);
+  {
+    torch::NoGradGuard no_grad;
+    loss_sum_ += result.loss.to(at::kDouble);
+    correct_ += result.correct;
+  }
+  ++position_.steps;
+  ++done_;
+  if (bar_) {
+    bar_->update(done_ * static_cast<std::uint64_t>(recipe_.training.batch_size) *
+                 comm_.world_size());
+  }
+  const bool stop = stop_requested();
+  ++batch_;
+  if (stop) stopped_ = true;
+  return !stop;
+}
+
+void ModelRun::end_epoch(double epoch_seconds, double wait_seconds, const LoaderStats& loader,
+                         std::size_t shared_by, Loader& val) {
+  if (bar_) bar_->finish();
+  bar_.reset();
+  const std::uint64_t global_batch =
+      static_cast<std::uint64_t>(recipe_.training.batch_size) * comm_.world_size();
+  at::Tensor totals = torch::cat({loss_sum_.cpu(), correct_.cpu().to(at::kDouble),
+                                  torch::tensor({static_cast<double>(done_)}, at::kDouble)});
+  comm_.sum(totals);
+  const double batches_all = std::max(1.0, totals[2].item<double>());
+  last_loss_ = totals[0].item<double>() / batches_all;
+  if (!std::isfinite(last_loss_)) {
+    throw Error("training diverged: the mean training loss of epoch " + std::to_string(epoch_ + 1) +
+                " is " + std::to_string(last_loss_) + " (lr.lr = " + std::to_string(recipe_.lr.lr) +
+                ")");
+  }
+  const double train_accuracy =
+      totals[1].item<double>() / (batches_all * recipe_.training.batch_size);
+  train_seconds_ += epoch_seconds;
+  train_images_ += done_ * global_batch;
+  const double images_per_second = done_ * global_batch / std::max(1e-9, epoch_seconds);
+
+  if (stopped_) {
+    position_.batches_done = batch_;
+    if (main_rank_ && !checkpoint_path_.empty()) {
+      save_checkpoint(checkpoint_path_, *step_->model(), step_->optimizer(), step_->scaler(),
+                      position_, recipe_to_toml(recipe_));
+    }
+    log_.write(JsonRecord()
+                   .add("event", "stopped")
+                   .add("epoch", epoch_)
+                   .add("batches_done", batch_)
+                   .add("steps", position_.steps)
+                   .add("checkpoint", checkpoint_path_));
+    say(printed("stopped in epoch %llu after batch %llu; checkpoint: %s",
+                static_cast<unsigned long long>(epoch_ + 1),
+                static_cast<unsigned long long>(batch_), checkpoint_path_.c_str()));
+    return;
+  }
+  position_.epoch = epoch_ + 1;
+  position_.batches_done = 0;
+
+  const bool last = epoch_ + 1 == static_cast<std::uint64_t>(recipe_.training.epochs);
+  const int every = recipe_.validation.every;
+  const bool evaluate_now = last || (every > 0 && (epoch_ + 1) % every == 0);
+  JsonRecord record;
+  record.add("event", "epoch")
+      .add("epoch", epoch_)
+      .add("resolution", resolution_)
+      .add("lr", lr_)
+      .add("train_loss", last_loss_)
+      .add("train_top1", train_accuracy)
+      .add("images_per_second", images_per_second)
+      .add("epoch_seconds", epoch_seconds)
+      .add("loader_wait_seconds", wait_seconds)
+      .add("skipped_samples", loader.skipped_samples)
+      .add("loader_process_seconds", loader.process_seconds)
+      .add("loader_shared_by", static_cast<std::uint64_t>(shared_by))
+      .add("step_seconds", epoch_seconds - wait_seconds)
+      .add("loss_scale", step_->scaler().current_scale());
+  std::string line = printed(
+      "epoch %llu/%d  res %d  lr %.4g  loss %.4f  train %s  %.0f img/s  loader wait %.0f%%",
+      static_cast<unsigned long long>(epoch_ + 1), recipe_.training.epochs, resolution_, lr_,
+      last_loss_, percent(train_accuracy).c_str(), images_per_second,
+      100.0 * wait_seconds / std::max(1e-9, epoch_seconds));
+  if (evaluate_now) {
+    step_->model()->eval();
+    step_->broadcast_buffers();
+    const auto forward = [&](const at::Tensor& images) { return step_->forward_eval(images); };
+    last_eval_ = evaluate(forward, val, epoch_, normalize_, recipe_.validation.tta, comm_);
+    evaluated_ = true;
+    record.add("val_top1", last_eval_.top1)
+        .add("val_top5", last_eval_.top5)
+        .add("val_loss", last_eval_.loss)
+        .add("val_seconds", last_eval_.seconds);
+    line += printed("  val top1 %s top5 %s (%.1f s)", percent(last_eval_.top1).c_str(),
+                    percent(last_eval_.top5).c_str(), last_eval_.seconds);
+  }
+  log_.write(record);
+  say(line);
+  const int checkpoint_every = recipe_.checkpoint.every;
+  if (main_rank_ && !checkpoint_path_.empty() && checkpoint_every > 0 &&
+      (last || (epoch_ + 1) % checkpoint_every == 0)) {
+    save_checkpoint(checkpoint_path_, *step_->model(), step_->optimizer(), step_->scaler(),
+                    position_, recipe_to_toml(recipe_));
+  }
+}
+
+RunSummary ModelRun::finish() {
+  RunSummary summary;
+  summary.run_dir = options_.run_dir;
+  // Replicas must agree: compare every parameter's sum across ranks.
+  const std::vector<at::Tensor> parameters = step_->model()->parameters();
+  at::Tensor sums = torch::empty({static_cast<std::int64_t>(parameters.size())}, at::kDouble);
+  for (std::size_t k = 0; k < parameters.size(); ++k) {
+    sums[static_cast<std::int64_t>(k)] = parameters[k].detach().to(at::kDouble).sum().cpu();
+  }
+  at::Tensor low = sums.clone(), negated_high = -sums;
+  comm_.min(low);
+  comm_.min(negated_high);
+  summary.replicas_identical = torch::equal(low, -negated_high);
+  summary.parameter_checksum = sums.sum().item<double>();
+  summary.weights_digest = weights_digest(*step_->model());
+  summary.finished = !stopped_;
+  summary.epochs_done = position_.epoch;
+  summary.steps = position_.steps;
+  summary.train_loss = last_loss_;
+  summary.train_seconds = train_seconds_;
+  summary.images_per_second = train_images_ / std::max(1e-9, train_seconds_);
+  if (evaluated_) {
+    summary.val_top1 = last_eval_.top1;
+    summary.val_top5 = last_eval_.top5;
+    summary.val_loss = last_eval_.loss;
+  }
+  if (main_rank_ && !options_.run_dir.empty()) {
+    JsonRecord record;
+    record.add("recipe", recipe_.name)
+        .add("finished", summary.finished)
+        .add("epochs_done", summary.epochs_done)
+        .add("steps", summary.steps)
+        .add("world_size", comm_.world_size())
+        .add("val_top1", summary.val_top1)
+        .add("val_top5", summary.val_top5)
+        .add("val_loss", summary.val_loss)
+        .add("train_loss", summary.train_loss)
+        .add("train_seconds", summary.train_seconds)
+        .add("images_per_second", summary.images_per_second)
+        .add("replicas_identical", summary.replicas_identical)
+        .add("parameter_checksum", summary.parameter_checksum)
+        .add("weights_digest", summary.weights_digest)
+        .add("skipped_steps", step_->scaler().skipped_steps());
+    write_text_file(options_.run_dir + "/summary.json", record.str() + "\n");
+  }
+  return summary;
+}
+
+}  // namespace ffcv::train

@@ -1,0 +1,270 @@
+#include "ffcv/train/train_together.hpp"
+
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <utility>
+
+#include "ffcv/cpu_count.hpp"
+#include "ffcv/errors.hpp"
+#include "ffcv/torch/batch_tensors.hpp"
+#include "ffcv/train/batch_feed.hpp"
+#include "ffcv/train/dataset_check.hpp"
+#include "ffcv/train/distributed.hpp"
+#include "ffcv/train/model_run.hpp"
+#include "ffcv/train/schedules.hpp"
+#include "ffcv/train/train_data.hpp"
+#include "ffcv/train/train_step.hpp"
+#ifdef FFCV_WITH_CUDA
+#include <c10/cuda/CUDAFunctions.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#endif
+
+namespace ffcv::train {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// The settings of `recipe` that shape its batches, the rest left at their defaults.
+Recipe batch_settings(const Recipe& recipe) {
+  Recipe kept;
+  kept.data = recipe.data;
+  kept.data.num_workers = 0;
+  kept.augment = recipe.augment;
+  kept.resolution = recipe.resolution;
+  kept.validation = recipe.validation;
+  kept.dist = recipe.dist;
+  kept.training.batch_size = recipe.training.batch_size;
+  kept.training.epochs = recipe.training.epochs;
+  kept.training.device = recipe.training.device;
+  kept.training.precision = recipe.training.precision;
+  kept.training.channels_last = recipe.training.channels_last;
+  return kept;
+}
+
+std::string error_text(std::exception_ptr error) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const std::exception& e) {
+    return e.what();
+  } catch (...) {
+    return "unknown error";
+  }
+}
+
+// One thread's work: the runs of one group (shared) or one run (threads).
+class Unit {
+ public:
+  Unit(const std::vector<TogetherRun>& runs, std::vector<std::size_t> members,
+       std::vector<TogetherOutcome>& outcomes, int cores, std::mutex* forward_lock)
+      : runs_(runs),
+        members_(std::move(members)),
+        outcomes_(outcomes),
+        cores_(cores),
+        forward_lock_(forward_lock) {}
+
+  void train() {
+    const Recipe& first = runs_[members_.front()].recipe;
+    std::optional<at::Device> device;
+    try {
+      torch::set_num_threads(first.training.threads > 0 ? first.training.threads : cores_);
+      device = training_device(first.training.device, 0);
+      apply_cudnn_settings(first.training);
+    } catch (...) {
+      for (const std::size_t i : members_) fail(i, std::current_exception());
+      return;
+    }
+#ifdef FFCV_WITH_CUDA
+    // A stream of this thread's own, so that its kernels and copies overlap the other runs'.
+    std::optional<c10::cuda::CUDAStreamGuard> stream;
+    if (device->is_cuda()) {
+      c10::cuda::set_device(device->index());
+      stream.emplace(c10::cuda::getStreamFromPool(/*isHighPriority=*/false, device->index()));
+    }
+#endif
+    Communicator comm(RankInfo{}, "gloo");  // one process: no process group
+    // Every run's model, then the runs grouped by where they start.
+    std::vector<std::unique_ptr<ModelRun>> models(members_.size());
+    std::map<std::pair<std::uint64_t, std::uint64_t>, std::vector<std::size_t>> by_place;
+    for (std::size_t k = 0; k < members_.size(); ++k) {
+      const std::size_t i = members_[k];
+      try {
+        Recipe recipe = runs_[i].recipe;
+        recipe.dist.world_size = 1;
+        if (recipe.data.num_workers == 0) recipe.data.num_workers = cores_;
+        check_labels_fit_model(recipe);
+        RunOptions options = runs_[i].options;
+        if (forward_lock_ != nullptr) options.forward_lock = forward_lock_;
+        models[k] = std::make_unique<ModelRun>(recipe, options, *device, comm);
+        if (models[k]->done()) continue;  // finished before, or nothing to train
+        by_place[{models[k]->next_epoch(), models[k]->first_batch()}].push_back(k);
+      } catch (...) {
+        models[k].reset();
+        fail(i, std::current_exception());
+      }
+    }
+    for (const auto& [place, group] : by_place) {
+      std::vector<ModelRun*> group_runs;
+      for (const std::size_t k : group) group_runs.push_back(models[k].get());
+      const Recipe& recipe = group_runs.front()->recipe();
+      try {
+        TrainData data(recipe, ShardSpec{}, resolution_at(recipe.resolution, place.first),
+                       device->is_cuda()
+                           ? std::optional<BatchAllocator>(torch_adapter::pinned_allocator())
+                           : std::nullopt);
+        for (ModelRun* run : group_runs) {
+          run->announce(data.train().reader().num_samples(), data.val().reader().num_samples(),
+                        recipe.data.num_workers);
+        }
+        train_on_shared_batches(data, group_runs, *device, [&](ModelRun& run, std::exception_ptr e) {
+          for (const std::size_t k : group) {
+            if (models[k].get() == &run) {
+              fail(members_[k], e);
+              failed_.push_back(k);
+            }
+          }
+        });
+      } catch (...) {
+        // The group's loader failed: every run of the group that was still training.
+        for (const std::size_t k : group) {
+          if (std::find(failed_.begin(), failed_.end(), k) != failed_.end()) continue;
+          fail(members_[k], std::current_exception());
+          failed_.push_back(k);
+        }
+      }
+    }
+    for (std::size_t k = 0; k < members_.size(); ++k) {
+      if (!models[k] || std::find(failed_.begin(), failed_.end(), k) != failed_.end()) continue;
+      try {
+        outcomes_[members_[k]].summary = models[k]->finish();
+        outcomes_[members_[k]].ok = true;
+      } catch (...) {
+        fail(members_[k], std::current_exception());
+      }
+    }
+  }
+
+ private:
+  void fail(std::size_t run, std::exception_ptr error) {
+    outcomes_[run].ok = false;
+    outcomes_[run].error = error_text(error);
+  }
+
+  const std::vector<TogetherRun>& runs_;
+  std::vector<std::size_t> members_;
+  std::vector<TogetherOutcome>& outcomes_;
+  int cores_;
+  std::mutex* forward_lock_;
+  std::vector<std::size_t> failed_;  // positions in members_ of runs that threw
+};
+
+}  // namespace
+
+bool shares_batches(const Recipe& a, const Recipe& b) {
+  return batch_settings(a) == batch_settings(b);
+}
+
+void train_on_shared_batches(TrainData& data, const std::vector<ModelRun*>& group, at::Device device,
+                             const RunFailed& failed) {
+  std::vector<ModelRun*> runs = group;
+  // Runs `work` for `run`; on an error, hands the run to `failed` and leaves it out from now on.
+  const auto guarded = [&](ModelRun* run, const auto& work) {
+    if (!failed) return work();
+    try {
+      return work();
+    } catch (...) {
+      failed(*run, std::current_exception());
+      runs.erase(std::find(runs.begin(), runs.end(), run));
+      return false;
+    }
+  };
+  const auto each = [&](std::vector<ModelRun*> list, const auto& work) {
+    for (ModelRun* run : list) guarded(run, [&] { return work(run); });
+  };
+  for (;;) {
+    std::erase_if(runs, [](ModelRun* run) { return run->done(); });
+    if (runs.empty()) return;
+    const Recipe& recipe = runs.front()->recipe();
+    const std::uint64_t epoch = runs.front()->next_epoch();
+    const int resolution = resolution_at(recipe.resolution, epoch);
+    data.set_train_resolution(resolution);
+    const auto start = Clock::now();
+    EpochIterator iterator = data.train().epoch(epoch, runs.front()->first_batch());
+    const std::uint64_t first = runs.front()->first_batch();
+    const std::uint64_t batches = iterator.num_batches();
+    each(runs, [&](ModelRun* run) {
+      run->begin_epoch(epoch, batches, resolution);
+      return true;
+    });
+    if (runs.empty()) return;
+    const std::uint64_t iterations = runs.front()->iterations();
+    BatchFeed feed(std::move(iterator), device, runs.front()->normalizer().stages(data.train()));
+    std::vector<ModelRun*> training = runs;
+    double wait_seconds = 0;
+    for (std::uint64_t i = first; i < iterations && !training.empty(); ++i) {
+      const auto wait_start = Clock::now();
+      std::optional<std::vector<at::Tensor>> tensors = feed.next();
+      wait_seconds += seconds_since(wait_start);
+      if (!tensors && recipe.data.on_error == "skip") break;  // its last batches were all skipped
+      if (!tensors) throw Error("the loader ended the epoch before its last batch");
+      const ModelInput input = training.front()->normalizer()((*tensors)[0], (*tensors)[1]);
+      tensors.reset();
+      for (ModelRun* run : std::vector<ModelRun*>(training)) {
+        const bool go_on = guarded(run, [&] { return run->train(input); });
+        if (!go_on) std::erase(training, run);  // stopped, or failed
+      }
+    }
+    const double epoch_seconds = seconds_since(start);
+    const LoaderStats stats = data.train().current_epoch_stats();
+    const std::size_t readers = runs.size();
+    each(runs, [&](ModelRun* run) {
+      run->end_epoch(epoch_seconds, wait_seconds, stats, readers, data.val());
+      return true;
+    });
+  }
+}
+
+std::vector<TogetherOutcome> train_together(const std::vector<TogetherRun>& runs, Together how,
+                                            int parallel, bool forward_lock) {
+  std::vector<std::vector<std::size_t>> units;
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    auto unit = std::find_if(units.begin(), units.end(), [&](const std::vector<std::size_t>& u) {
+      return how == Together::kShared && shares_batches(runs[u.front()].recipe, runs[i].recipe);
+    });
+    if (unit == units.end()) {
+      units.push_back({i});
+    } else {
+      unit->push_back(i);
+    }
+  }
+  std::vector<TogetherOutcome> outcomes(runs.size());
+  if (units.empty()) return outcomes;
+  const int threads = std::clamp(parallel > 0 ? parallel : static_cast<int>(units.size()), 1,
+                                 static_cast<int>(units.size()));
+  const int cores = std::max(1, available_cores() / threads);
+  std::mutex forward_mutex;
+  std::atomic<std::size_t> next{0};
+  const auto work = [&] {
+    for (std::size_t u = next++; u < units.size(); u = next++) {
+      Unit(runs, units[u], outcomes, cores, forward_lock ? &forward_mutex : nullptr).train();
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) pool.emplace_back(work);
+  for (std::thread& thread : pool) thread.join();
+  return outcomes;
+}
+
+}  // namespace ffcv::train
