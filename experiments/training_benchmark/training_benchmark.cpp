@@ -18,8 +18,8 @@
 #include <sstream>
 
 #include "cli/arguments.hpp"
+#include "ffcv/torch/batch_feed.hpp"
 #include "ffcv/torch/batch_tensors.hpp"
-#include "ffcv/train/batch_feed.hpp"
 #include "ffcv/train/distributed.hpp"
 #include "ffcv/train/run_log.hpp"
 #include "ffcv/train/train_data.hpp"
@@ -63,8 +63,8 @@ Measurement measure(const Recipe& recipe, int resolution, int warmup, int iterat
 
   // Loader-fed: epochs follow one another as in training.
   std::uint64_t epoch = 0;
-  auto feed = std::make_unique<BatchFeed>(data.train().epoch(epoch), device,
-                                          normalize.stages(data.train()));
+  auto feed = std::make_unique<torch_adapter::BatchFeed>(data.train().epoch(epoch), device,
+                                                         normalize.stages(data.train()));
   ModelInput first;
   StepResult last;
   double wait = 0, start_wait = 0, setup = 0;
@@ -87,8 +87,8 @@ Measurement measure(const Recipe& recipe, int resolution, int warmup, int iterat
       const auto setup_start = Clock::now();
       EpochIterator iterator = data.train().epoch(++epoch);
       setup_seconds += std::chrono::duration<double>(Clock::now() - setup_start).count();
-      feed =
-          std::make_unique<BatchFeed>(std::move(iterator), device, normalize.stages(data.train()));
+      feed = std::make_unique<torch_adapter::BatchFeed>(std::move(iterator), device,
+                                                        normalize.stages(data.train()));
       tensors = feed->next();
       new_epoch = true;
     }

@@ -49,11 +49,10 @@ std::string digest_of(const std::string& run_dir) {
 struct FashionGrid {
   test::TempDir dir;
   std::string base, grid;
-  std::vector<std::vector<std::string>> points = {
-      {"lr.lr=0.05", "training.label_smoothing=0.0"},
-      {"lr.lr=0.05", "training.label_smoothing=0.1"},
-      {"lr.lr=0.2", "training.label_smoothing=0.0"},
-      {"lr.lr=0.2", "training.label_smoothing=0.1"}};
+  std::vector<std::vector<std::string>> points = {{"lr.lr=0.05", "training.label_smoothing=0.0"},
+                                                  {"lr.lr=0.05", "training.label_smoothing=0.1"},
+                                                  {"lr.lr=0.2", "training.label_smoothing=0.0"},
+                                                  {"lr.lr=0.2", "training.label_smoothing=0.1"}};
 
   FashionGrid() {
     REQUIRE(fs::exists(kFashionMnistDir));  // tools/setup.sh installs dataset-fashion-mnist
@@ -131,9 +130,9 @@ TEST_CASE("every grid placement trains each point to the weights of that point a
       const std::string out = fixture.dir.file("grid-" + placement);
       std::string output;
       INFO(output);
-      REQUIRE(test::run_cli("run " + fixture.grid + " --placement " + placement +
-                                " --output-dir " + out,
-                            output) == 0);
+      REQUIRE(test::run_cli(
+                  "run " + fixture.grid + " --placement " + placement + " --output-dir " + out,
+                  output) == 0);
       CHECK_THAT(output, Catch::Contains("4 of 4 points finished"));
       for (std::size_t i = 0; i < 4; ++i) {
         const std::string point = out + "/point-00" + std::to_string(i);
@@ -236,6 +235,12 @@ TEST_CASE("an interrupted grid resumes where it stopped, and a finished one is n
   CHECK(test::run_cli("run " + fixture.grid + " --grid lr.lr=1,2 --output-dir " + out, output) ==
         2);
   CHECK_THAT(output, Catch::Contains("holds the runs of another grid"));
+  // Nor does a grid write into a folder of other files, or over a file.
+  CHECK(test::run_cli("run " + fixture.grid + " --output-dir " + fixture.dir.path(), output) == 2);
+  CHECK_THAT(output, Catch::Contains("holds other files and no grid"));
+  CHECK(test::run_cli("run " + fixture.grid + " --output-dir " + fixture.base, output) == 2);
+  CHECK_THAT(output, Catch::Contains("is a file"));
+  CHECK(fs::file_size(fixture.base) > 0);
   CHECK(test::run_cli("run " + fixture.grid + " --point 4 --output-dir " + out, output) == 2);
   CHECK_THAT(output, Catch::Contains("it has 4 points, 0 to 3"));
   CHECK(test::run_cli("run " + fixture.base + " --placement shared", output) == 2);

@@ -53,8 +53,7 @@ TEST_CASE("a grid's axes make every combination, the first axis varying slowest"
   CHECK(grid_keys(spec) == std::vector<std::string>{"training.label_smoothing", "lr.lr"});
   CHECK(points[0].overrides ==
         std::vector<std::string>{"training.label_smoothing=0.0", "lr.lr=0.25"});
-  CHECK(points[2].overrides ==
-        std::vector<std::string>{"training.label_smoothing=0.0", "lr.lr=1"});
+  CHECK(points[2].overrides == std::vector<std::string>{"training.label_smoothing=0.0", "lr.lr=1"});
   CHECK(points[3].overrides ==
         std::vector<std::string>{"training.label_smoothing=0.1", "lr.lr=0.25"});
   CHECK(points[5].label == "training.label_smoothing=0.1 lr.lr=1");
@@ -93,8 +92,7 @@ TEST_CASE("values split at commas outside brackets and quotes", "[grid]") {
   CHECK(split_grid_values("x") == std::vector<std::string>{"x"});
 }
 
-TEST_CASE("a grid that cannot run is refused before any work, naming what is wrong",
-          "[grid]") {
+TEST_CASE("a grid that cannot run is refused before any work, naming what is wrong", "[grid]") {
   CHECK_THAT(grid_error("[grid]\nlr.lrr = [1, 2]\n"),
              Catch::Contains("'lr.lrr' is not a recipe key") && Catch::Contains("lr.lr"));
   CHECK_THAT(grid_error("[grid]\nlr.lr = 0.5\n"), Catch::Contains("non-empty list of values"));

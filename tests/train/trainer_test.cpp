@@ -8,8 +8,8 @@
 #include <sstream>
 
 #include "ffcv/errors.hpp"
+#include "ffcv/torch/batch_feed.hpp"
 #include "ffcv/torch/batch_tensors.hpp"
-#include "ffcv/train/batch_feed.hpp"
 #include "ffcv/train/batch_input.hpp"
 #include "ffcv/train/checkpoint.hpp"
 #include "ffcv/train/distributed.hpp"
@@ -608,7 +608,7 @@ TEST_CASE("on a GPU: evaluating through the device stages equals evaluating CPU-
                                    channels_last);
       step.model()->train();
       for (std::uint64_t epoch = 0; epoch < 2; ++epoch) {
-        BatchFeed feed(data.train().epoch(epoch), cuda, staged.stages(data.train()));
+        torch_adapter::BatchFeed feed(data.train().epoch(epoch), cuda, staged.stages(data.train()));
         while (auto tensors = feed.next()) step(staged((*tensors)[0], (*tensors)[1]), 0.05);
       }
       step.model()->eval();

@@ -5,10 +5,10 @@
 #include <thread>
 
 #include "cli/child_process.hpp"
-#include "report/report_text.hpp"
 #include "ffcv/atomic_file.hpp"
 #include "ffcv/byte_size.hpp"
 #include "ffcv/json_text.hpp"
+#include "report/report_text.hpp"
 
 namespace ffcv::tools {
 namespace {
@@ -63,18 +63,21 @@ std::vector<std::string> write_ablation_tables(const AblationSpec& spec,
     json += std::string(i ? ", " : "") + "{\"values\": [" + values_json +
             "], \"ok\": " + (r.ok ? "true" : "false");
     if (r.ok) {
-      csv += values_csv + "ok," + printf_number(r.samples_per_s) + "," + std::to_string(r.peak_rss_bytes) +
-             "," + std::to_string(r.file_bytes) + "," + printf_number(r.read_bytes_per_epoch, "%.0f") +
-             "," + printf_number(read_per_file, "%.4f") + "," + printf_number(r.loader_wait_share, "%.4f") + "," +
-             printf_number(r.distinct_pages_per_batch, "%.3f") + "," + printf_number(r.seconds, "%.3f") + "," +
+      csv += values_csv + "ok," + printf_number(r.samples_per_s) + "," +
+             std::to_string(r.peak_rss_bytes) + "," + std::to_string(r.file_bytes) + "," +
+             printf_number(r.read_bytes_per_epoch, "%.0f") + "," +
+             printf_number(read_per_file, "%.4f") + "," +
+             printf_number(r.loader_wait_share, "%.4f") + "," +
+             printf_number(r.distinct_pages_per_batch, "%.3f") + "," +
+             printf_number(r.seconds, "%.3f") + "," +
              (r.val_top1 >= 0 ? printf_number(r.val_top1, "%.4f") : std::string()) + ",\n";
       md += "|" + values_md +
-            (training ? " " + printf_number(100 * r.val_top1, "%.2f") + "% |" : std::string()) + " " +
-            printf_number(r.samples_per_s, "%.0f") + " | " +
+            (training ? " " + printf_number(100 * r.val_top1, "%.2f") + "% |" : std::string()) +
+            " " + printf_number(r.samples_per_s, "%.0f") + " | " +
             byte_size_text(static_cast<double>(r.peak_rss_bytes)) + " | " +
             byte_size_text(static_cast<double>(r.file_bytes)) + " | " +
-            byte_size_text(r.read_bytes_per_epoch) + " | " + printf_number(read_per_file, "%.2f") + " | " +
-            printf_number(100 * r.loader_wait_share, "%.0f") + "% |\n";
+            byte_size_text(r.read_bytes_per_epoch) + " | " + printf_number(read_per_file, "%.2f") +
+            " | " + printf_number(100 * r.loader_wait_share, "%.0f") + "% |\n";
       json += ", \"samples_per_s\": " + json_number(r.samples_per_s, 1) +
               ", \"peak_rss_bytes\": " + std::to_string(r.peak_rss_bytes) +
               ", \"file_bytes\": " + std::to_string(r.file_bytes) +

@@ -67,7 +67,9 @@ int ablate_command(const CommandArgs& argv) {
        write_ablation_tables(spec, cells, outcome.results, output, command)) {
     std::printf("wrote %s\n", path.c_str());
   }
-  std::printf("%s\n", run_plot_script(FFCV_PLOT_PYTHON, FFCV_ABLATE_PLOT_SCRIPT, output + "/ablation.json").c_str());
+  std::printf("%s\n",
+              run_plot_script(FFCV_PLOT_PYTHON, FFCV_ABLATE_PLOT_SCRIPT, output + "/ablation.json")
+                  .c_str());
   std::size_t failed = 0;
   for (const CellResult& result : outcome.results) failed += !result.ok;
   if (failed > 0) {

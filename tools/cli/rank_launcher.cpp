@@ -65,12 +65,9 @@ int launch_ranks(const std::string& program, const std::vector<std::string>& arg
   std::vector<pid_t> children;
   for (int rank = 0; rank < nproc; ++rank) {
     const std::vector<std::string> env = {
-        "RANK=" + std::to_string(rank),
-        "LOCAL_RANK=" + std::to_string(rank),
-        "WORLD_SIZE=" + std::to_string(nproc),
-        "LOCAL_WORLD_SIZE=" + std::to_string(nproc),
-        "MASTER_ADDR=" + master_address,
-        "MASTER_PORT=" + master_port,
+        "RANK=" + std::to_string(rank),        "LOCAL_RANK=" + std::to_string(rank),
+        "WORLD_SIZE=" + std::to_string(nproc), "LOCAL_WORLD_SIZE=" + std::to_string(nproc),
+        "MASTER_ADDR=" + master_address,       "MASTER_PORT=" + master_port,
     };
     pid_t pid = 0;
     try {

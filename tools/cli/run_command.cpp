@@ -14,8 +14,6 @@
 #include "cli/arguments.hpp"
 #include "cli/rank_launcher.hpp"
 #include "cli/run_command.hpp"
-#include "grid/grid_command.hpp"
-#include "grid/grid_run.hpp"
 #include "ffcv/errors.hpp"
 #include "ffcv/interrupt_cleanup.hpp"
 #include "ffcv/train/dataset_check.hpp"
@@ -24,6 +22,8 @@
 #include "ffcv/train/run_results.hpp"
 #include "ffcv/train/train_together.hpp"
 #include "ffcv/train/trainer.hpp"
+#include "grid/grid_command.hpp"
+#include "grid/grid_run.hpp"
 
 namespace ffcv::tools {
 namespace {
@@ -41,12 +41,22 @@ Arguments run_arguments() {
                  "Train the model a TOML recipe describes (docs/recipes.md): ResNet fed by the\n"
                  "loader, evaluated with test-time augmentation. Writes recipe.toml, log.jsonl,\n"
                  "checkpoint.pt and summary.json into the run's folder. Ctrl-C stops after the\n"
-                 "current batch with a checkpoint; resume with --set checkpoint.resume=PATH.");
+                 "current batch with a checkpoint; resume with --set checkpoint.resume=PATH.\n"
+                 "\n"
+                 "With a [grid] section or --grid, trains one run per point of the grid into\n"
+                 "GRID/point-NNN and tables them in GRID/grid.{csv,json,md,png}. Placements:\n"
+                 "  sequential  one point after another, each a process with every core\n"
+                 "  processes   points at once, each a process pinned to its own cores (and GPU)\n"
+                 "  threads     one process, a thread and a loader per point, one GPU\n"
+                 "  shared      one process; points that read the same batches share one loader\n"
+                 "Running the same command again skips finished points and resumes stopped ones.");
   args.positional("RECIPE", "the recipe, e.g. recipes/fashion_mnist.toml")
       .repeated_option("set", "SECTION.KEY=VALUE", "override one recipe key (repeatable)")
       .option("nproc", "N", "ranks to start on this machine [default: dist.world_size]")
       .int_range(1, kMaxRanks)
-      .option("output-dir", "DIR", "the run's folder [default: logging.folder/NAME-DATE-TIME]")
+      .option("output-dir", "DIR",
+              "the run's folder [default: logging.folder/NAME-DATE-TIME]; with a grid, the "
+              "grid's [default: logging.folder/NAME-grid-DATE-TIME]")
       .option("stop-after-steps", "N", "stop with a checkpoint after N training iterations")
       .int_range(1, kMaxSteps)
       .repeated_option("grid", "SECTION.KEY=V1,V2,...",
@@ -252,8 +262,7 @@ int run_grid_together(const GridInvocation& grid, const std::string& stop_after)
   }
   stop_on_interrupt();
   const std::vector<train::TogetherOutcome> outcomes = train::train_together(
-      runs,
-      grid.spec.placement == "shared" ? train::Together::kShared : train::Together::kThreads,
+      runs, grid.spec.placement == "shared" ? train::Together::kShared : train::Together::kThreads,
       parallel, grid.spec.forward_lock);
   for (std::size_t k = 0; k < outcomes.size(); ++k) {
     if (outcomes[k].ok) continue;
@@ -343,9 +352,9 @@ int grid_command(const Arguments& args, const CommandArgs& argv, const train::Gr
 int run_command(const CommandArgs& argv) {
   Arguments args = run_arguments();
   if (!args.parse(argv)) return 0;
-  const train::GridSpec spec =
-      train::load_grid(args.get("RECIPE"), args.get_all("grid"), args.has("placement") ? args.get("placement") : "",
-                       args.has("parallel") ? static_cast<int>(args.get_int("parallel")) : -1);
+  const train::GridSpec spec = train::load_grid(
+      args.get("RECIPE"), args.get_all("grid"), args.has("placement") ? args.get("placement") : "",
+      args.has("parallel") ? static_cast<int>(args.get_int("parallel")) : -1);
   if (!spec.empty()) return grid_command(args, argv, spec);
   for (const char* option : {"placement", "parallel", "point"}) {
     if (args.has(option)) {

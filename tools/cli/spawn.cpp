@@ -21,7 +21,8 @@ std::vector<std::string> environment_with(const std::vector<std::string>& overri
     const std::string text = *entry;
     const std::string name = text.substr(0, text.find('='));
     bool replaced = false;
-    for (const std::string& o : overrides) replaced |= o.compare(0, name.size() + 1, name + "=") == 0;
+    for (const std::string& o : overrides)
+      replaced |= o.compare(0, name.size() + 1, name + "=") == 0;
     if (!replaced) result.push_back(text);
   }
   result.insert(result.end(), overrides.begin(), overrides.end());

@@ -85,8 +85,10 @@ int run_grid_command(const GridInvocation& grid, const std::string& trainer_prog
   options.gpus = grid.gpus;
   options.quiet = grid.quiet;
   options.point_arguments = {grid.recipe_path};
-  for (const std::string& o : grid.overrides) options.point_arguments.insert(options.point_arguments.end(), {"--set", o});
-  for (const std::string& a : grid.grid_axes) options.point_arguments.insert(options.point_arguments.end(), {"--grid", a});
+  for (const std::string& o : grid.overrides)
+    options.point_arguments.insert(options.point_arguments.end(), {"--set", o});
+  for (const std::string& a : grid.grid_axes)
+    options.point_arguments.insert(options.point_arguments.end(), {"--grid", a});
   if (!grid.stop_after_steps.empty()) {
     options.point_arguments.insert(options.point_arguments.end(),
                                    {"--stop-after-steps", grid.stop_after_steps});

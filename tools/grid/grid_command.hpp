@@ -12,9 +12,9 @@ namespace ffcv::tools {
 
 struct GridInvocation {
   std::string recipe_path;
-  std::vector<std::string> overrides;   // --set, applied to every point before its own values
-  std::vector<std::string> grid_axes;   // --grid, passed on to the points
-  std::string stop_after_steps;         // passed on to the points when not empty
+  std::vector<std::string> overrides;  // --set, applied to every point before its own values
+  std::vector<std::string> grid_axes;  // --grid, passed on to the points
+  std::string stop_after_steps;        // passed on to the points when not empty
   train::GridSpec spec;
   std::vector<train::GridPoint> points;
   std::string grid_dir;

@@ -75,6 +75,16 @@ void record_grid_points(const std::string& grid_dir, const std::vector<train::Gr
     }
     return;
   }
+  if (fs::exists(grid_dir, error)) {
+    if (!fs::is_directory(grid_dir, error)) {
+      throw UsageError(grid_dir + " is a file; a grid's --output-dir is a folder");
+    }
+    if (!fs::is_empty(grid_dir, error)) {
+      throw UsageError(grid_dir +
+                       " holds other files and no grid (no points.tsv); give a new or empty "
+                       "folder, or the folder of this grid");
+    }
+  }
   fs::create_directories(grid_dir, error);
   if (error) throw IoError(grid_dir, "create the grid folder", error.value());
   write_file_atomically(path.string(), std::string_view(text));
@@ -109,7 +119,8 @@ GridOutcome run_grid(const std::vector<train::GridPoint>& points, const GridRunO
   struct sigaction action {};
   action.sa_handler = remember_grid_signal;
   sigemptyset(&action.sa_mask);
-  struct sigaction old_int {}, old_term {};
+  struct sigaction old_int {
+  }, old_term{};
   sigaction(SIGINT, &action, &old_int);
   sigaction(SIGTERM, &action, &old_term);
 
@@ -138,9 +149,9 @@ GridOutcome run_grid(const std::vector<train::GridPoint>& points, const GridRunO
       spawn.output_file = (dir / "output.log").string();
       if (options.pin) spawn.cpus = slot_cpus(options.cpus, slot, slots);
       if (!options.gpus.empty()) {
-        spawn.environment.push_back("CUDA_VISIBLE_DEVICES=" +
-                                    options.gpus[static_cast<std::size_t>(slot) %
-                                                 options.gpus.size()]);
+        spawn.environment.push_back(
+            "CUDA_VISIBLE_DEVICES=" +
+            options.gpus[static_cast<std::size_t>(slot) % options.gpus.size()]);
       }
       std::vector<std::string> arguments = options.point_arguments;
       arguments.insert(arguments.end(), {"--point", std::to_string(point.index)});
@@ -156,9 +167,8 @@ GridOutcome run_grid(const std::vector<train::GridPoint>& points, const GridRunO
       std::string where;
       if (options.pin) where += " on cores " + cpu_list_text(spawn.cpus);
       if (!options.gpus.empty()) where += " on " + spawn.environment.back();
-      say(options, "grid: point " + std::to_string(point.index) + " (" +
-                       std::to_string(started) + "/" + std::to_string(to_run) + ") started" +
-                       where + ": " + point.label);
+      say(options, "grid: point " + std::to_string(point.index) + " (" + std::to_string(started) +
+                       "/" + std::to_string(to_run) + ") started" + where + ": " + point.label);
     }
     if (stopping && running.empty()) break;
     int status = 0;

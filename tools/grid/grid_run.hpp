@@ -47,7 +47,8 @@ struct GridOutcome {
 GridOutcome run_grid(const std::vector<train::GridPoint>& points, const GridRunOptions& options);
 
 // Writes points.tsv into `grid_dir` (creating it), or checks that the one there lists the same
-// points. Throws UsageError for a folder of another grid.
+// points. Throws UsageError for a folder of another grid, a non-empty folder without a grid, or
+// a file.
 void record_grid_points(const std::string& grid_dir, const std::vector<train::GridPoint>& points);
 
 // Slot `slot` of `slots`' share of `cpus`: contiguous, sizes differing by at most one; with

@@ -58,7 +58,8 @@ std::vector<std::string> write_grid_tables(const std::string& grid_dir,
             ", \"folder\": " + json_quote(row.point.folder) + ", \"values\": {";
     for (std::size_t k = 0; k < keys.size(); ++k) {
       csv += "," + csv_field(value_of(row.point, keys[k]));
-      json += (k ? ", " : "") + json_quote(keys[k]) + ": " + json_quote(value_of(row.point, keys[k]));
+      json +=
+          (k ? ", " : "") + json_quote(keys[k]) + ": " + json_quote(value_of(row.point, keys[k]));
     }
     csv += std::string(",") + train::run_state_name(res.state);
     json += std::string("}, \"state\": \"") + train::run_state_name(res.state) + "\"";

@@ -4,7 +4,7 @@
 
 #include <chrono>
 
-#include "ffcv/train/batch_feed.hpp"
+#include "ffcv/torch/batch_feed.hpp"
 #include "ffcv/train/distributed.hpp"
 #include "ffcv/train/train_data.hpp"
 
@@ -38,7 +38,7 @@ EvalResult evaluate(const std::function<at::Tensor(const at::Tensor&)>& forward,
   // sample count is known on the host. All four are reduced over ranks in one collective.
   at::Tensor sums;
   double samples = 0;
-  BatchFeed feed(val.epoch(epoch), normalize.device(), normalize.stages(val));
+  torch_adapter::BatchFeed feed(val.epoch(epoch), normalize.device(), normalize.stages(val));
   while (auto tensors = feed.next()) {
     const ModelInput input = normalize((*tensors)[0], (*tensors)[1]);
     at::Tensor logits = tta_logits(forward, input.images, tta).to(torch::kFloat32);

@@ -37,8 +37,8 @@ std::string value_text(const toml::node& node, const std::string& site) {
     for (std::size_t k = 0; k < array->size(); ++k) {
       const toml::node& element = *array->get(k);
       text += k ? ", " : "";
-      text += element.is_string() ? json_quote(element.as_string()->get())
-                                  : value_text(element, site);
+      text +=
+          element.is_string() ? json_quote(element.as_string()->get()) : value_text(element, site);
     }
     return text + "]";
   }
@@ -65,8 +65,8 @@ template <typename Visit>
 void for_each_leaf(const toml::table& table, const std::string& prefix, const std::string& path,
                    Visit&& visit) {
   for (const auto& [name, node] : table) {
-    const std::string key = prefix.empty() ? std::string(name.str())
-                                           : prefix + "." + std::string(name.str());
+    const std::string key =
+        prefix.empty() ? std::string(name.str()) : prefix + "." + std::string(name.str());
     if (const auto* nested = node.as_table()) {
       for_each_leaf(*nested, key, path, visit);
     } else {
@@ -248,8 +248,10 @@ GridSpec load_grid(const std::string& path, const std::vector<std::string>& cli_
   const std::vector<std::string> placements = {"sequential", "processes", "threads", "shared"};
   if (std::find(placements.begin(), placements.end(), spec.placement) == placements.end()) {
     const std::string best = closest_name(spec.placement, placements, 4);
-    throw ConfigError(path + ": grid.placement must be sequential, processes, threads or shared, "
-                      "got \"" + spec.placement + "\"" +
+    throw ConfigError(path +
+                      ": grid.placement must be sequential, processes, threads or shared, "
+                      "got \"" +
+                      spec.placement + "\"" +
                       (best.empty() ? "" : " (did you mean " + best + "?)"));
   }
   if (!spec.axes.empty() && !spec.listed.empty()) {

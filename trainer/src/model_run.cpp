@@ -114,13 +114,13 @@ void ModelRun::say(const std::string& line) const {
 void ModelRun::announce(std::uint64_t train_samples, std::uint64_t val_samples,
                         int loader_workers) {
   const int ranks = comm_.world_size();
-  say(printed("run: %s, %s x%.3g (%lld parameters, %d BlurPool convs), %s, %s, %d rank%s (%s), "
-              "%d threads, %d loader workers",
-              recipe_.name.c_str(), recipe_.model.arch.c_str(), recipe_.model.width,
-              static_cast<long long>(parameter_count(*step_->model())), step_->blurpool_convs(),
-              device_.str().c_str(), recipe_.training.precision.c_str(), ranks,
-              ranks == 1 ? "" : "s", comm_.backend().c_str(), torch::get_num_threads(),
-              loader_workers));
+  say(printed(
+      "run: %s, %s x%.3g (%lld parameters, %d BlurPool convs), %s, %s, %d rank%s (%s), "
+      "%d threads, %d loader workers",
+      recipe_.name.c_str(), recipe_.model.arch.c_str(), recipe_.model.width,
+      static_cast<long long>(parameter_count(*step_->model())), step_->blurpool_convs(),
+      device_.str().c_str(), recipe_.training.precision.c_str(), ranks, ranks == 1 ? "" : "s",
+      comm_.backend().c_str(), torch::get_num_threads(), loader_workers));
   say(printed("data: %llu training samples, %llu validation samples",
               static_cast<unsigned long long>(train_samples),
               static_cast<unsigned long long>(val_samples)));
@@ -245,11 +245,11 @@ void ModelRun::end_epoch(double epoch_seconds, double wait_seconds, const Loader
       .add("loader_shared_by", static_cast<std::uint64_t>(shared_by))
       .add("step_seconds", epoch_seconds - wait_seconds)
       .add("loss_scale", step_->scaler().current_scale());
-  std::string line = printed(
-      "epoch %llu/%d  res %d  lr %.4g  loss %.4f  train %s  %.0f img/s  loader wait %.0f%%",
-      static_cast<unsigned long long>(epoch_ + 1), recipe_.training.epochs, resolution_, lr_,
-      last_loss_, percent(train_accuracy).c_str(), images_per_second,
-      100.0 * wait_seconds / std::max(1e-9, epoch_seconds));
+  std::string line =
+      printed("epoch %llu/%d  res %d  lr %.4g  loss %.4f  train %s  %.0f img/s  loader wait %.0f%%",
+              static_cast<unsigned long long>(epoch_ + 1), recipe_.training.epochs, resolution_,
+              lr_, last_loss_, percent(train_accuracy).c_str(), images_per_second,
+              100.0 * wait_seconds / std::max(1e-9, epoch_seconds));
   if (evaluate_now) {
     step_->model()->eval();
     step_->broadcast_buffers();

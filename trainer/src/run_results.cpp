@@ -48,7 +48,8 @@ RunResults read_run_results(const std::string& dir) {
   std::error_code error;
   const std::string summary = text_of(folder / "summary.json");
   if (!summary.empty()) {
-    results.epochs_done = static_cast<std::uint64_t>(first_or(json_numbers(summary, "epochs_done"), 0));
+    results.epochs_done =
+        static_cast<std::uint64_t>(first_or(json_numbers(summary, "epochs_done"), 0));
     results.val_top1 = first_or(json_numbers(summary, "val_top1"), 0);
     results.val_top5 = first_or(json_numbers(summary, "val_top5"), 0);
     results.val_loss = first_or(json_numbers(summary, "val_loss"), 0);

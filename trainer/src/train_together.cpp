@@ -14,8 +14,8 @@
 
 #include "ffcv/cpu_count.hpp"
 #include "ffcv/errors.hpp"
+#include "ffcv/torch/batch_feed.hpp"
 #include "ffcv/torch/batch_tensors.hpp"
-#include "ffcv/train/batch_feed.hpp"
 #include "ffcv/train/dataset_check.hpp"
 #include "ffcv/train/distributed.hpp"
 #include "ffcv/train/model_run.hpp"
@@ -128,14 +128,15 @@ class Unit {
           run->announce(data.train().reader().num_samples(), data.val().reader().num_samples(),
                         recipe.data.num_workers);
         }
-        train_on_shared_batches(data, group_runs, *device, [&](ModelRun& run, std::exception_ptr e) {
-          for (const std::size_t k : group) {
-            if (models[k].get() == &run) {
-              fail(members_[k], e);
-              failed_.push_back(k);
-            }
-          }
-        });
+        train_on_shared_batches(data, group_runs, *device,
+                                [&](ModelRun& run, std::exception_ptr e) {
+                                  for (const std::size_t k : group) {
+                                    if (models[k].get() == &run) {
+                                      fail(members_[k], e);
+                                      failed_.push_back(k);
+                                    }
+                                  }
+                                });
       } catch (...) {
         // The group's loader failed: every run of the group that was still training.
         for (const std::size_t k : group) {
@@ -176,8 +177,8 @@ bool shares_batches(const Recipe& a, const Recipe& b) {
   return batch_settings(a) == batch_settings(b);
 }
 
-void train_on_shared_batches(TrainData& data, const std::vector<ModelRun*>& group, at::Device device,
-                             const RunFailed& failed) {
+void train_on_shared_batches(TrainData& data, const std::vector<ModelRun*>& group,
+                             at::Device device, const RunFailed& failed) {
   std::vector<ModelRun*> runs = group;
   // Runs `work` for `run`; on an error, hands the run to `failed` and leaves it out from now on.
   const auto guarded = [&](ModelRun* run, const auto& work) {
@@ -210,7 +211,8 @@ void train_on_shared_batches(TrainData& data, const std::vector<ModelRun*>& grou
     });
     if (runs.empty()) return;
     const std::uint64_t iterations = runs.front()->iterations();
-    BatchFeed feed(std::move(iterator), device, runs.front()->normalizer().stages(data.train()));
+    torch_adapter::BatchFeed feed(std::move(iterator), device,
+                                  runs.front()->normalizer().stages(data.train()));
     std::vector<ModelRun*> training = runs;
     double wait_seconds = 0;
     for (std::uint64_t i = first; i < iterations && !training.empty(); ++i) {

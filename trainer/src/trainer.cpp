@@ -50,10 +50,10 @@ RunSummary run_training(const Recipe& recipe_in, const RunOptions& options) {
   check_labels_fit_model(recipe);
 
   ModelRun run(recipe, options, device, comm);
-  TrainData data(recipe, ShardSpec{info.rank, info.world_size},
-                 resolution_at(recipe.resolution, run.next_epoch()),
-                 on_cuda ? std::optional<BatchAllocator>(torch_adapter::pinned_allocator())
-                         : std::nullopt);
+  TrainData data(
+      recipe, ShardSpec{info.rank, info.world_size},
+      resolution_at(recipe.resolution, run.next_epoch()),
+      on_cuda ? std::optional<BatchAllocator>(torch_adapter::pinned_allocator()) : std::nullopt);
   run.announce(data.train().reader().num_samples(), data.val().reader().num_samples(),
                recipe.data.num_workers);
   train_on_shared_batches(data, {&run}, device);

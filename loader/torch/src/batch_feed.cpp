@@ -1,22 +1,21 @@
-#include "ffcv/train/batch_feed.hpp"
+#include "ffcv/torch/batch_feed.hpp"
 
 #include "ffcv/torch/batch_tensors.hpp"
 #ifdef FFCV_WITH_CUDA
 #include "ffcv/torch/device_transfer.hpp"
 #endif
 
-namespace ffcv::train {
+namespace ffcv::torch_adapter {
 
 struct BatchFeed::Transfer {
 #ifdef FFCV_WITH_CUDA
-  Transfer(EpochIterator iterator, int device, std::vector<torch_adapter::DeviceStage> stages)
+  Transfer(EpochIterator iterator, int device, std::vector<DeviceStage> stages)
       : copies(std::move(iterator), device, std::move(stages)) {}
-  torch_adapter::DeviceTransfer copies;
+  DeviceTransfer copies;
 #endif
 };
 
-BatchFeed::BatchFeed(EpochIterator iterator, at::Device device,
-                     std::vector<torch_adapter::DeviceStage> stages)
+BatchFeed::BatchFeed(EpochIterator iterator, at::Device device, std::vector<DeviceStage> stages)
     : num_batches_(iterator.num_batches()) {
 #ifdef FFCV_WITH_CUDA
   if (device.is_cuda()) {
@@ -38,11 +37,11 @@ std::optional<std::vector<at::Tensor>> BatchFeed::next() {
 #endif
   auto batch = iterator_->next();
   if (!batch) return std::nullopt;
-  std::vector<at::Tensor> tensors = torch_adapter::to_tensors(std::move(*batch));
+  std::vector<at::Tensor> tensors = to_tensors(std::move(*batch));
   for (std::size_t i = 0; i < stages_.size() && i < tensors.size(); ++i) {
     tensors[i] = stages_[i].apply(tensors[i]);
   }
   return tensors;
 }
 
-}  // namespace ffcv::train
+}  // namespace ffcv::torch_adapter

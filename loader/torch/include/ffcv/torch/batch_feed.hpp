@@ -1,5 +1,5 @@
-// BatchFeed: the batches of one epoch as tensors on the training device, after each output's
-// device stage (ffcv/torch/device_stage.hpp).
+// BatchFeed: the adapter's one entry from an epoch to tensors on the training device: the
+// batches of one epoch, after each output's device stage (ffcv/torch/device_stage.hpp).
 //
 // On the CPU the stages run on the views of the loader's batch slots when a batch is taken. On
 // CUDA the batches go through DeviceTransfer's copy stream, which copies batch b+1 and runs its
@@ -15,13 +15,12 @@
 #include "ffcv/loader.hpp"
 #include "ffcv/torch/device_stage.hpp"
 
-namespace ffcv::train {
+namespace ffcv::torch_adapter {
 
 class BatchFeed {
  public:
   // `stages`: one per loader output, in order (InputNormalizer::stages).
-  BatchFeed(EpochIterator iterator, at::Device device,
-            std::vector<torch_adapter::DeviceStage> stages);
+  BatchFeed(EpochIterator iterator, at::Device device, std::vector<DeviceStage> stages);
   ~BatchFeed();
   BatchFeed(BatchFeed&&) noexcept;
 
@@ -33,8 +32,8 @@ class BatchFeed {
   struct Transfer;
   std::optional<EpochIterator> iterator_;
   std::unique_ptr<Transfer> transfer_;
-  std::vector<torch_adapter::DeviceStage> stages_;  // on the CPU
+  std::vector<DeviceStage> stages_;  // on the CPU
   std::uint64_t num_batches_ = 0;
 };
 
-}  // namespace ffcv::train
+}  // namespace ffcv::torch_adapter
