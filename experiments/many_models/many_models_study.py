@@ -25,7 +25,8 @@ import subprocess
 import sys
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, ".."))
 from benchmark_machine import machine  # noqa: E402
 
 PLACEMENTS = ["sequential", "processes", "threads", "shared"]
@@ -68,6 +69,8 @@ def main():
     parser.add_argument("--samples", type=int, default=8192, help="training samples")
     parser.add_argument("--epochs", type=int, default=2)
     parser.add_argument("--models", default="1,2,4", help="the values of K")
+    parser.add_argument("--no-baseline", dest="baseline", action="store_false",
+                        help="leave out the PyTorch DataLoader baseline")
     args = parser.parse_args()
     ffcv = os.path.join(args.build, "bin", "ffcv")
     os.makedirs(args.work, exist_ok=True)
@@ -112,6 +115,21 @@ def main():
                   (k, placement, seconds, row["images_per_second"],
                    row["decode_core_seconds_per_model"], row["same_weights_as_sequential"]),
                   flush=True)
+        if args.baseline:
+            # The paper's baseline: the same K trainings, PyTorch DataLoader + ImageFolder.
+            done = subprocess.run(
+                [sys.executable, os.path.join(HERE, "dataloader_baseline.py"),
+                 "--images", os.path.join(args.work, "jpegs"), "--samples", str(args.samples),
+                 "--models", str(k), "--learning-rates", ",".join(LEARNING_RATES),
+                 "--epochs", str(args.epochs)], capture_output=True, text=True)
+            if done.returncode != 0:
+                sys.exit("the DataLoader baseline failed:\n" + done.stdout + done.stderr)
+            baseline = json.loads(done.stdout.strip().splitlines()[-1])
+            report["rows"].append({"models": k, "placement": "PyTorch DataLoader, one by one",
+                                   "wall_seconds": baseline["wall_seconds"],
+                                   "images_per_second": baseline["images_per_second"]})
+            print("K=%d DataLoader   %6.1f s  %7.0f img/s" %
+                  (k, baseline["wall_seconds"], baseline["images_per_second"]), flush=True)
         # One model alone with the share of the cores each of the K processes had.
         if 1 < k <= len(cores):
             share = cores[: len(cores) // k]
@@ -136,7 +154,43 @@ def main():
     with open(args.output + ".json", "w") as out:
         json.dump(report, out, indent=1)
     plot(report, args.output + ".png")
-    print("wrote %s.json and %s.png" % (args.output, args.output))
+    with open(args.output + ".md", "w") as out:
+        out.write(markdown(report, os.path.basename(args.output) + ".png"))
+    print("wrote %s.{json,md,png}" % args.output)
+
+
+def markdown(report, png):
+    """The tables of results/many-models.md (the prose around them is written by hand)."""
+    lines = ["Command: `%s`  " % report["command"],
+             "Machine: %s, %d cores; %d training samples, %d epochs per model, recipe `%s`"
+             % (report["machine"]["cpu"], report["cores"], report["samples"], report["epochs"],
+                report["recipe"]), "",
+             "| K | placement | wall s | images/s (all models) | vs sequential | "
+             "decode core-s per model | same weights as sequential |",
+             "|---|---|---|---|---|---|---|"]
+    for k in sorted({r["models"] for r in report["rows"]}):
+        rows = [r for r in report["rows"] if r["models"] == k]
+        sequential = next(r for r in rows if r["placement"] == "sequential")
+        for r in rows:
+            if "wall_seconds" not in r:
+                continue
+            lines.append("| %d | %s | %.1f | %.0f | %.2fx | %s | %s |" % (
+                k, r["placement"], r["wall_seconds"], r["images_per_second"],
+                r["images_per_second"] / sequential["images_per_second"],
+                "%.2f" % r["decode_core_seconds_per_model"]
+                if "decode_core_seconds_per_model" in r else "",
+                ("yes" if r["same_weights_as_sequential"] else "**no**")
+                if "same_weights_as_sequential" in r else ""))
+    lines += ["", "| K | one model alone on 1/K of the cores, s/epoch | "
+              "each of K processes, s/epoch | ratio |", "|---|---|---|---|"]
+    for r in report["rows"]:
+        if "concurrent_over_alone" in r:
+            lines.append("| %d | %.2f | %.2f | %.3f |" % (
+                r["models"], r["epoch_seconds_per_model"],
+                r["epoch_seconds_per_model"] * r["concurrent_over_alone"],
+                r["concurrent_over_alone"]))
+    lines += ["", "![throughput and decode work per model](%s)" % png, ""]
+    return "\n".join(lines)
 
 
 def plot(report, path):
@@ -152,6 +206,10 @@ def plot(report, path):
         left.plot(ks, [r["images_per_second"] for r in mine], marker="o", label=placement)
         right.plot(ks, [r["decode_core_seconds_per_model"] for r in mine], marker="o",
                    label=placement)
+    baseline = [r for r in report["rows"] if r["placement"].startswith("PyTorch DataLoader")]
+    if baseline:
+        left.plot([r["models"] for r in baseline], [r["images_per_second"] for r in baseline],
+                  marker="s", linestyle="--", color="gray", label="PyTorch DataLoader, one by one")
     left.set(xlabel="models trained (K)", ylabel="training images/s, all models",
              title="Throughput of K models", xticks=ks)
     right.set(xlabel="models trained (K)", ylabel="decode core-seconds per model",
