@@ -246,3 +246,54 @@ TEST_CASE("an interrupted grid resumes where it stopped, and a finished one is n
   CHECK(test::run_cli("run " + fixture.base + " --placement shared", output) == 2);
   CHECK_THAT(output, Catch::Contains("--placement belongs to a grid"));
 }
+
+TEST_CASE("shared with share_seeds decodes once for points of different seeds, crops of their own",
+          "[trainer][cli][grid]") {
+  FashionGrid fixture;
+  // The loader's `loader_shared_by` of each epoch of a point.
+  const auto shared_by = [](const std::string& point) {
+    std::vector<int> readers;
+    std::ifstream log(point + "/log.jsonl");
+    for (std::string line; std::getline(log, line);) {
+      const std::size_t at = line.find("\"loader_shared_by\": ");
+      if (at != std::string::npos) readers.push_back(std::stoi(line.substr(at + 20)));
+    }
+    return readers;
+  };
+  const std::string seeds = " --grid data.seed=0,1 --grid lr.lr=0.05,0.2 --placement shared";
+  std::string output;
+  INFO(output);
+  // Without share_seeds: a group per seed.
+  REQUIRE(test::run_cli(
+              "run " + fixture.base + seeds + " --quiet --output-dir " + fixture.dir.file("apart"),
+              output) == 0);
+  CHECK(shared_by(fixture.dir.file("apart/point-000")) == std::vector<int>{2, 2});
+  // With it: one group, one decode, a view per seed.
+  std::ofstream(fixture.base, std::ios::app) << "\n[grid]\nshare_seeds = true\n";
+  for (const std::string run : {"together", "again"}) {
+    REQUIRE(test::run_cli(
+                "run " + fixture.base + seeds + " --quiet --output-dir " + fixture.dir.file(run),
+                output) == 0);
+    for (std::size_t i = 0; i < 4; ++i) {
+      CHECK(shared_by(fixture.dir.file(run + "/point-00" + std::to_string(i))) ==
+            std::vector<int>{4, 4});
+    }
+  }
+  const auto digest = [&](const std::string& run, int point) {
+    return digest_of(fixture.dir.file(run + "/point-00" + std::to_string(point)));
+  };
+  // The same seed and learning rate train alike; another seed trains on other crops.
+  for (int point = 0; point < 4; ++point)
+    CHECK(digest("together", point) == digest("again", point));
+  CHECK(digest("together", 0) != digest("together", 2));  // seeds 0 and 1, lr 0.05
+  CHECK(digest("together", 1) != digest("together", 3));
+  // Even seed 0 differs from its own group: a view is flipped by the decoder's own draws.
+  CHECK(digest("together", 0) != digest("apart", 0));
+  // Views take no mixup: the group fails with the reason, in every point.
+  CHECK(test::run_cli("run " + fixture.base + seeds + " --set augment.mixup_alpha=0.2" +
+                          " --output-dir " + fixture.dir.file("mixup"),
+                      output) == 1);
+  CHECK_THAT(output, Catch::Contains("0 of 4 points finished"));
+  CHECK_THAT(text_of(fixture.dir.file("mixup/point-003/error.txt")),
+             Catch::Contains("grid.share_seeds") && Catch::Contains("no mixup"));
+}

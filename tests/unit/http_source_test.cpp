@@ -434,3 +434,35 @@ TEST_CASE("the epoch plan lists each page once, in order of first use, with its 
   CHECK_THROWS_AS(plan_epoch(batches, 100, 950, 0), ConfigError);
   CHECK_THROWS_AS(plan_epoch(batches, 0, 950, 1), ConfigError);
 }
+
+TEST_CASE("ffcv inspect, bench and doctor take a URL where they take a path", "[http][cli]") {
+  bypass_proxies();
+  TempDir dir;
+  const std::string path = write_dataset(dir);
+  const auto server = TestHttpServer::nginx(dir.path());
+  const std::string url = server->url("data.beton");
+  std::string local, remote;
+  REQUIRE(test::run_cli("inspect " + path + " --json", local) == 0);
+  REQUIRE(test::run_cli("inspect " + url + " --json", remote) == 0);
+  // The same report but for the file's name.
+  std::string named_local = local;
+  named_local.replace(named_local.find(path), path.size(), url);
+  CHECK(remote == named_local);
+  CHECK(test::run_cli("inspect " + url + " --sample 7", remote) == 0);
+  CHECK_THAT(remote, Catch::Contains("7"));
+  // bench reads every page of the epoch over HTTP, as from the local file.
+  REQUIRE(test::run_cli("bench " + path + " --json --workers 2 --process-cache", local) == 0);
+  REQUIRE(test::run_cli("bench " + url + " --json --workers 2", remote) == 0);
+  CHECK_THAT(local, Catch::Contains("\"samples\": 1024"));  // 4 batches of 256
+  CHECK_THAT(remote, Catch::Contains("\"samples\": 1024"));
+  // And the same bytes from storage, page for page.
+  const std::size_t at = local.find("\"storage_bytes_read\": ");
+  REQUIRE(at != std::string::npos);
+  CHECK_THAT(remote, Catch::Contains(local.substr(at, local.find(',', at) - at)));
+  std::string advice;
+  CHECK(test::run_cli("doctor " + url + " --workers 2", advice) == 0);
+  CHECK_THAT(advice, Catch::Contains(url));
+  // A URL that does not answer is one clear error naming it.
+  CHECK(test::run_cli("inspect " + server->url("missing.beton"), remote) == 1);
+  CHECK_THAT(remote, Catch::Contains("missing.beton") && Catch::Contains("404"));
+}

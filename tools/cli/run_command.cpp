@@ -261,9 +261,13 @@ int run_grid_together(const GridInvocation& grid, const std::string& stop_after)
     std::fflush(stdout);
   }
   stop_on_interrupt();
-  const std::vector<train::TogetherOutcome> outcomes = train::train_together(
-      runs, grid.spec.placement == "shared" ? train::Together::kShared : train::Together::kThreads,
-      parallel, grid.spec.forward_lock);
+  train::TogetherOptions together;
+  together.how =
+      grid.spec.placement == "shared" ? train::Together::kShared : train::Together::kThreads;
+  together.parallel = parallel;
+  together.forward_lock = grid.spec.forward_lock;
+  together.share_seeds = grid.spec.share_seeds;
+  const std::vector<train::TogetherOutcome> outcomes = train::train_together(runs, together);
   for (std::size_t k = 0; k < outcomes.size(); ++k) {
     if (outcomes[k].ok) continue;
     ++failed;

@@ -26,6 +26,7 @@ InputNormalizer::InputNormalizer(std::array<double, 3> mean, std::array<double, 
     const std::shared_ptr<DeviceOperation> copy = to_device(device_);
     image_steps_.push_back(copy);
     label_steps_.push_back(copy);
+    copy_steps_.push_back(copy);
   }
   image_steps_.push_back(registry.make_operation(
       "normalize",
@@ -43,6 +44,31 @@ std::vector<torch_adapter::DeviceStage> InputNormalizer::stages(const Loader& lo
     stages.emplace_back(name, state, name == kImageOutput ? image_steps_ : label_steps_);
   }
   return stages;
+}
+
+std::vector<torch_adapter::DeviceStage> InputNormalizer::view_stages(const Loader& loader) const {
+  std::vector<torch_adapter::DeviceStage> stages;
+  for (const auto& [name, state] : loader.outputs()) {
+    stages.emplace_back(name, state, name == kImageOutput ? copy_steps_ : label_steps_);
+  }
+  return stages;
+}
+
+ModelInput InputNormalizer::view_input(const at::Tensor& views, int v,
+                                       const at::Tensor& labels) const {
+  TORCH_CHECK(views.dim() == 5 && views.size(4) == 3 && views.scalar_type() == torch::kUInt8,
+              "expected uint8 views [N, V, H, W, 3], got ", views.sizes(), " ",
+              views.scalar_type());
+  const at::Tensor one = views.select(1, v).contiguous();
+  const TensorState state{
+      DType::parse("|u1"),
+      {static_cast<std::uint64_t>(one.size(1)), static_cast<std::uint64_t>(one.size(2)), 3},
+      one.is_cuda() ? Device::kCuda : Device::kCpu};
+  // The normalize and layout steps: the copy (the first step on CUDA) is done.
+  const Steps steps(image_steps_.begin() + static_cast<std::ptrdiff_t>(copy_steps_.size()),
+                    image_steps_.end());
+  const torch_adapter::DeviceStage stage(kImageOutput, state, steps);
+  return (*this)(stage.apply(one), labels);
 }
 
 ModelInput InputNormalizer::operator()(const at::Tensor& images, const at::Tensor& labels) const {

@@ -111,6 +111,9 @@ void read_grid_table(const toml::table& grid, const std::string& path, GridSpec&
         throw ConfigError(site + ": grid.parallel must be an integer in [0, 4096]");
       }
       spec.parallel = static_cast<int>(node.as_integer()->get());
+    } else if (key == "share_seeds") {
+      if (!node.is_boolean()) throw ConfigError(site + ": grid.share_seeds must be true or false");
+      spec.share_seeds = node.as_boolean()->get();
     } else if (key == "forward_lock") {
       if (!node.is_boolean()) throw ConfigError(site + ": grid.forward_lock must be true or false");
       spec.forward_lock = node.as_boolean()->get();
@@ -165,8 +168,8 @@ void read_grid_table(const toml::table& grid, const std::string& path, GridSpec&
       spec.axes.push_back(std::move(axis));
       written.push_back(node.source().begin);
     } else {
-      const std::string best =
-          closest_name(key, {"placement", "parallel", "share_gpus", "forward_lock", "points"}, 3);
+      const std::string best = closest_name(
+          key, {"placement", "parallel", "share_gpus", "forward_lock", "share_seeds", "points"}, 3);
       throw ConfigError(site + ": unknown grid setting '" + key + "'" +
                         (best.empty() ? "" : " (did you mean " + best + "?)") +
                         "; an axis is a recipe key with its section, e.g. lr.lr = [0.1, 0.2]");

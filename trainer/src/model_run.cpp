@@ -242,6 +242,8 @@ void ModelRun::end_epoch(double epoch_seconds, double wait_seconds, const Loader
       .add("loader_wait_seconds", wait_seconds)
       .add("skipped_samples", loader.skipped_samples)
       .add("loader_process_seconds", loader.process_seconds)
+      .add("loader_process_cpu_seconds", loader.process_cpu_seconds)
+      .add("threads", torch::get_num_threads())
       .add("loader_shared_by", static_cast<std::uint64_t>(shared_by))
       .add("step_seconds", epoch_seconds - wait_seconds)
       .add("loss_scale", step_->scaler().current_scale());

@@ -71,14 +71,25 @@ std::vector<PipelineSpec> pipelines(const Recipe& recipe, std::shared_ptr<Decode
 }  // namespace
 
 TrainData::TrainData(const Recipe& recipe, ShardSpec shard, int initial_resolution,
-                     std::optional<BatchAllocator> allocator) {
+                     std::optional<BatchAllocator> allocator, int views) {
   for (const std::string& library : recipe.data.op_libraries) load_op_library(library);
   OpParams train_crop = crop_params(recipe, initial_resolution);
   train_crop.set("scale", std::vector<double>{recipe.augment.scale[0], recipe.augment.scale[1]});
   train_crop.set("ratio", std::vector<double>{recipe.augment.ratio[0], recipe.augment.ratio[1]});
-  crop_ = make_crop("random_resized_crop", train_crop);
+  if (views > 1) {
+    if (!recipe.augment.operations.empty() || recipe.augment.mixup_alpha > 0) {
+      throw ConfigError(
+          "grid.share_seeds: the points' crops come from one multi-view decode, which takes no "
+          "augment.operations and no mixup; set grid.share_seeds = false");
+    }
+    train_crop.set("views", std::int64_t{views});
+    train_crop.set("flip", recipe.augment.flip);
+    crop_ = make_crop("random_resized_crops", train_crop);
+  } else {
+    crop_ = make_crop("random_resized_crop", train_crop);
+  }
   std::vector<std::shared_ptr<Operation>> augment;
-  if (recipe.augment.flip) {
+  if (recipe.augment.flip && views <= 1) {
     augment.push_back(OpRegistry::global().make_operation("random_horizontal_flip", {}));
   }
   for (const std::string& text : recipe.augment.operations) {

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -38,10 +40,11 @@ double seconds_since(Clock::time_point start) {
 }
 
 // The settings of `recipe` that shape its batches, the rest left at their defaults.
-Recipe batch_settings(const Recipe& recipe) {
+Recipe batch_settings(const Recipe& recipe, bool ignore_seed) {
   Recipe kept;
   kept.data = recipe.data;
   kept.data.num_workers = 0;
+  if (ignore_seed) kept.data.seed = 0;
   kept.augment = recipe.augment;
   kept.resolution = recipe.resolution;
   kept.validation = recipe.validation;
@@ -63,6 +66,61 @@ std::string error_text(std::exception_ptr error) {
     return "unknown error";
   }
 }
+
+// A thread that runs the jobs posted to it one after another.
+class SerialWorker {
+ public:
+  // `setup` runs first on the new thread (its thread-local settings).
+  explicit SerialWorker(std::function<void()> setup)
+      : thread_([this, setup = std::move(setup)] {
+          setup();
+          serve();
+        }) {}
+  ~SerialWorker() {
+    {
+      const std::lock_guard<std::mutex> hold(mutex_);
+      quit_ = true;
+    }
+    changed_.notify_all();
+    thread_.join();
+  }
+  SerialWorker(const SerialWorker&) = delete;
+  SerialWorker& operator=(const SerialWorker&) = delete;
+
+  // Hands `job` to the thread; the previous job must have been waited for.
+  void post(std::function<void()> job) {
+    {
+      const std::lock_guard<std::mutex> hold(mutex_);
+      job_ = std::move(job);
+    }
+    changed_.notify_all();
+  }
+  // Returns when the posted job has run.
+  void wait() {
+    std::unique_lock<std::mutex> hold(mutex_);
+    changed_.wait(hold, [&] { return !job_; });
+  }
+
+ private:
+  void serve() {
+    std::unique_lock<std::mutex> hold(mutex_);
+    for (;;) {
+      changed_.wait(hold, [&] { return quit_ || job_; });
+      if (!job_) return;  // quit, nothing left to run
+      hold.unlock();
+      job_();  // the job catches its own errors
+      hold.lock();
+      job_ = nullptr;
+      changed_.notify_all();
+    }
+  }
+
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::function<void()> job_;
+  bool quit_ = false;
+  std::thread thread_;  // last: it starts once the members above exist
+};
 
 // One thread's work: the runs of one group (shared) or one run (threads).
 class Unit {
@@ -119,24 +177,40 @@ class Unit {
       std::vector<ModelRun*> group_runs;
       for (const std::size_t k : group) group_runs.push_back(models[k].get());
       const Recipe& recipe = group_runs.front()->recipe();
+      // One view per distinct seed (a group of one seed has no views).
+      std::vector<std::uint64_t> seeds;
+      std::vector<int> views;
+      for (ModelRun* run : group_runs) {
+        const std::uint64_t seed = run->recipe().data.seed;
+        auto at = std::find(seeds.begin(), seeds.end(), seed);
+        if (at == seeds.end()) at = seeds.insert(seeds.end(), seed);
+        views.push_back(static_cast<int>(at - seeds.begin()));
+      }
+      if (seeds.size() == 1) views.clear();
       try {
         TrainData data(recipe, ShardSpec{}, resolution_at(recipe.resolution, place.first),
                        device->is_cuda()
                            ? std::optional<BatchAllocator>(torch_adapter::pinned_allocator())
-                           : std::nullopt);
+                           : std::nullopt,
+                       static_cast<int>(seeds.size()));
         for (ModelRun* run : group_runs) {
           run->announce(data.train().reader().num_samples(), data.val().reader().num_samples(),
                         recipe.data.num_workers);
         }
-        train_on_shared_batches(data, group_runs, *device,
-                                [&](ModelRun& run, std::exception_ptr e) {
-                                  for (const std::size_t k : group) {
-                                    if (models[k].get() == &run) {
-                                      fail(members_[k], e);
-                                      failed_.push_back(k);
-                                    }
-                                  }
-                                });
+        const int per_model = recipe.training.threads > 0
+                                  ? recipe.training.threads
+                                  : std::max(1, cores_ / static_cast<int>(group_runs.size()));
+        train_on_shared_batches(
+            data, group_runs, *device,
+            [&](ModelRun& run, std::exception_ptr e) {
+              for (const std::size_t k : group) {
+                if (models[k].get() == &run) {
+                  fail(members_[k], e);
+                  failed_.push_back(k);
+                }
+              }
+            },
+            per_model, views);
       } catch (...) {
         // The group's loader failed: every run of the group that was still training.
         for (const std::size_t k : group) {
@@ -173,26 +247,74 @@ class Unit {
 
 }  // namespace
 
-bool shares_batches(const Recipe& a, const Recipe& b) {
-  return batch_settings(a) == batch_settings(b);
+bool shares_batches(const Recipe& a, const Recipe& b, bool ignore_seed) {
+  return batch_settings(a, ignore_seed) == batch_settings(b, ignore_seed);
 }
 
 void train_on_shared_batches(TrainData& data, const std::vector<ModelRun*>& group,
-                             at::Device device, const RunFailed& failed) {
+                             at::Device device, const RunFailed& failed, int threads_per_model,
+                             const std::vector<int>& views) {
   std::vector<ModelRun*> runs = group;
-  // Runs `work` for `run`; on an error, hands the run to `failed` and leaves it out from now on.
-  const auto guarded = [&](ModelRun* run, const auto& work) {
-    if (!failed) return work();
-    try {
-      return work();
-    } catch (...) {
-      failed(*run, std::current_exception());
-      runs.erase(std::find(runs.begin(), runs.end(), run));
-      return false;
+  std::map<ModelRun*, int> view_of;
+  for (std::size_t k = 0; k < views.size() && k < group.size(); ++k) view_of[group[k]] = views[k];
+  // With several runs, each gets a thread of its own that makes every call of that run, so
+  // that its thread-local settings (intra-op threads, the current CUDA stream) hold throughout.
+  std::map<ModelRun*, std::unique_ptr<SerialWorker>> workers;
+  if (threads_per_model > 0 && group.size() > 1) {
+    std::function<void()> setup = [threads_per_model] {
+      torch::set_num_threads(threads_per_model);
+    };
+#ifdef FFCV_WITH_CUDA
+    if (device.is_cuda()) {
+      // The workers launch on this thread's stream, where the batches' copies are ordered.
+      const c10::cuda::CUDAStream stream = c10::cuda::getCurrentCUDAStream(device.index());
+      setup = [threads_per_model, stream] {
+        torch::set_num_threads(threads_per_model);
+        c10::cuda::set_device(stream.device_index());
+        c10::cuda::setCurrentCUDAStream(stream);
+      };
     }
-  };
-  const auto each = [&](std::vector<ModelRun*> list, const auto& work) {
-    for (ModelRun* run : list) guarded(run, [&] { return work(run); });
+#endif
+    for (ModelRun* run : group) workers[run] = std::make_unique<SerialWorker>(setup);
+  }
+  // Calls work(run) for every run of `list`: at once on their workers (or one after another
+  // with `one_at_a_time`, or without workers); then hands the runs that threw to `failed` and
+  // leaves them out from now on (without `failed`, the first error propagates). Returns the
+  // runs for which `work` returned false or threw.
+  const auto for_each_run = [&](const std::vector<ModelRun*>& list,
+                                const std::function<bool(ModelRun*)>& work,
+                                bool one_at_a_time = false) {
+    std::vector<char> results(list.size(), 1);
+    std::vector<std::exception_ptr> errors(list.size());
+    for (std::size_t k = 0; k < list.size(); ++k) {
+      std::function<void()> job = [&, k] {
+        try {
+          results[k] = work(list[k]);
+        } catch (...) {
+          errors[k] = std::current_exception();
+        }
+      };
+      if (workers.empty()) {
+        job();
+        continue;
+      }
+      SerialWorker& worker = *workers.at(list[k]);
+      worker.post(std::move(job));
+      if (one_at_a_time) worker.wait();
+    }
+    for (ModelRun* run : list) {
+      if (!workers.empty()) workers.at(run)->wait();
+    }
+    std::vector<ModelRun*> ended;
+    for (std::size_t k = 0; k < list.size(); ++k) {
+      if (errors[k]) {
+        if (!failed) std::rethrow_exception(errors[k]);
+        failed(*list[k], errors[k]);
+        std::erase(runs, list[k]);
+      }
+      if (errors[k] || !results[k]) ended.push_back(list[k]);
+    }
+    return ended;
   };
   for (;;) {
     std::erase_if(runs, [](ModelRun* run) { return run->done(); });
@@ -205,14 +327,16 @@ void train_on_shared_batches(TrainData& data, const std::vector<ModelRun*>& grou
     EpochIterator iterator = data.train().epoch(epoch, runs.front()->first_batch());
     const std::uint64_t first = runs.front()->first_batch();
     const std::uint64_t batches = iterator.num_batches();
-    each(runs, [&](ModelRun* run) {
+    for_each_run(runs, [&](ModelRun* run) {
       run->begin_epoch(epoch, batches, resolution);
       return true;
     });
     if (runs.empty()) return;
     const std::uint64_t iterations = runs.front()->iterations();
-    torch_adapter::BatchFeed feed(std::move(iterator), device,
-                                  runs.front()->normalizer().stages(data.train()));
+    const InputNormalizer& normalizer = runs.front()->normalizer();
+    torch_adapter::BatchFeed feed(
+        std::move(iterator), device,
+        view_of.empty() ? normalizer.stages(data.train()) : normalizer.view_stages(data.train()));
     std::vector<ModelRun*> training = runs;
     double wait_seconds = 0;
     for (std::uint64_t i = first; i < iterations && !training.empty(); ++i) {
@@ -221,29 +345,46 @@ void train_on_shared_batches(TrainData& data, const std::vector<ModelRun*>& grou
       wait_seconds += seconds_since(wait_start);
       if (!tensors && recipe.data.on_error == "skip") break;  // its last batches were all skipped
       if (!tensors) throw Error("the loader ended the epoch before its last batch");
-      const ModelInput input = training.front()->normalizer()((*tensors)[0], (*tensors)[1]);
+      // The model input of each view (or the one input), made once for the runs that need it.
+      const auto view_index = [&](ModelRun* run) {
+        const auto view = view_of.find(run);
+        return view == view_of.end() ? -1 : view->second;
+      };
+      std::map<int, ModelInput> inputs;
+      for (ModelRun* run : training) {
+        const int v = view_index(run);
+        if (inputs.count(v) != 0) continue;
+        inputs[v] = v < 0 ? normalizer((*tensors)[0], (*tensors)[1])
+                          : normalizer.view_input((*tensors)[0], v, (*tensors)[1]);
+      }
       tensors.reset();
-      for (ModelRun* run : std::vector<ModelRun*>(training)) {
-        const bool go_on = guarded(run, [&] { return run->train(input); });
-        if (!go_on) std::erase(training, run);  // stopped, or failed
+      // Runs that stopped (or failed) train no further batches this epoch.
+      for (ModelRun* ended : for_each_run(
+               training, [&](ModelRun* run) { return run->train(inputs.at(view_index(run))); })) {
+        std::erase(training, ended);
       }
     }
     const double epoch_seconds = seconds_since(start);
     const LoaderStats stats = data.train().current_epoch_stats();
     const std::size_t readers = runs.size();
-    each(runs, [&](ModelRun* run) {
-      run->end_epoch(epoch_seconds, wait_seconds, stats, readers, data.val());
-      return true;
-    });
+    // One at a time: the evaluations share the validation loader.
+    for_each_run(
+        runs,
+        [&](ModelRun* run) {
+          run->end_epoch(epoch_seconds, wait_seconds, stats, readers, data.val());
+          return true;
+        },
+        /*one_at_a_time=*/true);
   }
 }
 
-std::vector<TogetherOutcome> train_together(const std::vector<TogetherRun>& runs, Together how,
-                                            int parallel, bool forward_lock) {
+std::vector<TogetherOutcome> train_together(const std::vector<TogetherRun>& runs,
+                                            const TogetherOptions& options) {
+  const bool shared = options.how == Together::kShared;
   std::vector<std::vector<std::size_t>> units;
   for (std::size_t i = 0; i < runs.size(); ++i) {
     auto unit = std::find_if(units.begin(), units.end(), [&](const std::vector<std::size_t>& u) {
-      return how == Together::kShared && shares_batches(runs[u.front()].recipe, runs[i].recipe);
+      return shared && shares_batches(runs[u.front()].recipe, runs[i].recipe, options.share_seeds);
     });
     if (unit == units.end()) {
       units.push_back({i});
@@ -253,14 +394,16 @@ std::vector<TogetherOutcome> train_together(const std::vector<TogetherRun>& runs
   }
   std::vector<TogetherOutcome> outcomes(runs.size());
   if (units.empty()) return outcomes;
-  const int threads = std::clamp(parallel > 0 ? parallel : static_cast<int>(units.size()), 1,
-                                 static_cast<int>(units.size()));
+  const int threads =
+      std::clamp(options.parallel > 0 ? options.parallel : static_cast<int>(units.size()), 1,
+                 static_cast<int>(units.size()));
   const int cores = std::max(1, available_cores() / threads);
   std::mutex forward_mutex;
   std::atomic<std::size_t> next{0};
   const auto work = [&] {
     for (std::size_t u = next++; u < units.size(); u = next++) {
-      Unit(runs, units[u], outcomes, cores, forward_lock ? &forward_mutex : nullptr).train();
+      Unit(runs, units[u], outcomes, cores, options.forward_lock ? &forward_mutex : nullptr)
+          .train();
     }
   };
   std::vector<std::thread> pool;

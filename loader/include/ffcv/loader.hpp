@@ -90,7 +90,8 @@ struct LoaderStats {
   std::uint64_t samples = 0;
   double wall_seconds = 0;           // since the epoch started
   double read_wait_seconds = 0;      // workers waiting for pages (page source acquire)
-  double process_seconds = 0;        // workers decoding and transforming
+  double process_seconds = 0;        // workers decoding and transforming (wall time)
+  double process_cpu_seconds = 0;    // the CPU time of that work (less when cores are shared)
   double ring_full_seconds = 0;      // workers idle because every slot is held
   double consumer_wait_seconds = 0;  // next() waiting for a batch
   int workers = 0;

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 
 #include "ffcv/cpu_count.hpp"
 #include "ffcv/errors.hpp"
@@ -16,6 +17,15 @@ using Clock = std::chrono::steady_clock;
 std::uint64_t nanoseconds_since(Clock::time_point start) {
   return static_cast<std::uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count());
+}
+
+// CPU time this thread has used: what a worker's decoding costs, however many other threads
+// share its core.
+std::uint64_t thread_cpu_nanoseconds() {
+  timespec now{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+  return static_cast<std::uint64_t>(now.tv_sec) * 1'000'000'000ull +
+         static_cast<std::uint64_t>(now.tv_nsec);
 }
 
 // Payloads of the current batch, through the page source.
@@ -298,6 +308,7 @@ void EpochState::worker_main() {
     std::string error;
     std::vector<std::pair<std::uint64_t, std::string>> failed;  // skipped: (position, error)
     const auto began = Clock::now();
+    const std::uint64_t cpu_began = thread_cpu_nanoseconds();
     for (std::uint64_t position = first; position < first + count && error.empty(); ++position) {
       try {
         process_sample(slot_index, position - batch_start(batch), plan_.order[position], ping, pong,
@@ -319,6 +330,7 @@ void EpochState::worker_main() {
       error = e.what();
     }
     process_ns_ += nanoseconds_since(began);
+    process_cpu_ns_ += thread_cpu_nanoseconds() - cpu_began;
     samples_ += count;
 
     lock.lock();
@@ -338,11 +350,13 @@ void EpochState::worker_main() {
       if (slot.error.empty() && has_batch_stage_ && slot.size > 0) {
         lock.unlock();
         const auto batch_began = Clock::now();
+        const std::uint64_t batch_cpu_began = thread_cpu_nanoseconds();
         const std::span<const std::uint64_t> indices =
             slot.failed.empty() ? batch_indices(batch)
                                 : std::span<const std::uint64_t>(slot.kept_indices);
         std::string batch_error = run_batch_stage(slot_index, batch, indices);
         process_ns_ += nanoseconds_since(batch_began);
+        process_cpu_ns_ += thread_cpu_nanoseconds() - batch_cpu_began;
         lock.lock();
         if (!batch_error.empty()) slot.error = std::move(batch_error);
       }
@@ -436,6 +450,7 @@ LoaderStats EpochState::stats() const {
   stats.wall_seconds = nanoseconds_since(started_) * 1e-9;
   stats.read_wait_seconds = read_wait_ns_ * 1e-9;
   stats.process_seconds = process_ns_ * 1e-9;
+  stats.process_cpu_seconds = process_cpu_ns_ * 1e-9;
   stats.ring_full_seconds = ring_full_ns_ * 1e-9;
   stats.consumer_wait_seconds = consumer_wait_ns_ * 1e-9;
   stats.workers = num_workers_;

@@ -110,7 +110,7 @@ class EpochState {
   std::uint64_t skipped_count_ = 0;
 
   std::chrono::steady_clock::time_point started_;
-  std::atomic<std::uint64_t> read_wait_ns_{0}, process_ns_{0}, ring_full_ns_{0},
+  std::atomic<std::uint64_t> read_wait_ns_{0}, process_ns_{0}, process_cpu_ns_{0}, ring_full_ns_{0},
       consumer_wait_ns_{0}, samples_{0}, batches_{0};
 };
 

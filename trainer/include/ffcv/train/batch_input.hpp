@@ -43,6 +43,12 @@ class InputNormalizer {
 
   const at::Device& device() const { return device_; }
 
+  // Several views of each image ([N, V, H, W, 3], TrainData with views): stages() would not fit
+  // them, so view_stages() only move each output to the device (labels as stages() do), and
+  // view_input() finishes view `v` of a batch that passed through them.
+  std::vector<torch_adapter::DeviceStage> view_stages(const Loader& loader) const;
+  ModelInput view_input(const at::Tensor& views, int v, const at::Tensor& labels) const;
+
   // Both steps at once, for a batch that did not pass through the stages (tests, tools).
   ModelInput from_loader(const at::Tensor& images, const at::Tensor& labels) const;
 
@@ -53,6 +59,7 @@ class InputNormalizer {
   at::ScalarType dtype_;
   // Built once and shared by every epoch's stages (normalize copies its table to the GPU once).
   Steps image_steps_, label_steps_;
+  Steps copy_steps_;  // to_device alone (CUDA), or nothing
 };
 
 }  // namespace ffcv::train

@@ -9,6 +9,8 @@
 //                            # on CUDA, else one per core; threads and shared: all of them
 //   share_gpus = false       # processes: let more processes than GPUs share them
 //   forward_lock = false     # threads, shared: forward passes on a shared GPU take turns
+//   share_seeds = false      # shared: points of different data.seed share one decode, each
+//                            # with crops of its own (train_together.hpp)
 //   lr.lr = [0.25, 0.5]      # an axis: a recipe key (section.key) and its values
 //   data.seed = [0, 1]       # every combination of the axes' values is a point, the first axis
 //                            # varying slowest: here 4 points
@@ -54,6 +56,7 @@ struct GridSpec {
   int parallel = 0;                      // points at once; 0: the placement's default
   bool share_gpus = false;
   bool forward_lock = false;
+  bool share_seeds = false;
   std::vector<GridAxis> axes;
   // Listed points: each a list of (key, value text); used instead of the axes' product.
   std::vector<std::vector<std::pair<std::string, std::string>>> listed;

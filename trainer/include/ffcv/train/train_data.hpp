@@ -37,9 +37,12 @@ class TrainData {
  public:
   // Opens both files (FormatError / ConfigError when they do not fit the recipe: missing
   // fields, a label field that is not an Int). `allocator` is where batch memory comes from
-  // (pinned host memory when training on a GPU).
+  // (pinned host memory when training on a GPU). With `views` > 1 the train images are that
+  // many random-resized crops of each sample from one decode (random_resized_crops, flipped
+  // with augment.flip), uint8 [N, views, H, W, 3]: one view per model of a shared grid group
+  // whose points differ in their seeds. Views take no augment.operations and no mixup.
   TrainData(const Recipe& recipe, ShardSpec shard, int initial_resolution,
-            std::optional<BatchAllocator> allocator);
+            std::optional<BatchAllocator> allocator, int views = 1);
 
   Loader& train() { return *train_; }
   Loader& val() { return *val_; }
