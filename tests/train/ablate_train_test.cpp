@@ -14,12 +14,6 @@ using namespace ffcv;
 
 namespace {
 
-std::string text_of(const std::string& path) {
-  std::stringstream text;
-  text << std::ifstream(path).rdbuf();
-  return text.str();
-}
-
 std::vector<std::string> csv_rows(const std::string& path) {
   std::vector<std::string> rows;
   std::ifstream in(path);
@@ -58,7 +52,7 @@ TEST_CASE("ffcv ablate trains each cell of a recipe sweep and tables its accurac
   std::size_t runs = 0;
   std::vector<double> accuracies;
   for (const auto& entry : std::filesystem::directory_iterator(out + "/runs")) {
-    const std::string summary = text_of(entry.path().string() + "/summary.json");
+    const std::string summary = test::text_of(entry.path().string() + "/summary.json");
     const std::size_t at = summary.find("\"val_top1\": ");
     REQUIRE(at != std::string::npos);
     accuracies.push_back(std::stod(summary.substr(at + 12)));
@@ -75,7 +69,7 @@ TEST_CASE("ffcv ablate trains each cell of a recipe sweep and tables its accurac
     CHECK(std::find_if(accuracies.begin(), accuracies.end(),
                        [&](double a) { return std::abs(a - top1) < 1e-4; }) != accuracies.end());
   }
-  CHECK_THAT(text_of(out + "/ablation.md"), Catch::Contains("| data.order | val top-1 |"));
+  CHECK_THAT(test::text_of(out + "/ablation.md"), Catch::Contains("| data.order | val top-1 |"));
 
   // A value the recipe refuses stops the sweep before any run, naming the cell.
   std::ofstream(spec) << "[train]\nrecipe = \"" << dir.file("tiny.toml")

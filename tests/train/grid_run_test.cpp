@@ -15,7 +15,7 @@
 #include "ffcv/json_text.hpp"
 #include "ffcv/train/recipe.hpp"
 #include "ffcv/train/run_log.hpp"
-#include "test_support.hpp"
+#include "tiny_dataset.hpp"
 
 using namespace ffcv;
 namespace fs = std::filesystem;
@@ -23,12 +23,6 @@ namespace fs = std::filesystem;
 namespace {
 
 const char* const kFashionMnistDir = "/usr/share/datasets/fashion-mnist";
-
-std::string text_of(const std::string& path) {
-  std::stringstream text;
-  text << std::ifstream(path).rdbuf();
-  return text.str();
-}
 
 // The string value of `"name": "..."` in a flat JSON record.
 std::string json_string(const std::string& json, const std::string& name) {
@@ -40,7 +34,7 @@ std::string json_string(const std::string& json, const std::string& name) {
 }
 
 std::string digest_of(const std::string& run_dir) {
-  return json_string(text_of(run_dir + "/summary.json"), "weights_digest");
+  return json_string(test::text_of(run_dir + "/summary.json"), "weights_digest");
 }
 
 // A 4-point grid over a 256 + 128 sample Fashion-MNIST subset: 2 epochs of 8 steps of a
@@ -64,27 +58,14 @@ struct FashionGrid {
                                 dir.file(std::string(split) + ".beton"),
                             output) == 0);
     }
-    train::Recipe recipe;
-    recipe.data.train = dir.file("train.beton");
-    recipe.data.val = dir.file("test.beton");
-    recipe.data.num_workers = 2;
-    recipe.data.order = "random";
+    train::Recipe recipe =
+        test::small_model_recipe(dir, dir.file("train.beton"), dir.file("test.beton"));
     recipe.data.mean = {72.94, 72.94, 72.94};
     recipe.data.std = {90.02, 90.02, 90.02};
-    recipe.augment.scale = {0.5, 1.0};
-    recipe.model.width = 0.125;
-    recipe.model.stem = "small";
     recipe.model.num_classes = 10;
-    recipe.resolution = {16, 24, 0, 1, 8};
-    recipe.lr.peak_epoch = 1;
-    recipe.training.epochs = 2;
+    recipe.lr.lr = 0.5;
     recipe.training.batch_size = 32;
-    recipe.training.threads = 1;
-    recipe.training.device = "cpu";  // bitwise-reproducible, also on a machine with a GPU
     recipe.validation.batch_size = 64;
-    recipe.validation.resolution = 24;
-    recipe.logging.folder = dir.file("runs");
-    recipe.logging.progress = "never";
     base = dir.file("base.toml");
     grid = dir.file("grid.toml");
     train::write_text_file(base, train::recipe_to_toml(recipe));
@@ -136,7 +117,7 @@ TEST_CASE("every grid placement trains each point to the weights of that point a
       CHECK_THAT(output, Catch::Contains("4 of 4 points finished"));
       for (std::size_t i = 0; i < 4; ++i) {
         const std::string point = out + "/point-00" + std::to_string(i);
-        INFO("point " << i << ": " << text_of(point + "/recipe.toml"));
+        INFO("point " << i << ": " << test::text_of(point + "/recipe.toml"));
         CHECK(digest_of(point) == alone[i]);
       }
       // The table: a header and one finished row per point, with the swept values.
@@ -144,8 +125,8 @@ TEST_CASE("every grid placement trains each point to the weights of that point a
       REQUIRE(rows.size() == 5);
       CHECK(rows[0].rfind("point,lr.lr,training.label_smoothing,state,val_top1", 0) == 0);
       CHECK(rows[4].rfind("3,0.2,0.1,finished,", 0) == 0);
-      CHECK_THAT(text_of(out + "/grid.md"), Catch::Contains("# Grid: 4 points, 4 finished"));
-      CHECK_THAT(text_of(out + "/grid.json"), Catch::Contains("\"state\": \"finished\""));
+      CHECK_THAT(test::text_of(out + "/grid.md"), Catch::Contains("# Grid: 4 points, 4 finished"));
+      CHECK_THAT(test::text_of(out + "/grid.json"), Catch::Contains("\"state\": \"finished\""));
       if (std::string(placement) == "shared") {
         CHECK_THAT(output, Catch::Contains("shared in this process"));
       }
@@ -154,8 +135,8 @@ TEST_CASE("every grid placement trains each point to the weights of that point a
         const int share = available_cores() / 2;  // 4 points, min(points, cores) at once
         std::set<std::string> seen;
         for (std::size_t i = 0; i < 4; ++i) {
-          const std::string cpus =
-              json_string(text_of(out + "/point-00" + std::to_string(i) + "/log.jsonl"), "cpus");
+          const std::string cpus = json_string(
+              test::text_of(out + "/point-00" + std::to_string(i) + "/log.jsonl"), "cpus");
           seen.insert(cpus);
           CHECK(cpus != cpu_list_text(affinity_cpus()));
           CHECK(static_cast<int>(std::count(cpus.begin(), cpus.end(), ',')) + 1 <= share);
@@ -212,7 +193,8 @@ TEST_CASE("an interrupted grid resumes where it stopped, and a finished one is n
   ::unsetenv("SLURM_ARRAY_TASK_ID");
   REQUIRE(task_status == 0);
   CHECK(digest_of(out + "/point-003") == alone[3]);
-  CHECK_THAT(text_of(out + "/point-002/summary.json"), Catch::Contains("\"finished\": false"));
+  CHECK_THAT(test::text_of(out + "/point-002/summary.json"),
+             Catch::Contains("\"finished\": false"));
   // The rest of the grid, in threads this time: three points resume, the finished one waits.
   REQUIRE(test::run_cli("run " + fixture.grid + " --placement threads --output-dir " + out,
                         output) == 0);
@@ -294,6 +276,6 @@ TEST_CASE("shared with share_seeds decodes once for points of different seeds, c
                           " --output-dir " + fixture.dir.file("mixup"),
                       output) == 1);
   CHECK_THAT(output, Catch::Contains("0 of 4 points finished"));
-  CHECK_THAT(text_of(fixture.dir.file("mixup/point-003/error.txt")),
+  CHECK_THAT(test::text_of(fixture.dir.file("mixup/point-003/error.txt")),
              Catch::Contains("grid.share_seeds") && Catch::Contains("no mixup"));
 }

@@ -16,14 +16,8 @@ using namespace ffcv;
 
 namespace {
 
-std::string text_of(const std::string& path) {
-  std::stringstream text;
-  text << std::ifstream(path).rdbuf();
-  return text.str();
-}
-
 std::string digest_of(const std::string& run_dir) {
-  const std::string summary = text_of(run_dir + "/summary.json");
+  const std::string summary = test::text_of(run_dir + "/summary.json");
   const std::string needle = "\"weights_digest\": \"";
   const std::size_t at = summary.find(needle);
   return at == std::string::npos ? "" : summary.substr(at + needle.size(), 16);
@@ -70,7 +64,7 @@ TEST_CASE("ffcv run trains over HTTP and over slow storage to the local run's we
   recipe.data.train = server->url("train.beton");
   recipe.data.val = server->url("val.beton");
   CHECK(train_cli(dir, recipe, dir.file("remote")) == local);
-  CHECK_THAT(text_of(dir.file("remote") + "/recipe.toml"),
+  CHECK_THAT(test::text_of(dir.file("remote") + "/recipe.toml"),
              Catch::Contains("train = \"http://127.0.0.1:"));
   std::size_t ranged = 0;
   for (const std::string& line : server->access_log()) ranged += line.rfind("206 ", 0) == 0;

@@ -24,34 +24,42 @@ inline void write_tiny_dataset(const std::string& path, std::uint64_t samples, s
       }));
 }
 
-// A recipe for the tiny dataset in `dir`: a ResNet-18 of width 1/8, 16 -> 24 px.
-inline train::Recipe tiny_recipe(const TempDir& dir) {
-  write_tiny_dataset(dir.file("train.beton"), 64, 0);
-  write_tiny_dataset(dir.file("val.beton"), 30, 1);
+// A small, bitwise-reproducible CPU recipe over `train` and `val`: a ResNet-18 of width 1/8 with
+// the small stem, 16 -> 24 px over 2 epochs, one intra-op thread, runs under `dir`/runs.
+inline train::Recipe small_model_recipe(const TempDir& dir, const std::string& train,
+                                        const std::string& val) {
   train::Recipe recipe;
-  recipe.name = "tiny";
-  recipe.data.train = dir.file("train.beton");
-  recipe.data.val = dir.file("val.beton");
+  recipe.data.train = train;
+  recipe.data.val = val;
   recipe.data.num_workers = 2;
   recipe.data.order = "random";
-  recipe.data.mean = {96, 96, 96};
-  recipe.data.std = {64, 64, 64};
   recipe.augment.scale = {0.5, 1.0};
   recipe.model.width = 0.125;
   recipe.model.stem = "small";
-  recipe.model.num_classes = 2;
   recipe.resolution = {16, 24, 0, 1, 8};
   recipe.lr.lr = 0.1;
   recipe.lr.peak_epoch = 1;
   recipe.training.epochs = 2;
-  recipe.training.batch_size = 8;
   recipe.training.threads = 1;
   recipe.training.device = "cpu";  // bitwise-reproducible, and the same on machines with a GPU
-  recipe.training.weight_decay = 5e-4;
-  recipe.validation.batch_size = 16;
   recipe.validation.resolution = 24;
   recipe.logging.folder = dir.file("runs");
   recipe.logging.progress = "never";
+  return recipe;
+}
+
+// A recipe for the tiny dataset in `dir` (written here): two classes, batches of 8.
+inline train::Recipe tiny_recipe(const TempDir& dir) {
+  write_tiny_dataset(dir.file("train.beton"), 64, 0);
+  write_tiny_dataset(dir.file("val.beton"), 30, 1);
+  train::Recipe recipe = small_model_recipe(dir, dir.file("train.beton"), dir.file("val.beton"));
+  recipe.name = "tiny";
+  recipe.data.mean = {96, 96, 96};
+  recipe.data.std = {64, 64, 64};
+  recipe.model.num_classes = 2;
+  recipe.training.batch_size = 8;
+  recipe.training.weight_decay = 5e-4;
+  recipe.validation.batch_size = 16;
   recipe.checkpoint.every = 1;
   return recipe;
 }

@@ -13,11 +13,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string text_of(const std::string& path) {
-  const auto bytes = test::read_file(path);
-  return {bytes.begin(), bytes.end()};
-}
-
 // Classes a and b with four good JPEGs each, one damaged JPEG each, a .txt and a .gif, and an
 // empty class folder.
 void make_folder(const std::string& root) {
@@ -81,7 +76,7 @@ TEST_CASE("write folder --on-bad-image skip leaves damaged images out and lists 
                       Catch::Contains("left out 2 files without an image extension") &&
                       Catch::Contains("skipped " + dir.file("img") + "/a/truncated.jpg") &&
                       Catch::Contains("skipped " + dir.file("img") + "/b/marker.jpg"));
-  const std::string sidecar = text_of(output + ".sources.json");
+  const std::string sidecar = test::text_of(output + ".sources.json");
   CHECK_THAT(sidecar, Catch::Contains("\"classes\": [\"a\", \"b\", \"empty\"]") &&
                           Catch::Contains("\"empty_classes\": [\"empty\"]") &&
                           Catch::Contains("a/notes.txt") && Catch::Contains("b/anim.gif") &&

@@ -55,6 +55,12 @@ class FunctionSource final : public SampleSource {
   std::function<std::vector<FieldValue>(std::uint64_t)> make_;
 };
 
+// The whole file as text ("" when it cannot be read).
+inline std::string text_of(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
 inline std::vector<std::uint8_t> read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
