@@ -169,6 +169,19 @@ TEST_CASE("a failing grid point is tabled and the others finish, in and out of p
       CHECK_THAT(rows[3], Catch::Contains("shuffled"));
       CHECK(rows[4].rfind("3,shuffled,1e30,failed,", 0) == 0);
       CHECK(fs::exists(out + "/point-001/error.txt"));
+      // Again: the finished point waits, the failed ones start again from nothing (one start
+      // record in their logs, not one per attempt).
+      CHECK(test::run_cli("run " + fixture.base + " --grid data.order=random,shuffled --grid " +
+                              "lr.lr=0.1,1e30 --placement " + placement + " --output-dir " + out,
+                          output) == 1);
+      CHECK_THAT(output, Catch::Contains("1 of 4 points finished"));
+      const std::string log = test::text_of(out + "/point-001/log.jsonl");
+      std::size_t starts = 0;
+      for (std::size_t at = log.find("\"start\""); at != std::string::npos;
+           at = log.find("\"start\"", at + 1)) {
+        ++starts;
+      }
+      CHECK(starts == 1);
     }
   }
 }
@@ -225,6 +238,11 @@ TEST_CASE("an interrupted grid resumes where it stopped, and a finished one is n
   CHECK(fs::file_size(fixture.base) > 0);
   CHECK(test::run_cli("run " + fixture.grid + " --point 4 --output-dir " + out, output) == 2);
   CHECK_THAT(output, Catch::Contains("it has 4 points, 0 to 3"));
+  // cuDNN's flags are one per process: a grid in one process cannot sweep them.
+  CHECK(test::run_cli("run " + fixture.base + " --grid training.deterministic=true,false" +
+                          " --placement threads --output-dir " + fixture.dir.file("cudnn"),
+                      output) == 2);
+  CHECK_THAT(output, Catch::Contains("one setting for a whole process"));
   CHECK(test::run_cli("run " + fixture.base + " --placement shared", output) == 2);
   CHECK_THAT(output, Catch::Contains("--placement belongs to a grid"));
 }

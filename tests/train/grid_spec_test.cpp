@@ -116,6 +116,9 @@ TEST_CASE("a grid that cannot run is refused before any work, naming what is wro
   CHECK_THAT(grid_error("", {"lr.rate=1"}), Catch::Contains("not a recipe key"));
   CHECK_THAT(grid_error("", {}, "everywhere"), Catch::Contains("grid.placement must be"));
   CHECK_THAT(grid_error("grid = 3\n"), Catch::Contains("'grid' must be a table"));
+  CHECK_THAT(grid_error("[grid]\nshare_seeds = true\nlr.lr = [1]\n", {}, "threads"),
+             Catch::Contains("only the shared placement"));
+  CHECK(grid_error("[grid]\nshare_seeds = true\nlr.lr = [1]\n", {}, "shared").empty());
   CHECK(grid_error("[grid]\nlr.lr = [1, 2]\n", {"lr.lr=3"}).empty());
 }
 

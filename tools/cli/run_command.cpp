@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -190,8 +191,10 @@ int run_grid_point(const GridInvocation& grid, std::size_t index, const std::str
   overrides.insert(overrides.end(), point.overrides.begin(), point.overrides.end());
   if (before.state == train::RunState::kStopped) {
     overrides.push_back("checkpoint.resume=" + dir + "/checkpoint.pt");
+    train::clear_run_error(dir);
+  } else {
+    train::clear_run_files(dir);  // a failed or unfinished start begins again from nothing
   }
-  train::clear_run_error(dir);
   try {
     const train::Recipe recipe = train::load_recipe(grid.recipe_path, overrides);
     train::check_labels_fit_model(recipe);
@@ -217,6 +220,15 @@ int run_grid_point(const GridInvocation& grid, std::size_t index, const std::str
 // skipped, stopped ones resume from their checkpoints, a point whose recipe does not load fails
 // alone.
 int run_grid_together(const GridInvocation& grid, const std::string& stop_after) {
+  const std::vector<std::string> process_wide = {"training.cudnn_benchmark",
+                                                 "training.deterministic"};
+  for (const std::string& key : train::grid_keys(grid.spec)) {
+    if (std::find(process_wide.begin(), process_wide.end(), key) != process_wide.end()) {
+      throw UsageError("the grid sweeps " + key +
+                       ", which is one setting for a whole process: "
+                       "use placement sequential or processes");
+    }
+  }
   const train::Recipe base = train::load_recipe(grid.recipe_path, grid.overrides);
   const int parallel = resolve_grid_parallel(grid, base);
   record_grid_points(grid.grid_dir, grid.points);
@@ -234,8 +246,10 @@ int run_grid_together(const GridInvocation& grid, const std::string& stop_after)
     overrides.insert(overrides.end(), point.overrides.begin(), point.overrides.end());
     if (before.state == train::RunState::kStopped) {
       overrides.push_back("checkpoint.resume=" + dir + "/checkpoint.pt");
+      train::clear_run_error(dir);
+    } else {
+      train::clear_run_files(dir);  // a failed or unfinished start begins again from nothing
     }
-    train::clear_run_error(dir);
     train::TogetherRun run;
     try {
       run.recipe = train::load_recipe(grid.recipe_path, overrides);
@@ -256,7 +270,7 @@ int run_grid_together(const GridInvocation& grid, const std::string& stop_after)
   if (!grid.quiet) {
     std::printf("grid: %zu points, %s in this process%s; %zu already finished; output: %s\n",
                 grid.points.size(), grid.spec.placement.c_str(),
-                parallel > 0 ? (", " + std::to_string(parallel) + " threads").c_str() : "",
+                parallel > 0 ? (", " + std::to_string(parallel) + " at once").c_str() : "",
                 finished, grid.grid_dir.c_str());
     std::fflush(stdout);
   }
@@ -269,7 +283,7 @@ int run_grid_together(const GridInvocation& grid, const std::string& stop_after)
   together.share_seeds = grid.spec.share_seeds;
   const std::vector<train::TogetherOutcome> outcomes = train::train_together(runs, together);
   for (std::size_t k = 0; k < outcomes.size(); ++k) {
-    if (outcomes[k].ok) continue;
+    if (outcomes[k].ok || outcomes[k].not_started) continue;
     ++failed;
     train::write_run_error(point_dir(grid, indices[k]), outcomes[k].error);
     if (!grid.quiet) {

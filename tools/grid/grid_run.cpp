@@ -79,10 +79,16 @@ void record_grid_points(const std::string& grid_dir, const std::vector<train::Gr
     if (!fs::is_directory(grid_dir, error)) {
       throw UsageError(grid_dir + " is a file; a grid's --output-dir is a folder");
     }
-    if (!fs::is_empty(grid_dir, error)) {
-      throw UsageError(grid_dir +
-                       " holds other files and no grid (no points.tsv); give a new or empty "
-                       "folder, or the folder of this grid");
+    // Another task of the same job array may be writing points.tsv right now: its point
+    // folders and the temporary are a grid's, anything else is not.
+    for (const fs::directory_entry& entry : fs::directory_iterator(grid_dir, error)) {
+      const std::string name = entry.path().filename().string();
+      if (name.rfind("point-", 0) != 0 && name.rfind(".points.tsv", 0) != 0 &&
+          name != "points.tsv") {
+        throw UsageError(grid_dir +
+                         " holds other files and no grid (no points.tsv); give a new or empty "
+                         "folder, or the folder of this grid");
+      }
     }
   }
   fs::create_directories(grid_dir, error);

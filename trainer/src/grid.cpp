@@ -257,6 +257,12 @@ GridSpec load_grid(const std::string& path, const std::vector<std::string>& cli_
                       spec.placement + "\"" +
                       (best.empty() ? "" : " (did you mean " + best + "?)"));
   }
+  if (spec.share_seeds && spec.placement != "shared") {
+    throw ConfigError(path +
+                      ": grid.share_seeds shares one loader between seeds, which only the "
+                      "shared placement does; the placement is " +
+                      spec.placement);
+  }
   if (!spec.axes.empty() && !spec.listed.empty()) {
     throw ConfigError(path +
                       ": a grid has either axes (every combination) or grid.points (a list), "

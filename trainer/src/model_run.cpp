@@ -83,6 +83,8 @@ ModelRun::ModelRun(const Recipe& recipe, const RunOptions& options, at::Device d
       log_(main_rank_ && !options.run_dir.empty() ? options.run_dir + "/log.jsonl" : "") {
   step_->set_forward_lock(options.forward_lock);
   if (!recipe_.checkpoint.resume.empty()) {
+    // The checkpoint restores torch's global generator too: not while another thread seeds it.
+    const std::lock_guard<std::mutex> hold(global_generator_lock());
     position_ = load_checkpoint(recipe_.checkpoint.resume, *step_->model(), step_->optimizer(),
                                 step_->scaler());
     step_->broadcast_state();
@@ -156,7 +158,7 @@ void ModelRun::begin_epoch(std::uint64_t epoch, std::uint64_t batches, int resol
 
 bool ModelRun::stop_requested() {
   const bool stop =
-      (options_.stop != nullptr && options_.stop->load()) ||
+      decided_stop_.value_or(stop_signalled()) ||
       (options_.stop_after_steps != 0 && position_.steps >= options_.stop_after_steps);
   if (comm_.world_size() == 1) return stop;
   if (batch_ % 16 != 15) return false;  // ranks agree every 16 iterations
@@ -196,11 +198,6 @@ void ModelRun::end_epoch(double epoch_seconds, double wait_seconds, const Loader
   comm_.sum(totals);
   const double batches_all = std::max(1.0, totals[2].item<double>());
   last_loss_ = totals[0].item<double>() / batches_all;
-  if (!std::isfinite(last_loss_)) {
-    throw Error("training diverged: the mean training loss of epoch " + std::to_string(epoch_ + 1) +
-                " is " + std::to_string(last_loss_) + " (lr.lr = " + std::to_string(recipe_.lr.lr) +
-                ")");
-  }
   const double train_accuracy =
       totals[1].item<double>() / (batches_all * recipe_.training.batch_size);
   train_seconds_ += epoch_seconds;
@@ -223,6 +220,11 @@ void ModelRun::end_epoch(double epoch_seconds, double wait_seconds, const Loader
                 static_cast<unsigned long long>(epoch_ + 1),
                 static_cast<unsigned long long>(batch_), checkpoint_path_.c_str()));
     return;
+  }
+  if (!std::isfinite(last_loss_)) {
+    throw Error("training diverged: the mean training loss of epoch " + std::to_string(epoch_ + 1) +
+                " is " + std::to_string(last_loss_) + " (lr.lr = " + std::to_string(recipe_.lr.lr) +
+                ")");
   }
   position_.epoch = epoch_ + 1;
   position_.batches_done = 0;

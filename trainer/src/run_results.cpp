@@ -88,4 +88,12 @@ void clear_run_error(const std::string& dir) {
   fs::remove(fs::path(dir) / "error.txt", error);
 }
 
+void clear_run_files(const std::string& dir) {
+  std::error_code error;
+  for (const char* name :
+       {"recipe.toml", "log.jsonl", "checkpoint.pt", "summary.json", "error.txt"}) {
+    fs::remove(fs::path(dir) / name, error);
+  }
+}
+
 }  // namespace ffcv::train

@@ -56,6 +56,11 @@ LossScalerOptions scaler_options(const Recipe& recipe) {
 
 }  // namespace
 
+std::mutex& global_generator_lock() {
+  static std::mutex lock;
+  return lock;
+}
+
 void apply_cudnn_settings(const TrainingConfig& training) {
   at::globalContext().setDeterministicCuDNN(training.deterministic);
   at::globalContext().setBenchmarkCuDNN(training.cudnn_benchmark && !training.deterministic);
@@ -73,8 +78,7 @@ TrainStep::TrainStep(const Recipe& recipe, at::Device device, Communicator& comm
   {
     // The initial weights come from torch's global generator, seeded here: runs built on
     // several threads at once (train_together.hpp) take turns.
-    static std::mutex seeding;
-    const std::lock_guard<std::mutex> hold(seeding);
+    const std::lock_guard<std::mutex> hold(global_generator_lock());
     torch::manual_seed(recipe.data.seed);
     model_ = ResNet(ResNetOptions{recipe.model.arch, recipe.model.width, recipe.model.stem,
                                   recipe.model.num_classes});

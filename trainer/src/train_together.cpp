@@ -73,7 +73,11 @@ class SerialWorker {
   // `setup` runs first on the new thread (its thread-local settings).
   explicit SerialWorker(std::function<void()> setup)
       : thread_([this, setup = std::move(setup)] {
-          setup();
+          try {
+            setup();
+          } catch (...) {
+            // The jobs run with the thread's defaults; they report their own errors.
+          }
           serve();
         }) {}
   ~SerialWorker() {
@@ -134,22 +138,32 @@ class Unit {
         forward_lock_(forward_lock) {}
 
   void train() {
-    const Recipe& first = runs_[members_.front()].recipe;
-    std::optional<at::Device> device;
     try {
-      torch::set_num_threads(first.training.threads > 0 ? first.training.threads : cores_);
-      device = training_device(first.training.device, 0);
-      apply_cudnn_settings(first.training);
+      train_members();
     } catch (...) {
-      for (const std::size_t i : members_) fail(i, std::current_exception());
-      return;
+      // Set-up of the thread itself (device, stream): every run not ended yet fails.
+      for (const std::size_t i : members_) {
+        if (!outcomes_[i].ok && outcomes_[i].error.empty()) fail(i, std::current_exception());
+      }
     }
+  }
+
+ private:
+  void train_members() {
+    const Recipe& first = runs_[members_.front()].recipe;
+    // The models of a shared group divide this thread's share of the cores.
+    const int threads = first.training.threads > 0
+                            ? first.training.threads
+                            : std::max(1, cores_ / static_cast<int>(members_.size()));
+    torch::set_num_threads(threads);
+    const at::Device device = training_device(first.training.device, 0);
+    apply_cudnn_settings(first.training);
 #ifdef FFCV_WITH_CUDA
     // A stream of this thread's own, so that its kernels and copies overlap the other runs'.
     std::optional<c10::cuda::CUDAStreamGuard> stream;
-    if (device->is_cuda()) {
-      c10::cuda::set_device(device->index());
-      stream.emplace(c10::cuda::getStreamFromPool(/*isHighPriority=*/false, device->index()));
+    if (device.is_cuda()) {
+      c10::cuda::set_device(device.index());
+      stream.emplace(c10::cuda::getStreamFromPool(/*isHighPriority=*/false, device.index()));
     }
 #endif
     Communicator comm(RankInfo{}, "gloo");  // one process: no process group
@@ -165,7 +179,7 @@ class Unit {
         check_labels_fit_model(recipe);
         RunOptions options = runs_[i].options;
         if (forward_lock_ != nullptr) options.forward_lock = forward_lock_;
-        models[k] = std::make_unique<ModelRun>(recipe, options, *device, comm);
+        models[k] = std::make_unique<ModelRun>(recipe, options, device, comm);
         if (models[k]->done()) continue;  // finished before, or nothing to train
         by_place[{models[k]->next_epoch(), models[k]->first_batch()}].push_back(k);
       } catch (...) {
@@ -189,7 +203,7 @@ class Unit {
       if (seeds.size() == 1) views.clear();
       try {
         TrainData data(recipe, ShardSpec{}, resolution_at(recipe.resolution, place.first),
-                       device->is_cuda()
+                       device.is_cuda()
                            ? std::optional<BatchAllocator>(torch_adapter::pinned_allocator())
                            : std::nullopt,
                        static_cast<int>(seeds.size()));
@@ -197,11 +211,9 @@ class Unit {
           run->announce(data.train().reader().num_samples(), data.val().reader().num_samples(),
                         recipe.data.num_workers);
         }
-        const int per_model = recipe.training.threads > 0
-                                  ? recipe.training.threads
-                                  : std::max(1, cores_ / static_cast<int>(group_runs.size()));
+        const int per_model = threads;
         train_on_shared_batches(
-            data, group_runs, *device,
+            data, group_runs, device,
             [&](ModelRun& run, std::exception_ptr e) {
               for (const std::size_t k : group) {
                 if (models[k].get() == &run) {
@@ -231,7 +243,6 @@ class Unit {
     }
   }
 
- private:
   void fail(std::size_t run, std::exception_ptr error) {
     outcomes_[run].ok = false;
     outcomes_[run].error = error_text(error);
@@ -281,7 +292,7 @@ void train_on_shared_batches(TrainData& data, const std::vector<ModelRun*>& grou
   // with `one_at_a_time`, or without workers); then hands the runs that threw to `failed` and
   // leaves them out from now on (without `failed`, the first error propagates). Returns the
   // runs for which `work` returned false or threw.
-  const auto for_each_run = [&](const std::vector<ModelRun*>& list,
+  const auto for_each_run = [&](const std::vector<ModelRun*> list,  // a copy: `runs` changes
                                 const std::function<bool(ModelRun*)>& work,
                                 bool one_at_a_time = false) {
     std::vector<char> results(list.size(), 1);
@@ -358,6 +369,12 @@ void train_on_shared_batches(TrainData& data, const std::vector<ModelRun*>& grou
                           : normalizer.view_input((*tensors)[0], v, (*tensors)[1]);
       }
       tensors.reset();
+      if (training.size() > 1) {
+        // One decision for all: runs that stop at different batches could not train together
+        // again when resumed.
+        const bool stop = training.front()->stop_signalled();
+        for (ModelRun* run : training) run->decide_stop(stop);
+      }
       // Runs that stopped (or failed) train no further batches this epoch.
       for (ModelRun* ended : for_each_run(
                training, [&](ModelRun* run) { return run->train(inputs.at(view_index(run))); })) {
@@ -402,6 +419,11 @@ std::vector<TogetherOutcome> train_together(const std::vector<TogetherRun>& runs
   std::atomic<std::size_t> next{0};
   const auto work = [&] {
     for (std::size_t u = next++; u < units.size(); u = next++) {
+      const RunOptions& options_of_unit = runs[units[u].front()].options;
+      if (options_of_unit.stop != nullptr && options_of_unit.stop->load()) {
+        for (const std::size_t i : units[u]) outcomes[i].not_started = true;
+        continue;  // a stop was asked: no new unit starts
+      }
       Unit(runs, units[u], outcomes, cores, options.forward_lock ? &forward_mutex : nullptr)
           .train();
     }

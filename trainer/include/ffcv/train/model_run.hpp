@@ -76,6 +76,11 @@ class ModelRun {
   // One training step on the epoch's next batch. False when the run must stop now (a stop was
   // asked); the driver then goes to end_epoch without training further batches.
   bool train(const ModelInput& input);
+  // Whether RunOptions::stop is set now.
+  bool stop_signalled() const { return options_.stop != nullptr && options_.stop->load(); }
+  // From now on train() takes `stop` for RunOptions::stop's value (nullopt: reads the flag
+  // itself). A driver of several runs decides once per batch, so that they stop together.
+  void decide_stop(std::optional<bool> stop) { decided_stop_ = stop; }
   // `loader`: the epoch's statistics of the loader that fed the run, which `shared_by` runs
   // read (the log records its decode time and the share that falls to this run). Throws Error
   // when the epoch's mean training loss is not finite (the run diverged).
@@ -110,6 +115,7 @@ class ModelRun {
   std::unique_ptr<ProgressBar> bar_;
 
   // The whole run.
+  std::optional<bool> decided_stop_;
   bool stopped_ = false;
   bool evaluated_ = false;
   EvalResult last_eval_;

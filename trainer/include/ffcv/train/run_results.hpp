@@ -39,7 +39,12 @@ RunResults read_run_results(const std::string& dir);
 // Records that the run in `dir` ended with `message` (error.txt, replaced atomically).
 void write_run_error(const std::string& dir, const std::string& message);
 
-// Removes an earlier error record before the run in `dir` starts again.
+// Removes an earlier error record before the run in `dir` resumes.
 void clear_run_error(const std::string& dir);
+
+// Removes what an earlier start left in `dir` (recipe.toml, log.jsonl, checkpoint.pt,
+// summary.json, error.txt) before the run starts again from nothing, so that its log and
+// checkpoint are the new run's alone.
+void clear_run_files(const std::string& dir);
 
 }  // namespace ffcv::train

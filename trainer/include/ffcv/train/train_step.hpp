@@ -40,6 +40,10 @@ struct StepResult {
 // run and its resumption, differ in the last bits). Call before the first step.
 void apply_cudnn_settings(const TrainingConfig& training);
 
+// Held by whatever seeds or restores torch's global CPU generator (a model's initial weights,
+// a checkpoint's random state), so that runs built on several threads at once take turns.
+std::mutex& global_generator_lock();
+
 class TrainStep {
  public:
   TrainStep(const Recipe& recipe, at::Device device, Communicator& communicator);

@@ -27,8 +27,17 @@
 // its own seed. Such runs then differ from their lone runs in their order and crops: one decode
 // buys K crops, not K identical runs. Views take no augment.operations and no mixup.
 //
-// Runs share a GPU (CUDA device 0 of those visible). `forward_lock` makes their forward passes
-// take turns, the tuning guide's advice when cuDNN's BatchNorm misbehaves under concurrency.
+// Stopping (RunOptions::stop): the runs of a group stop after the same batch, and no waiting
+// run starts (its outcome says not_started). Resumed, a group trains together again; a
+// share_seeds group whose membership changed meanwhile (some points finished or failed) numbers
+// its views anew, so its runs do not continue with the crops they had.
+//
+// Runs share a GPU (CUDA device 0 of those visible): each thread (a run, or a shared group)
+// launches on a stream of its own; the models of one group launch on the group's stream, so
+// their threads overlap host work, not kernels. `forward_lock` makes forward passes take
+// turns, the tuning guide's advice when cuDNN's BatchNorm misbehaves under concurrency. cuDNN's
+// flags (training.cudnn_benchmark, training.deterministic) are the process's: the grid refuses
+// points that differ in them.
 #pragma once
 
 #include <torch/types.h>
@@ -54,7 +63,8 @@ struct TogetherRun {
 };
 
 struct TogetherOutcome {
-  bool ok = false;  // false: `error` says why the run did not end
+  bool not_started = false;  // a stop was asked before its turn came: nothing was done
+  bool ok = false;           // false (and started): `error` says why the run did not end
   RunSummary summary;
   std::string error;
 };
