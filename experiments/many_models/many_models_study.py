@@ -200,7 +200,8 @@ def markdown(report, png):
              " in each placement, the same K trainings one after another (`sequential`, the "
              "baseline) and fed by the PyTorch DataLoader with torchvision's ImageFolder over "
              "the same images as JPEG files (`dataloader_baseline.py`: the paper's baseline, "
-             "with the model in torch's Python front end), all in one run on one machine. "
+             "with the model in torch's Python front end and without BlurPool, which ours has), all "
+             "in one run on one machine. "
              "Wall time is the whole command's: process starts, data loading, training, "
              "validation. Decode core-seconds per model: the loader workers' CPU time decoding "
              "and augmenting, divided among the models that loader fed.", "",
