@@ -14,6 +14,7 @@
 
 #include "cli/child_process.hpp"
 #include "ffcv/errors.hpp"
+#include "ffcv/fnv1a.hpp"
 #include "ffcv/json_text.hpp"
 #include "ffcv/train/run_results.hpp"
 
@@ -199,18 +200,9 @@ CellResult measure(const AblationCell& cell, const std::string& dataset,
 
 // A stable name for a cell's run folder: FNV-1a of its key, in hex.
 std::string cell_hash(const std::string& key) {
-  std::uint64_t hash = 14695981039346656037ull;
-  for (const unsigned char c : key) hash = (hash ^ c) * 1099511628211ull;
-  char text[17];
-  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(hash));
-  return text;
-}
-
-std::string read_whole(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
+  Fnv1a hash;
+  hash.add(key);
+  return hash.hex();
 }
 
 // One training cell: `ffcv run` in a folder of its own (an unfinished one starts over).
@@ -253,10 +245,10 @@ CellResult measure_training(const AblationCell& cell, const std::string& dataset
   result.val_top1 = run.val_top1;
   result.samples_per_s = run.images_per_second;
   result.loader_wait_share = run.loader_wait_share;
-  const std::vector<double> epochs =
-      json_numbers(read_whole(folder / "log.jsonl"), "epoch_seconds");
   result.read_bytes_per_epoch =
-      epochs.empty() ? 0 : static_cast<double>(child.storage_read_bytes) / epochs.size();
+      run.epochs_logged == 0
+          ? 0
+          : static_cast<double>(child.storage_read_bytes) / static_cast<double>(run.epochs_logged);
   return result;
 }
 

@@ -7,44 +7,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cerrno>
 #include <chrono>
 
+#include "cli/interrupt_watch.hpp"
 #include "cli/spawn.hpp"
 #include "ffcv/errors.hpp"
 
 namespace ffcv::tools {
-namespace {
-
-std::atomic<int> g_interrupt{0};
-
-void remember_interrupt(int signal) { g_interrupt.store(signal); }
-
-// Installs the interrupt handlers for its lifetime and restores the previous ones after.
-class InterruptWatch {
- public:
-  InterruptWatch() {
-    g_interrupt.store(0);
-    struct sigaction action {};
-    action.sa_handler = remember_interrupt;
-    sigemptyset(&action.sa_mask);
-    sigaction(SIGINT, &action, &old_int_);
-    sigaction(SIGTERM, &action, &old_term_);
-  }
-  ~InterruptWatch() {
-    sigaction(SIGINT, &old_int_, nullptr);
-    sigaction(SIGTERM, &old_term_, nullptr);
-  }
-  InterruptWatch(const InterruptWatch&) = delete;
-  InterruptWatch& operator=(const InterruptWatch&) = delete;
-
- private:
-  struct sigaction old_int_ {};
-  struct sigaction old_term_ {};
-};
-
-}  // namespace
 
 ChildResult run_child(const std::string& program, const std::vector<std::string>& arguments) {
   int out_pipe[2], err_pipe[2];
@@ -74,7 +44,7 @@ ChildResult run_child(const std::string& program, const std::vector<std::string>
   bool stopping = false;
   char buffer[65536];
   while (open_pipes > 0) {
-    if (!stopping && g_interrupt.load() != 0) {
+    if (!stopping && watch.signal() != 0) {
       ::kill(pid, SIGTERM);
       stopping = true;
       result.interrupted = true;
@@ -103,7 +73,7 @@ ChildResult run_child(const std::string& program, const std::vector<std::string>
   result.status = exit_status(status);
   result.peak_rss_bytes = static_cast<std::uint64_t>(usage.ru_maxrss) * 1024;
   result.storage_read_bytes = static_cast<std::uint64_t>(usage.ru_inblock) * 512;
-  result.interrupted = result.interrupted || g_interrupt.load() != 0;
+  result.interrupted = result.interrupted || watch.signal() != 0;
   return result;
 }
 

@@ -7,7 +7,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -16,16 +15,10 @@
 #include <filesystem>
 #include <thread>
 
+#include "cli/interrupt_watch.hpp"
 #include "ffcv/errors.hpp"
 
 namespace ffcv::tools {
-namespace {
-
-std::atomic<int> g_forward_signal{0};
-
-void remember_signal(int signal) { g_forward_signal.store(signal); }
-
-}  // namespace
 
 int free_local_port() {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
@@ -54,13 +47,7 @@ int launch_ranks(const std::string& program, const std::vector<std::string>& arg
   const std::string master_port =
       port && *port ? std::string(port) : std::to_string(free_local_port());
 
-  struct sigaction action {};
-  action.sa_handler = remember_signal;
-  sigemptyset(&action.sa_mask);
-  struct sigaction old_int {
-  }, old_term{};
-  sigaction(SIGINT, &action, &old_int);
-  sigaction(SIGTERM, &action, &old_term);
+  InterruptWatch watch;
 
   std::vector<pid_t> children;
   for (int rank = 0; rank < nproc; ++rank) {
@@ -85,7 +72,7 @@ int launch_ranks(const std::string& program, const std::vector<std::string>& arg
   bool terminating = false;
   auto terminate_deadline = std::chrono::steady_clock::time_point::max();
   while (running > 0) {
-    if (const int signal = g_forward_signal.exchange(0); signal != 0) {
+    if (const int signal = watch.take(); signal != 0) {
       for (pid_t child : children) {
         if (child > 0) ::kill(child, signal);
       }
@@ -122,8 +109,6 @@ int launch_ranks(const std::string& program, const std::vector<std::string>& arg
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  sigaction(SIGINT, &old_int, nullptr);
-  sigaction(SIGTERM, &old_term, nullptr);
   return result;
 }
 

@@ -175,6 +175,34 @@ std::string joined(const CommandArgs& argv) {
   return text;
 }
 
+// What point `point` of the grid trains with: the command line's overrides, then the point's,
+// then checkpoint.resume when it stopped with a checkpoint. Readies its folder: an earlier error
+// is dropped on resume; a failed or unfinished start begins again from nothing.
+std::vector<std::string> prepare_point(const GridInvocation& grid, const train::GridPoint& point,
+                                       const train::RunResults& before) {
+  const std::string dir = point_dir(grid, point.index);
+  std::vector<std::string> overrides = grid.overrides;
+  overrides.insert(overrides.end(), point.overrides.begin(), point.overrides.end());
+  if (before.state == train::RunState::kStopped) {
+    overrides.push_back("checkpoint.resume=" + dir + "/checkpoint.pt");
+    train::clear_run_error(dir);
+  } else {
+    train::clear_run_files(dir);
+  }
+  return overrides;
+}
+
+// The options of the run of point `index` into its folder.
+train::RunOptions point_options(const GridInvocation& grid, std::size_t index,
+                                const std::string& stop_after) {
+  train::RunOptions options;
+  options.run_dir = point_dir(grid, index);
+  options.quiet = grid.quiet;
+  options.stop = &g_stop;
+  if (!stop_after.empty()) options.stop_after_steps = std::stoull(stop_after);
+  return options;
+}
+
 // One point of a grid, trained in this process into its folder: skipped when finished, resumed
 // from its checkpoint when stopped, started again otherwise. An error is recorded in the point's
 // folder (error.txt) for the grid's table, then reported as usual.
@@ -187,23 +215,12 @@ int run_grid_point(const GridInvocation& grid, std::size_t index, const std::str
     if (!grid.quiet) std::printf("point %zu already finished: %s\n", index, dir.c_str());
     return 0;
   }
-  std::vector<std::string> overrides = grid.overrides;
-  overrides.insert(overrides.end(), point.overrides.begin(), point.overrides.end());
-  if (before.state == train::RunState::kStopped) {
-    overrides.push_back("checkpoint.resume=" + dir + "/checkpoint.pt");
-    train::clear_run_error(dir);
-  } else {
-    train::clear_run_files(dir);  // a failed or unfinished start begins again from nothing
-  }
+  const std::vector<std::string> overrides = prepare_point(grid, point, before);
   try {
     const train::Recipe recipe = train::load_recipe(grid.recipe_path, overrides);
     train::check_labels_fit_model(recipe);
     stop_on_interrupt();
-    train::RunOptions options;
-    options.run_dir = dir;
-    options.quiet = grid.quiet;
-    options.stop = &g_stop;
-    if (!stop_after.empty()) options.stop_after_steps = std::stoull(stop_after);
+    const train::RunOptions options = point_options(grid, index, stop_after);
     if (!grid.quiet) std::printf("point %zu: %s\n", index, point.label.c_str());
     const train::RunSummary summary = train::run_training(recipe, options);
     if (!grid.quiet && summary.finished) {
@@ -242,14 +259,7 @@ int run_grid_together(const GridInvocation& grid, const std::string& stop_after)
       ++finished;
       continue;
     }
-    std::vector<std::string> overrides = grid.overrides;
-    overrides.insert(overrides.end(), point.overrides.begin(), point.overrides.end());
-    if (before.state == train::RunState::kStopped) {
-      overrides.push_back("checkpoint.resume=" + dir + "/checkpoint.pt");
-      train::clear_run_error(dir);
-    } else {
-      train::clear_run_files(dir);  // a failed or unfinished start begins again from nothing
-    }
+    const std::vector<std::string> overrides = prepare_point(grid, point, before);
     train::TogetherRun run;
     try {
       run.recipe = train::load_recipe(grid.recipe_path, overrides);
@@ -259,11 +269,8 @@ int run_grid_together(const GridInvocation& grid, const std::string& stop_after)
       if (!grid.quiet) std::printf("grid: point %zu FAILED: %s\n", point.index, error.what());
       continue;
     }
-    run.options.run_dir = dir;
-    run.options.quiet = grid.quiet;
-    run.options.stop = &g_stop;
+    run.options = point_options(grid, point.index, stop_after);
     run.options.label = "point " + std::to_string(point.index);
-    if (!stop_after.empty()) run.options.stop_after_steps = std::stoull(stop_after);
     runs.push_back(std::move(run));
     indices.push_back(point.index);
   }

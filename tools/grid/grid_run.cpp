@@ -5,31 +5,27 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <deque>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <thread>
 
 #include "cli/arguments.hpp"
 #include "cli/child_process.hpp"
+#include "cli/interrupt_watch.hpp"
 #include "cli/spawn.hpp"
 #include "ffcv/atomic_file.hpp"
 #include "ffcv/cpu_count.hpp"
 #include "ffcv/errors.hpp"
+#include "ffcv/text_file.hpp"
 #include "ffcv/train/run_results.hpp"
 
 namespace ffcv::tools {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::atomic<int> g_grid_signal{0};
-void remember_grid_signal(int signal) { g_grid_signal.store(signal); }
 
 std::string points_text(const std::vector<train::GridPoint>& points) {
   std::string text = "# index\tfolder\toverrides (tab-separated)\n";
@@ -39,13 +35,6 @@ std::string points_text(const std::vector<train::GridPoint>& points) {
     text += "\n";
   }
   return text;
-}
-
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 void say(const GridRunOptions& options, const std::string& line) {
@@ -68,7 +57,7 @@ void record_grid_points(const std::string& grid_dir, const std::vector<train::Gr
   const std::string text = points_text(points);
   std::error_code error;
   if (fs::exists(path, error)) {
-    if (read_text(path) != text) {
+    if (read_text_if_present(path.string()) != text) {
       throw UsageError(grid_dir +
                        " holds the runs of another grid (its points.tsv lists other points); "
                        "give a new --output-dir, or the same grid settings as before");
@@ -121,14 +110,7 @@ GridOutcome run_grid(const std::vector<train::GridPoint>& points, const GridRunO
                      std::to_string(points.size()) + " points already finished");
   }
 
-  g_grid_signal.store(0);
-  struct sigaction action {};
-  action.sa_handler = remember_grid_signal;
-  sigemptyset(&action.sa_mask);
-  struct sigaction old_int {
-  }, old_term{};
-  sigaction(SIGINT, &action, &old_int);
-  sigaction(SIGTERM, &action, &old_term);
+  const InterruptWatch watch;
 
   const int slots = std::max(1, options.parallel);
   std::vector<Running> running;
@@ -137,7 +119,7 @@ GridOutcome run_grid(const std::vector<train::GridPoint>& points, const GridRunO
   std::size_t started = 0;
   const std::size_t to_run = queue.size();
   while (!queue.empty() || !running.empty()) {
-    if (!stopping && g_grid_signal.load() != 0) {
+    if (!stopping && watch.signal() != 0) {
       stopping = true;
       outcome.interrupted = true;
       say(options, "grid: interrupted; the running points save a checkpoint and stop");
@@ -205,7 +187,7 @@ GridOutcome run_grid(const std::vector<train::GridPoint>& points, const GridRunO
         ++outcome.failed;
         if (results.state != train::RunState::kFailed) {
           // Killed or crashed before it could say why: its output's last line, and the status.
-          const std::string last = last_line(read_text(dir / "output.log"));
+          const std::string last = last_line(read_text_if_present((dir / "output.log").string()));
           train::write_run_error(dir.string(), "exited with status " + std::to_string(code) +
                                                    (last.empty() ? "" : ": " + last));
           results = train::read_run_results(dir.string());
@@ -217,8 +199,6 @@ GridOutcome run_grid(const std::vector<train::GridPoint>& points, const GridRunO
       break;
     }
   }
-  sigaction(SIGINT, &old_int, nullptr);
-  sigaction(SIGTERM, &old_term, nullptr);
   return outcome;
 }
 

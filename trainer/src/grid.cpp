@@ -6,8 +6,6 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
 #include "ffcv/closest_name.hpp"
 #include "ffcv/errors.hpp"
@@ -183,14 +181,6 @@ void read_grid_table(const toml::table& grid, const std::string& path, GridSpec&
   }
 }
 
-std::string read_file_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigError("recipe not found: " + path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 }  // namespace
 
 std::vector<std::string> split_grid_values(const std::string& text) {
@@ -223,7 +213,7 @@ GridSpec load_grid(const std::string& path, const std::vector<std::string>& cli_
   GridSpec spec;
   toml::table root;
   try {
-    root = toml::parse(read_file_text(path), path);
+    root = toml::parse(read_recipe_text(path), path);
   } catch (const toml::parse_error& error) {
     const toml::source_position& at = error.source().begin;
     throw ConfigError(path + ":" + std::to_string(at.line) + ":" + std::to_string(at.column) +

@@ -8,6 +8,7 @@
 
 #include "ffcv/cpu_count.hpp"
 #include "ffcv/errors.hpp"
+#include "ffcv/fnv1a.hpp"
 #include "ffcv/progress_bar.hpp"
 #include "ffcv/train/distributed.hpp"
 #include "ffcv/train/resnet.hpp"
@@ -43,19 +44,14 @@ std::string make_run_folder(const Recipe& recipe, const RunOptions& options, boo
 // FNV-1a over the bytes of every parameter and buffer, as 16 hex digits: equal exactly when
 // two models' weights are equal bit for bit (short of a hash collision).
 std::string weights_digest(torch::nn::Module& model) {
-  std::uint64_t hash = 14695981039346656037ull;
+  Fnv1a hash;
   const auto add = [&](const at::Tensor& tensor) {
     const at::Tensor bytes = tensor.detach().cpu().contiguous();
-    const auto* data = static_cast<const unsigned char*>(bytes.data_ptr());
-    for (std::size_t k = 0; k < bytes.nbytes(); ++k) {
-      hash = (hash ^ data[k]) * 1099511628211ull;
-    }
+    hash.add(bytes.data_ptr(), bytes.nbytes());
   };
   for (const at::Tensor& p : model.parameters()) add(p);
   for (const at::Tensor& b : model.buffers()) add(b);
-  char text[17];
-  std::snprintf(text, sizeof(text), "%016llx", static_cast<unsigned long long>(hash));
-  return text;
+  return hash.hex();
 }
 
 }  // namespace

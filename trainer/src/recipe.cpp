@@ -542,7 +542,18 @@ void check_consistency(const Recipe& recipe, const std::string& path) {
   }
 }
 
-std::string read_text(const std::string& path) {
+// "dir/rn50_16_epochs.toml" -> "rn50_16_epochs" (as std::filesystem::path::stem).
+std::string file_stem(const std::string& path) {
+  const std::size_t slash = path.find_last_of('/');
+  std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
+  const std::size_t dot = name.find_last_of('.');
+  if (dot != std::string::npos && dot != 0) name.resize(dot);
+  return name;
+}
+
+}  // namespace
+
+std::string read_recipe_text(const std::string& path) {
   std::FILE* file = std::fopen(path.c_str(), "rb");
   if (file == nullptr) {
     const int error = errno;
@@ -560,19 +571,8 @@ std::string read_text(const std::string& path) {
   return text;
 }
 
-// "dir/rn50_16_epochs.toml" -> "rn50_16_epochs" (as std::filesystem::path::stem).
-std::string file_stem(const std::string& path) {
-  const std::size_t slash = path.find_last_of('/');
-  std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
-  const std::size_t dot = name.find_last_of('.');
-  if (dot != std::string::npos && dot != 0) name.resize(dot);
-  return name;
-}
-
-}  // namespace
-
 Recipe load_recipe(const std::string& path, const std::vector<std::string>& overrides) {
-  const std::string text = read_text(path);
+  const std::string text = read_recipe_text(path);
   toml::table root;
   try {
     root = toml::parse(std::string_view(text), std::string_view(path));

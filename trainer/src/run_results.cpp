@@ -1,24 +1,17 @@
 #include "ffcv/train/run_results.hpp"
 
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 #include <vector>
 
 #include "ffcv/json_text.hpp"
+#include "ffcv/text_file.hpp"
 #include "ffcv/train/run_log.hpp"
 
 namespace ffcv::train {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string text_of(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 double first_or(const std::vector<double>& values, double fallback) {
   return values.empty() ? fallback : values.front();
@@ -46,7 +39,7 @@ RunResults read_run_results(const std::string& dir) {
   RunResults results;
   const fs::path folder(dir);
   std::error_code error;
-  const std::string summary = text_of(folder / "summary.json");
+  const std::string summary = read_text_if_present((folder / "summary.json").string());
   if (!summary.empty()) {
     results.epochs_done =
         static_cast<std::uint64_t>(first_or(json_numbers(summary, "epochs_done"), 0));
@@ -57,9 +50,11 @@ RunResults read_run_results(const std::string& dir) {
     results.train_seconds = first_or(json_numbers(summary, "train_seconds"), 0);
     results.images_per_second = first_or(json_numbers(summary, "images_per_second"), 0);
     results.parameter_checksum = first_or(json_numbers(summary, "parameter_checksum"), 0);
-    const std::string log = text_of(folder / "log.jsonl");
+    const std::string log = read_text_if_present((folder / "log.jsonl").string());
     double epoch_total = 0, wait_total = 0;
-    for (const double seconds : json_numbers(log, "epoch_seconds")) epoch_total += seconds;
+    const std::vector<double> epochs = json_numbers(log, "epoch_seconds");
+    for (const double seconds : epochs) epoch_total += seconds;
+    results.epochs_logged = epochs.size();
     for (const double seconds : json_numbers(log, "loader_wait_seconds")) wait_total += seconds;
     results.loader_wait_share = epoch_total > 0 ? wait_total / epoch_total : 0;
   }
@@ -67,7 +62,7 @@ RunResults read_run_results(const std::string& dir) {
     results.state = RunState::kFinished;
   } else if (fs::exists(folder / "error.txt", error)) {
     results.state = RunState::kFailed;
-    std::istringstream lines(text_of(folder / "error.txt"));
+    std::istringstream lines(read_text_if_present((folder / "error.txt").string()));
     std::getline(lines, results.error);
   } else if (fs::exists(folder / "checkpoint.pt", error)) {
     results.state = RunState::kStopped;

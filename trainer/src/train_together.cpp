@@ -135,15 +135,16 @@ class Unit {
         members_(std::move(members)),
         outcomes_(outcomes),
         cores_(cores),
-        forward_lock_(forward_lock) {}
+        forward_lock_(forward_lock),
+        failed_(members_.size(), false) {}
 
   void train() {
     try {
       train_members();
     } catch (...) {
       // Set-up of the thread itself (device, stream): every run not ended yet fails.
-      for (const std::size_t i : members_) {
-        if (!outcomes_[i].ok && outcomes_[i].error.empty()) fail(i, std::current_exception());
+      for (std::size_t k = 0; k < members_.size(); ++k) {
+        if (!outcomes_[members_[k]].ok && !failed_[k]) fail(k, std::current_exception());
       }
     }
   }
@@ -184,7 +185,7 @@ class Unit {
         by_place[{models[k]->next_epoch(), models[k]->first_batch()}].push_back(k);
       } catch (...) {
         models[k].reset();
-        fail(i, std::current_exception());
+        fail(k, std::current_exception());
       }
     }
     for (const auto& [place, group] : by_place) {
@@ -211,41 +212,37 @@ class Unit {
           run->announce(data.train().reader().num_samples(), data.val().reader().num_samples(),
                         recipe.data.num_workers);
         }
-        const int per_model = threads;
         train_on_shared_batches(
             data, group_runs, device,
             [&](ModelRun& run, std::exception_ptr e) {
               for (const std::size_t k : group) {
-                if (models[k].get() == &run) {
-                  fail(members_[k], e);
-                  failed_.push_back(k);
-                }
+                if (models[k].get() == &run) fail(k, e);
               }
             },
-            per_model, views);
+            threads, views);
       } catch (...) {
         // The group's loader failed: every run of the group that was still training.
         for (const std::size_t k : group) {
-          if (std::find(failed_.begin(), failed_.end(), k) != failed_.end()) continue;
-          fail(members_[k], std::current_exception());
-          failed_.push_back(k);
+          if (!failed_[k]) fail(k, std::current_exception());
         }
       }
     }
     for (std::size_t k = 0; k < members_.size(); ++k) {
-      if (!models[k] || std::find(failed_.begin(), failed_.end(), k) != failed_.end()) continue;
+      if (!models[k] || failed_[k]) continue;
       try {
         outcomes_[members_[k]].summary = models[k]->finish();
         outcomes_[members_[k]].ok = true;
       } catch (...) {
-        fail(members_[k], std::current_exception());
+        fail(k, std::current_exception());
       }
     }
   }
 
-  void fail(std::size_t run, std::exception_ptr error) {
-    outcomes_[run].ok = false;
-    outcomes_[run].error = error_text(error);
+  // Member `k` ended in `error`: its outcome says so, and it takes no further part.
+  void fail(std::size_t k, std::exception_ptr error) {
+    failed_[k] = true;
+    outcomes_[members_[k]].ok = false;
+    outcomes_[members_[k]].error = error_text(error);
   }
 
   const std::vector<TogetherRun>& runs_;
@@ -253,7 +250,7 @@ class Unit {
   std::vector<TogetherOutcome>& outcomes_;
   int cores_;
   std::mutex* forward_lock_;
-  std::vector<std::size_t> failed_;  // positions in members_ of runs that threw
+  std::vector<bool> failed_;  // by position in members_: the run threw
 };
 
 }  // namespace

@@ -29,7 +29,8 @@ struct RunResults {
   double val_top1 = 0, val_top5 = 0, val_loss = 0, train_loss = 0;  // summary.json's
   double train_seconds = 0;
   double images_per_second = 0;
-  double loader_wait_share = 0;  // the epochs' loader wait / their wall time (log.jsonl)
+  double loader_wait_share = 0;     // the epochs' loader wait / their wall time (log.jsonl)
+  std::uint64_t epochs_logged = 0;  // epoch records in log.jsonl
   double parameter_checksum = 0;
 };
 
