@@ -20,6 +20,8 @@
 #include <string>
 #include <vector>
 
+#include "ffcv/train/recipe_schema.hpp"  // read_recipe_text
+
 namespace ffcv::train {
 
 // [data]: the datasets and how the loader reads them.
@@ -195,10 +197,6 @@ struct Recipe {
 // to a string key. Every key has a default except data.train and data.val.
 // Throws ffcv::ConfigError with a one-line message.
 Recipe load_recipe(const std::string& path, const std::vector<std::string>& overrides = {});
-
-// The text of the recipe file at `path` (also read by grid.hpp for its [grid] section).
-// ConfigError "recipe not found: PATH", or one naming the read error.
-std::string read_recipe_text(const std::string& path);
 
 // The recipe as TOML text with every key written out (defaults included), so the run folder
 // records exactly what ran: load_recipe of this text gives back an equal Recipe (name and
