@@ -5,6 +5,8 @@
 #              our writer -> Python FFCV reads and checks
 #   MODE=live  PYTHON, MAKER (make_golden.py), READER (ffcv_interop_read_golden)
 #              Python FFCV writes fresh golden files -> our reader checks them
+#   MODE=packed PYTHON, CHECKER (check_packed_bits.py), CLI (ffcv)
+#              `ffcv write npy --pack-bits` -> Python FFCV reads and unpacks the features
 # WORK_DIR is removed first, and again when the test passes (kept for inspection on failure).
 cmake_minimum_required(VERSION 3.22)
 
@@ -31,6 +33,8 @@ elseif(MODE STREQUAL "live")
   run_step("make_golden.py" "${PYTHON}" "${MAKER}" --out "${WORK_DIR}")
   run_step("ffcv_interop_read_golden" "${CMAKE_COMMAND}" -E env "FFCV_GOLDEN_DIR=${WORK_DIR}"
            "${READER}")
+elseif(MODE STREQUAL "packed")
+  run_step("check_packed_bits.py" "${PYTHON}" "${CHECKER}" "${WORK_DIR}" "${CLI}")
 else()
   message(FATAL_ERROR "run_interop.cmake: unknown MODE '${MODE}'")
 endif()

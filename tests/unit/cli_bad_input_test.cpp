@@ -7,8 +7,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
-#include <limits>
 #include <filesystem>
+#include <limits>
 
 #include "cli/arguments.hpp"
 #include "ffcv/errors.hpp"
@@ -320,6 +320,36 @@ TEST_CASE("write npy names a folder or a file that is no .npy", "[cli][bad_input
                           dir.file("y.npy") + " --output " + output,
                       out) == 1);
   CHECK_THAT(out, Catch::Contains("text.npy: not a .npy file (bad magic"));
+  CHECK_FALSE(std::filesystem::exists(output));
+}
+
+TEST_CASE("write npy --pack-bits refuses features that are not bool", "[cli][bad_input]") {
+  test::TempDir dir;
+  tools::NpyArray features{DType::parse("<f4"), {3, 4}, std::vector<std::uint8_t>(48, 0)};
+  tools::NpyArray targets{DType::parse("<i8"), {3}, std::vector<std::uint8_t>(24, 0)};
+  tools::write_npy(dir.file("x.npy"), features);
+  tools::write_npy(dir.file("y.npy"), targets);
+  const std::string output = dir.file("out.beton");
+  std::string out;
+  CHECK(test::run_cli("write npy --features " + dir.file("x.npy") + " --targets " +
+                          dir.file("y.npy") + " --output " + output + " --pack-bits",
+                      out) == 1);
+  CHECK_THAT(out, Catch::StartsWith("ffcv write: error: --pack-bits needs boolean features") &&
+                      Catch::Contains("'<f4'") && Catch::Contains("x.npy"));
+  CHECK(std::count(out.begin(), out.end(), '\n') == 1);
+  CHECK_FALSE(std::filesystem::exists(output));
+  CHECK_FALSE(std::filesystem::exists(output + ".sources.json"));
+
+  // uint8 is refused too: a mask is saved as bool.
+  features.dtype = DType::parse("|u1");
+  features.data.resize(12);
+  tools::write_npy(dir.file("x.npy"), features);
+  CHECK(test::run_cli("write npy --features " + dir.file("x.npy") + " --targets " +
+                          dir.file("y.npy") + " --output " + output + " --pack-bits",
+                      out) == 1);
+  CHECK_THAT(out, Catch::Contains("'|u1'"));
+  CHECK(test::run_cli("write fashion-mnist --output " + output + " --pack-bits", out) == 2);
+  CHECK_THAT(out, Catch::Contains("--pack-bits applies to KIND npy only"));
   CHECK_FALSE(std::filesystem::exists(output));
 }
 

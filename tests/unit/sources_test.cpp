@@ -8,6 +8,7 @@
 #endif
 
 #include "ffcv/errors.hpp"
+#include "ffcv/fields/ndarray_field.hpp"
 #include "ffcv/fields/rgb_image_field.hpp"
 #include "ffcv/jpeg_codec.hpp"
 #include "ffcv/little_endian.hpp"
@@ -49,6 +50,28 @@ void write_png(const std::string& path, int width, int height, int value) {
 #endif
 }
 
+// A bool array of shape {rows, dims...}: a pattern with runs and gaps, not periodic in 8.
+NpyArray bool_array(std::vector<std::uint64_t> shape) {
+  std::uint64_t count = 1;
+  for (const std::uint64_t dim : shape) count *= dim;
+  NpyArray array{DType::parse("|b1"), std::move(shape), std::vector<std::uint8_t>(count)};
+  for (std::uint64_t i = 0; i < count; ++i) array.data[i] = (i * i + 3 * i) % 7 < 3 ? 1 : 0;
+  return array;
+}
+
+// numpy.packbits(mask, bitorder='big'), computed per output byte.
+std::vector<std::uint8_t> packed_reference(const std::uint8_t* mask, std::uint64_t bits) {
+  std::vector<std::uint8_t> out;
+  for (std::uint64_t start = 0; start < bits; start += 8) {
+    unsigned byte = 0;
+    for (std::uint64_t k = 0; k < 8; ++k) {
+      byte = byte * 2 + (start + k < bits && mask[start + k] != 0 ? 1 : 0);
+    }
+    out.push_back(static_cast<std::uint8_t>(byte));
+  }
+  return out;
+}
+
 }  // namespace
 
 TEST_CASE(".npy files round-trip and become features/target columns", "[sources]") {
@@ -75,6 +98,100 @@ TEST_CASE(".npy files round-trip and become features/target columns", "[sources]
   CHECK_THROWS_WITH(NpySource(dir.file("short.npy"), dir.file("y.npy")), Catch::Contains("9 rows"));
   test::write_file(dir.file("bad.npy"), {1, 2, 3});
   CHECK_THROWS_WITH(read_npy(dir.file("bad.npy")), Catch::Contains("not a .npy file"));
+}
+
+TEST_CASE("write npy --pack-bits stores each bool row as numpy.packbits(row)", "[sources][cli]") {
+  // d = 13 and 15 (a 3x5 row, flattened) end inside a byte; d = 64 fills whole bytes.
+  for (const std::vector<std::uint64_t> row_shape :
+       {std::vector<std::uint64_t>{13}, {64}, {3, 5}}) {
+    const std::uint64_t rows = 21;
+    const std::uint64_t bits = row_shape.size() == 1 ? row_shape[0] : row_shape[0] * row_shape[1];
+    const std::uint64_t packed_size = (bits + 7) / 8;
+    CAPTURE(bits);
+    TempDir dir;
+    std::vector<std::uint64_t> shape{rows};
+    shape.insert(shape.end(), row_shape.begin(), row_shape.end());
+    const NpyArray features = bool_array(shape);
+    write_npy(dir.file("x.npy"), features);
+    NpyArray targets{DType::parse("<i8"), {rows}, std::vector<std::uint8_t>(rows * 8)};
+    for (std::uint64_t i = 0; i < rows; ++i) store_le<std::int64_t>(&targets.data[i * 8], 5 * i);
+    write_npy(dir.file("y.npy"), targets);
+    // A sidecar of an earlier write is replaced.
+    test::write_file(dir.file("out.beton.sources.json"), {'{', '}'});
+
+    std::string out;
+    REQUIRE(test::run_cli("write npy --features " + dir.file("x.npy") + " --targets " +
+                              dir.file("y.npy") + " --output " + dir.file("out.beton") +
+                              " --pack-bits",
+                          out) == 0);
+    CHECK_THAT(out, Catch::Contains("features: " + std::to_string(bits) + " booleans packed into " +
+                                    std::to_string(packed_size) + " bytes per sample") &&
+                        Catch::Contains("mask_bits = " + std::to_string(bits)));
+    CHECK_THAT(test::text_of(dir.file("out.beton.sources.json")),
+               Catch::Contains("\"packed_bits\": " + std::to_string(bits)));
+
+    const Reader reader(dir.file("out.beton"));
+    REQUIRE(reader.num_samples() == rows);
+    REQUIRE(reader.fields()[0].name == "features");
+    const auto& field = dynamic_cast<const NdArrayField&>(*reader.fields()[0].field);
+    CHECK(field.dtype().typestr() == "|u1");
+    CHECK(field.shape() == std::vector<std::uint64_t>{packed_size});
+    CHECK(reader.fields()[1].name == "target");
+    for (std::uint64_t i = 0; i < rows; ++i) {
+      const NdArray row = std::get<NdArray>(reader.decode(i, 0));
+      CHECK(row.bytes == packed_reference(&features.data[i * bits], bits));
+      CHECK(std::get<std::int64_t>(reader.decode(i, 1)) == static_cast<std::int64_t>(5 * i));
+    }
+
+    // Without --pack-bits, bool features stay numpy bool, and the packed sidecar goes.
+    REQUIRE(test::run_cli("write npy --features " + dir.file("x.npy") + " --targets " +
+                              dir.file("y.npy") + " --output " + dir.file("out.beton"),
+                          out) == 0);
+    CHECK_FALSE(std::filesystem::exists(dir.file("out.beton.sources.json")));
+    const Reader plain(dir.file("out.beton"));
+    const NdArray row = std::get<NdArray>(plain.decode(4, 0));
+    CHECK(row.dtype.typestr() == "|b1");
+    CHECK(row.shape == row_shape);
+    CHECK(std::equal(row.bytes.begin(), row.bytes.end(), &features.data[4 * bits]));
+  }
+}
+
+TEST_CASE("pack_bits packs as numpy.packbits with bitorder big", "[sources]") {
+  const std::vector<std::uint8_t> mask{1, 0, 0, 0, 0, 0, 0, 1, 0, 1, 7};
+  CHECK(pack_bits(mask) == std::vector<std::uint8_t>{0x81, 0x60});
+  CHECK(pack_bits({}).empty());
+}
+
+TEST_CASE("write npy keeps float16 features and targets as <f2", "[sources][cli]") {
+  TempDir dir;
+  const std::uint64_t rows = 9;
+  NpyArray features{DType::parse("<f2"), {rows, 3}, std::vector<std::uint8_t>(rows * 3 * 2)};
+  for (std::uint64_t i = 0; i < features.data.size(); ++i) {
+    features.data[i] = static_cast<std::uint8_t>(i * 37 + 11);
+  }
+  NpyArray targets{DType::parse("<f2"), {rows}, std::vector<std::uint8_t>(rows * 2)};
+  for (std::uint64_t i = 0; i < rows; ++i) {
+    store_le<std::uint16_t>(&targets.data[i * 2], static_cast<std::uint16_t>(0x3c00 + i));
+  }
+  write_npy(dir.file("x.npy"), features);
+  write_npy(dir.file("y.npy"), targets);
+  std::string out;
+  REQUIRE(test::run_cli("write npy --features " + dir.file("x.npy") + " --targets " +
+                            dir.file("y.npy") + " --output " + dir.file("half.beton"),
+                        out) == 0);
+  CHECK_FALSE(std::filesystem::exists(dir.file("half.beton.sources.json")));
+  const Reader reader(dir.file("half.beton"));
+  REQUIRE(reader.num_samples() == rows);
+  for (std::uint64_t i = 0; i < rows; ++i) {
+    const NdArray x = std::get<NdArray>(reader.decode(i, 0));
+    CHECK(x.dtype.typestr() == "<f2");
+    CHECK(x.shape == std::vector<std::uint64_t>{3});
+    CHECK(std::equal(x.bytes.begin(), x.bytes.end(), &features.data[i * 6]));
+    const NdArray y = std::get<NdArray>(reader.decode(i, 1));
+    CHECK(y.dtype.typestr() == "<f2");
+    CHECK(y.shape == std::vector<std::uint64_t>{1});
+    CHECK(load_le<std::uint16_t>(y.bytes.data()) == 0x3c00 + i);
+  }
 }
 
 TEST_CASE("Fashion-MNIST from Debian's package reads as 28x28 RGB with 10 labels", "[sources]") {

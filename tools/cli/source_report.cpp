@@ -30,6 +30,12 @@ std::string image_folder_sources_json(const std::string& root, const ImageFolder
   return out + "]}\n";
 }
 
+std::string packed_npy_sources_json(const std::string& features, const std::string& targets,
+                                    std::uint64_t packed_bits) {
+  return "{\"features\": " + json_quote(features) + ",\n \"targets\": " + json_quote(targets) +
+         ",\n \"packed_bits\": " + std::to_string(packed_bits) + "}\n";
+}
+
 std::string image_folder_notes(const ImageFolderSource& source,
                                const std::vector<SkippedSource>& skipped,
                                const std::string& sidecar) {

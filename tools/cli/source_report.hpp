@@ -1,11 +1,16 @@
-// What `ffcv write folder` (and imagenet-like) tells about its sources, beside the .beton.
+// What `ffcv write` tells about its sources, beside the .beton.
 //
-// The class -> label map, the files that were left out (no image extension), the class folders
-// without images, and the images skipped as undecodable (--on-bad-image skip) are printed as a
-// short summary and stored in full in a sidecar "OUT.beton.sources.json", written atomically
-// after the .beton: a .beton has no place for them that Python FFCV would still read.
+// For `folder` (and imagenet-like): the class -> label map, the files that were left out (no image
+// extension), the class folders without images, and the images skipped as undecodable
+// (--on-bad-image skip) are printed as a short summary and stored in full in a sidecar
+// "OUT.beton.sources.json", written atomically after the .beton: a .beton has no place for them
+// that Python FFCV would still read.
+//
+// For `npy --pack-bits`: the number of booleans per sample, which the packed bytes cannot tell
+// (the last byte's padding bits look like features), in the same sidecar.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -25,6 +30,10 @@ std::string sources_sidecar_path(const std::string& output);
 // "ignored_files", "skipped": [{"file", "reason"}]}.
 std::string image_folder_sources_json(const std::string& root, const ImageFolderSource& source,
                                       const std::vector<SkippedSource>& skipped);
+
+// The npy sidecar's JSON: {"features", "targets", "packed_bits": booleans per sample}.
+std::string packed_npy_sources_json(const std::string& features, const std::string& targets,
+                                    std::uint64_t packed_bits);
 
 // The summary lines for stderr (class map, skipped, ignored, empty classes), each at most a few
 // examples long, and where the full lists are.

@@ -32,7 +32,9 @@ Arguments write_arguments() {
                  "  folder DIR      an image-folder tree, one subfolder per class (image, label)\n"
                  "  fashion-mnist   Fashion-MNIST IDX files (image, label), by default from\n"
                  "                  Debian's dataset-fashion-mnist\n"
-                 "  npy             --features X.npy --targets Y.npy (features, target)\n"
+                 "  npy             --features X.npy --targets Y.npy (features, target); any\n"
+                 "                  numeric or bool dtype, float16 included, stored as it is,\n"
+                 "                  or bool features bit-packed with --pack-bits\n"
                  "  imagenet-like   first generates an ImageNet-like JPEG tree from photographs\n"
                  "                  that Debian wallpaper packages ship, then writes it");
   args.positional("KIND", "folder | fashion-mnist | npy | imagenet-like")
@@ -41,6 +43,10 @@ Arguments write_arguments() {
       .option("split", "train|test", "Fashion-MNIST split", "train")
       .option("features", "X.npy", "features array, one row per sample (KIND npy)")
       .option("targets", "Y.npy", "targets array, one row per sample (KIND npy)")
+      .flag("pack-bits",
+            "KIND npy, bool features only: store each row as numpy.packbits(row) (uint8, "
+            "d/8 bytes rounded up, first feature in the high bit); d goes to "
+            "OUT.sources.json as packed_bits")
       .option("images-dir", "DIR", "where imagenet-like puts its JPEG tree [default: OUT-jpegs]")
       .option("count", "N", "number of imagenet-like images", "5000")
       .int_range(1, static_cast<long long>(kMaxImagenetLikeCount))
@@ -175,11 +181,16 @@ int write_dataset(const Arguments& args, const SampleSource& all_samples,
   DatasetWriter writer(output, std::move(fields), options);
   const WriteSummary summary = writer.write(source);
   std::string notes;
+  const std::string sidecar = sources_sidecar_path(output);
   if (folder != nullptr) {
-    const std::string sidecar = sources_sidecar_path(output);
     write_file_atomically(sidecar,
                           std::string_view(image_folder_sources_json(root, *folder, skipped)));
     notes = image_folder_notes(*folder, skipped, sidecar);
+  } else {
+    // A sidecar left by an earlier write describes the file just replaced.
+    std::error_code error;
+    std::filesystem::remove(sidecar, error);
+    if (error) throw IoError(sidecar, "remove", error.value());
   }
   if (!quiet) {
     progress.finish();
@@ -192,6 +203,31 @@ int write_dataset(const Arguments& args, const SampleSource& all_samples,
         ProgressBar::format_rate(summary.num_samples / std::max(summary.seconds, 1e-9)).c_str());
     std::fflush(stdout);
     std::fputs(notes.c_str(), stderr);
+  }
+  return 0;
+}
+
+// `npy`: writes the features and targets, and with --pack-bits the number of booleans per
+// sample into the sidecar (source_report.hpp) and one line saying it.
+int write_npy_dataset(const Arguments& args) {
+  if (!args.has("features") || !args.has("targets")) {
+    throw UsageError("KIND npy needs --features X.npy and --targets Y.npy");
+  }
+  check_write_output(args, {args.get("features"), args.get("targets")});
+  const NpySource source(args.get("features"), args.get("targets"), args.get_flag("pack-bits"));
+  write_dataset(args, source, source.fields());
+  const std::uint64_t bits = source.packed_bits();
+  if (bits == 0) return 0;
+  const std::string sidecar = sources_sidecar_path(output_path(args));
+  write_file_atomically(sidecar, std::string_view(packed_npy_sources_json(
+                                     args.get("features"), args.get("targets"), bits)));
+  if (!args.get_flag("quiet")) {
+    std::printf(
+        "features: %llu booleans packed into %llu bytes per sample (read them back with "
+        "mask_bits = %llu; packed_bits in %s)\n",
+        static_cast<unsigned long long>(bits), static_cast<unsigned long long>((bits + 7) / 8),
+        static_cast<unsigned long long>(bits), sidecar.c_str());
+    std::fflush(stdout);
   }
   return 0;
 }
@@ -232,6 +268,9 @@ int write_command(const CommandArgs& argv) {
   if (!args.parse(argv)) return 0;
   check_write_options(args);
   const std::string kind = args.get("KIND");
+  if (args.get_flag("pack-bits") && kind != "npy") {
+    throw UsageError("--pack-bits applies to KIND npy only");
+  }
   if (kind == "folder") {
     if (!args.has("PATH")) throw UsageError("KIND folder needs the image folder PATH");
     check_write_output(args, {}, {{args.get("PATH"), /*top_level_allowed=*/true}});
@@ -244,14 +283,7 @@ int write_command(const CommandArgs& argv) {
     const IdxSource source = IdxSource::fashion_mnist(idx_dir, args.get("split"));
     return write_dataset(args, source, image_label_fields(args));
   }
-  if (kind == "npy") {
-    if (!args.has("features") || !args.has("targets")) {
-      throw UsageError("KIND npy needs --features X.npy and --targets Y.npy");
-    }
-    check_write_output(args, {args.get("features"), args.get("targets")});
-    const NpySource source(args.get("features"), args.get("targets"));
-    return write_dataset(args, source, source.fields());
-  }
+  if (kind == "npy") return write_npy_dataset(args);
   if (kind == "imagenet-like") return write_imagenet_like(args);
   throw UsageError("unknown KIND '" + kind + "' (folder, fashion-mnist, npy, imagenet-like)");
 }

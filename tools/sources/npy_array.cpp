@@ -3,7 +3,6 @@
 #include <cerrno>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <numeric>
 
 #include "ffcv/errors.hpp"
@@ -31,31 +30,28 @@ std::string dict_value(const std::string& header, const std::string& key, const 
   return header.substr(start, end - start);
 }
 
-}  // namespace
-
-std::uint64_t NpyArray::row_bytes() const {
+std::uint64_t row_bytes_of(const DType& dtype, const std::vector<std::uint64_t>& shape) {
   if (shape.empty()) return dtype.itemsize;
   return std::accumulate(shape.begin() + 1, shape.end(), std::uint64_t{dtype.itemsize},
                          std::multiplies<>());
 }
 
-NpyArray read_npy(const std::string& path) {
-  // A folder opens as a stream on Linux and fails only when read, with the C++ library's words
-  // ("basic_filebuf::underflow"): judge the path first.
+}  // namespace
+
+std::uint64_t NpyArray::row_bytes() const { return row_bytes_of(dtype, shape); }
+
+std::uint64_t MappedNpy::row_bytes() const { return row_bytes_of(dtype, shape); }
+
+MappedNpy map_npy(const std::string& path) {
+  // A folder maps as nothing useful and fails with the system's words: judge the path first.
   std::error_code error;
   const std::filesystem::file_status status = std::filesystem::status(path, error);
   if (error) throw IoError(path, "open", error.value());
   if (std::filesystem::is_directory(status)) throw ConfigError(path + ": is a directory");
   if (!std::filesystem::is_regular_file(status)) throw ConfigError(path + ": not a regular file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw IoError(path, "open", errno);
-  std::vector<std::uint8_t> bytes;
-  try {
-    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  } catch (const std::ios_base::failure&) {
-    throw IoError(path, "read", errno);
-  }
-  if (in.bad()) throw IoError(path, "read", errno);
+  MappedNpy array;
+  array.file = std::make_shared<const MappedFile>(path);
+  const std::span<const std::uint8_t> bytes = array.file->bytes();
   if (bytes.size() < 10 || std::string(bytes.begin(), bytes.begin() + 6) != kMagic) {
     throw ConfigError(path + ": not a .npy file (bad magic: it does not start with \\x93NUMPY)");
   }
@@ -75,7 +71,6 @@ NpyArray read_npy(const std::string& path) {
   }
   const std::string header(bytes.begin() + header_start,
                            bytes.begin() + header_start + header_length);
-  NpyArray array;
   std::string descr = dict_value(header, "descr", path);
   if (descr.size() < 2 || descr.front() != '\'') {
     throw ConfigError("'" + path + "': structured dtypes are not supported");
@@ -109,7 +104,15 @@ NpyArray read_npy(const std::string& path) {
     throw ConfigError("'" + path + "' holds " + std::to_string(bytes.size() - data_start) +
                       " data bytes, its header promises " + std::to_string(expected));
   }
-  array.data.assign(bytes.begin() + data_start, bytes.end());
+  array.data = bytes.subspan(data_start);
+  array.file->check_intact();
+  return array;
+}
+
+NpyArray read_npy(const std::string& path) {
+  const MappedNpy mapped = map_npy(path);
+  NpyArray array{mapped.dtype, mapped.shape, {mapped.data.begin(), mapped.data.end()}};
+  mapped.file->check_intact();
   return array;
 }
 

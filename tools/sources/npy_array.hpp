@@ -2,13 +2,17 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "ffcv/dtype.hpp"
+#include "ffcv/mapped_file.hpp"
 
 namespace ffcv::tools {
 
+// An array read into memory (read_npy), or made to be written (write_npy).
 struct NpyArray {
   DType dtype;
   std::vector<std::uint64_t> shape;  // C order
@@ -18,10 +22,28 @@ struct NpyArray {
   std::uint64_t row_bytes() const;
 };
 
-// Reads a whole .npy file. A path that is a folder or no regular file ("X: is a directory"), a
-// file without the .npy magic ("X: not a .npy file (bad magic ...)"), and Fortran-ordered, object
-// and structured arrays are refused with a ConfigError naming the file; a file that cannot be
-// opened or read throws IoError.
+// An array left in its file, mapped read-only (map_npy): a features array of several GB is read
+// page by page as its rows are used, never copied whole into memory.
+struct MappedNpy {
+  DType dtype;
+  std::vector<std::uint64_t> shape;        // C order
+  std::shared_ptr<const MappedFile> file;  // keeps `data` valid
+  std::span<const std::uint8_t> data;      // the raw bytes after the header
+
+  std::uint64_t rows() const { return shape.empty() ? 1 : shape[0]; }
+  std::uint64_t row_bytes() const;
+  // Row `row`'s bytes (row_bytes() of them).
+  const std::uint8_t* row(std::uint64_t row) const { return data.data() + row * row_bytes(); }
+};
+
+// Maps a .npy file and checks its header. A path that is a folder or no regular file ("X: is a
+// directory"), a file without the .npy magic ("X: not a .npy file (bad magic ...)"), a data size
+// other than the header's shape promises, and Fortran-ordered, object and structured arrays are
+// refused with a ConfigError naming the file; a file that cannot be opened or mapped throws
+// IoError. A file truncated while mapped reads zeros: `file->check_intact()` tells.
+MappedNpy map_npy(const std::string& path);
+
+// Reads a whole .npy file into memory; refuses what map_npy refuses.
 NpyArray read_npy(const std::string& path);
 
 // Writes a C-ordered .npy file (version 1.0). Throws IoError.

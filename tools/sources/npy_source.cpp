@@ -8,14 +8,16 @@
 namespace ffcv::tools {
 namespace {
 
-bool is_scalar_column(const NpyArray& array) {
+const DType kPackedDType{'|', 'u', 1};
+
+bool is_scalar_column(const MappedNpy& array) {
   return array.shape.size() == 1 && array.dtype.byte_order != '>' &&
          (array.dtype.kind == 'i' || array.dtype.kind == 'u' || array.dtype.kind == 'f' ||
           array.dtype.kind == 'b');
 }
 
-FieldValue row_value(const NpyArray& array, std::uint64_t row) {
-  const std::uint8_t* p = array.data.data() + row * array.row_bytes();
+FieldValue row_value(const MappedNpy& array, std::uint64_t row) {
+  const std::uint8_t* p = array.row(row);
   if (is_scalar_column(array)) {
     const std::size_t size = array.dtype.itemsize;
     switch (array.dtype.kind) {
@@ -44,7 +46,7 @@ FieldValue row_value(const NpyArray& array, std::uint64_t row) {
   return value;
 }
 
-FieldPtr column_field(const NpyArray& array) {
+FieldPtr column_field(const MappedNpy& array) {
   if (is_scalar_column(array)) {
     if (array.dtype.kind == 'f' && array.dtype.itemsize >= 4) return std::make_shared<FloatField>();
     if (array.dtype.kind != 'f') return std::make_shared<IntField>();
@@ -54,10 +56,21 @@ FieldPtr column_field(const NpyArray& array) {
   return std::make_shared<NdArrayField>(array.dtype, shape);
 }
 
+std::uint64_t packed_size(std::uint64_t bits) { return (bits + 7) / 8; }
+
 }  // namespace
 
-NpySource::NpySource(const std::string& features_path, const std::string& targets_path)
-    : features_(read_npy(features_path)), targets_(read_npy(targets_path)) {
+std::vector<std::uint8_t> pack_bits(std::span<const std::uint8_t> mask) {
+  std::vector<std::uint8_t> packed(packed_size(mask.size()), 0);
+  for (std::size_t i = 0; i < mask.size(); ++i) {
+    if (mask[i] != 0) packed[i / 8] |= static_cast<std::uint8_t>(0x80u >> (i % 8));
+  }
+  return packed;
+}
+
+NpySource::NpySource(const std::string& features_path, const std::string& targets_path,
+                     bool pack_bits)
+    : features_(map_npy(features_path)), targets_(map_npy(targets_path)), pack_bits_(pack_bits) {
   if (features_.shape.empty() || targets_.shape.empty()) {
     throw ConfigError("features and targets must be arrays with a first (rows) dimension");
   }
@@ -65,14 +78,37 @@ NpySource::NpySource(const std::string& features_path, const std::string& target
     throw ConfigError("'" + features_path + "' has " + std::to_string(features_.rows()) +
                       " rows but '" + targets_path + "' has " + std::to_string(targets_.rows()));
   }
+  if (pack_bits_ && (features_.dtype.kind != 'b' || features_.dtype.itemsize != 1)) {
+    throw ConfigError("--pack-bits needs boolean features (numpy dtype bool, '|b1'), but '" +
+                      features_path + "' holds '" + features_.dtype.typestr() +
+                      "': save X.astype(bool), or write without --pack-bits");
+  }
+  if (pack_bits_ && features_.row_bytes() == 0) {
+    throw ConfigError("--pack-bits: '" + features_path + "' has no features per sample");
+  }
 }
 
 std::vector<FieldValue> NpySource::load(std::uint64_t index) const {
-  return {row_value(features_, index), row_value(targets_, index)};
+  std::vector<FieldValue> values;
+  if (pack_bits_) {
+    NdArray packed{kPackedDType, {packed_size(features_.row_bytes())}, {}};
+    packed.bytes = pack_bits({features_.row(index), features_.row_bytes()});
+    values.push_back(std::move(packed));
+  } else {
+    values.push_back(row_value(features_, index));
+  }
+  values.push_back(row_value(targets_, index));
+  features_.file->check_intact();
+  targets_.file->check_intact();
+  return values;
 }
 
 std::vector<NamedField> NpySource::fields() const {
-  return {{"features", column_field(features_)}, {"target", column_field(targets_)}};
+  FieldPtr features =
+      pack_bits_ ? std::make_shared<NdArrayField>(
+                       kPackedDType, std::vector<std::uint64_t>{packed_size(features_.row_bytes())})
+                 : column_field(features_);
+  return {{"features", features}, {"target", column_field(targets_)}};
 }
 
 }  // namespace ffcv::tools
