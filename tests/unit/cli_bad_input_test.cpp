@@ -17,7 +17,7 @@
 #include "ffcv/fields/scalar_fields.hpp"
 #include "ffcv/json_text.hpp"
 #include "sources/imagenet_like.hpp"
-#include "sources/npy_array.hpp"
+#include "ffcv/npy_array.hpp"
 #include "test_support.hpp"
 
 using namespace ffcv;
@@ -298,16 +298,16 @@ TEST_CASE("inspect --export refuses folders and unknown extensions in one line",
 
 TEST_CASE("write npy names a folder or a file that is no .npy", "[cli][bad_input]") {
   test::TempDir dir;
-  tools::NpyArray targets{DType::parse("<i8"), {3}, std::vector<std::uint8_t>(24, 0)};
-  tools::write_npy(dir.file("y.npy"), targets);
+  NpyArray targets{DType::parse("<i8"), {3}, std::vector<std::uint8_t>(24, 0)};
+  write_npy(dir.file("y.npy"), targets);
   test::write_file(dir.file("text.npy"), {'h', 'e', 'l', 'l', 'o', ' ', 'w', 'o', 'r', 'l', 'd'});
   std::filesystem::create_directories(dir.file("folder.npy"));
 
-  CHECK_THROWS_WITH(tools::read_npy(dir.file("folder.npy")),
+  CHECK_THROWS_WITH(read_npy(dir.file("folder.npy")),
                     dir.file("folder.npy") + ": is a directory");
-  CHECK_THROWS_WITH(tools::read_npy(dir.file("text.npy")),
+  CHECK_THROWS_WITH(read_npy(dir.file("text.npy")),
                     Catch::StartsWith(dir.file("text.npy") + ": not a .npy file (bad magic"));
-  CHECK_THROWS_AS(tools::read_npy(dir.file("absent.npy")), IoError);
+  CHECK_THROWS_AS(read_npy(dir.file("absent.npy")), IoError);
 
   std::string out;
   const std::string output = dir.file("out.beton");
@@ -325,10 +325,10 @@ TEST_CASE("write npy names a folder or a file that is no .npy", "[cli][bad_input
 
 TEST_CASE("write npy --pack-bits refuses features that are not bool", "[cli][bad_input]") {
   test::TempDir dir;
-  tools::NpyArray features{DType::parse("<f4"), {3, 4}, std::vector<std::uint8_t>(48, 0)};
-  tools::NpyArray targets{DType::parse("<i8"), {3}, std::vector<std::uint8_t>(24, 0)};
-  tools::write_npy(dir.file("x.npy"), features);
-  tools::write_npy(dir.file("y.npy"), targets);
+  NpyArray features{DType::parse("<f4"), {3, 4}, std::vector<std::uint8_t>(48, 0)};
+  NpyArray targets{DType::parse("<i8"), {3}, std::vector<std::uint8_t>(24, 0)};
+  write_npy(dir.file("x.npy"), features);
+  write_npy(dir.file("y.npy"), targets);
   const std::string output = dir.file("out.beton");
   std::string out;
   CHECK(test::run_cli("write npy --features " + dir.file("x.npy") + " --targets " +
@@ -343,7 +343,7 @@ TEST_CASE("write npy --pack-bits refuses features that are not bool", "[cli][bad
   // uint8 is refused too: a mask is saved as bool.
   features.dtype = DType::parse("|u1");
   features.data.resize(12);
-  tools::write_npy(dir.file("x.npy"), features);
+  write_npy(dir.file("x.npy"), features);
   CHECK(test::run_cli("write npy --features " + dir.file("x.npy") + " --targets " +
                           dir.file("y.npy") + " --output " + output + " --pack-bits",
                       out) == 1);

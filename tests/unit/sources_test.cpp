@@ -15,7 +15,7 @@
 #include "ffcv/reader.hpp"
 #include "sources/idx_source.hpp"
 #include "sources/image_folder_source.hpp"
-#include "sources/npy_array.hpp"
+#include "ffcv/npy_array.hpp"
 #include "sources/npy_source.hpp"
 #include "test_support.hpp"
 

@@ -13,10 +13,14 @@
 #include <optional>
 
 #include "cli/arguments.hpp"
+#include "cli/child_process.hpp"
 #include "cli/rank_launcher.hpp"
 #include "cli/run_command.hpp"
 #include "ffcv/errors.hpp"
 #include "ffcv/interrupt_cleanup.hpp"
+#include "ffcv/saga/saga_recipe.hpp"
+#include "ffcv/saga/saga_run.hpp"
+#include "ffcv/saga/saga_step.hpp"
 #include "ffcv/train/dataset_check.hpp"
 #include "ffcv/train/grid.hpp"
 #include "ffcv/train/recipe.hpp"
@@ -138,9 +142,9 @@ std::string run_stamp() {
   return stamp;
 }
 
-// logging.folder/NAME-YYYYMMDD-HHMMSS, with -2, -3, ... when that exists already.
-std::string new_run_dir(const train::Recipe& recipe) {
-  const std::string base = recipe.logging.folder + "/" + recipe.name + "-" + run_stamp();
+// FOLDER/NAME-YYYYMMDD-HHMMSS, with -2, -3, ... when that exists already.
+std::string new_run_dir(const std::string& folder, const std::string& name) {
+  const std::string base = folder + "/" + name + "-" + run_stamp();
   std::string dir = base;
   for (int n = 2; std::filesystem::exists(dir); ++n) dir = base + "-" + std::to_string(n);
   return dir;
@@ -372,11 +376,68 @@ int grid_command(const Arguments& args, const CommandArgs& argv, const train::Gr
   return run_grid_command(grid, this_program());
 }
 
+// A SAGA recipe ([saga]): one solve (trainer/saga), no ranks and no grid.
+int run_saga_recipe(const Arguments& args) {
+  for (const char* option :
+       {"grid", "placement", "parallel", "point", "nproc", "stop-after-steps"}) {
+    if (args.has(option)) {
+      throw UsageError(std::string("--") + option + " belongs to training recipes; " +
+                       args.get("RECIPE") + " is a SAGA recipe ([saga])");
+    }
+  }
+  if (args.get_flag("gather")) {
+    throw UsageError("--gather belongs to grids; " + args.get("RECIPE") + " is a SAGA recipe");
+  }
+  const saga::SagaRecipe recipe = saga::load_saga_recipe(args.get("RECIPE"), args.get_all("set"));
+  if (args.get_flag("print-recipe")) {
+    std::fputs(saga::saga_recipe_to_toml(recipe).c_str(), stdout);
+    return 0;
+  }
+  std::string run_dir;
+  NewRunFolder made_here;
+  if (args.has("output-dir")) {
+    run_dir = args.get("output-dir");
+    check_output_dir(run_dir);
+    std::filesystem::create_directories(run_dir);
+  } else {
+    run_dir = new_run_dir(recipe.logging.folder, recipe.name);
+    made_here = NewRunFolder(run_dir);
+  }
+  stop_on_interrupt();
+  saga::SagaRunOptions options;
+  options.run_dir = run_dir;
+  options.quiet = args.get_flag("quiet");
+  options.stop = &g_stop;
+  saga::SagaRunSummary summary;
+  try {
+    summary = saga::run_saga(recipe, options);
+  } catch (const saga::SolveStopped&) {
+    std::fprintf(stderr, "ffcv run: stopped before the path was complete; nothing was saved\n");
+    return 130;
+  }
+  made_here.keep();
+  if (!options.quiet) {
+    const std::string plot = run_plot_script(FFCV_PLOT_PYTHON, FFCV_SAGA_PLOT_SCRIPT, run_dir);
+    if (!plot.empty()) std::printf("%s\n", plot.c_str());
+    std::printf(
+        "done: %llu epochs in %.1f s (%.3f s per epoch, %.2fx the %.3f s of one pass over the "
+        "features); selected λ %.4g with %llu nonzero weights\noutput: %s\n",
+        static_cast<unsigned long long>(summary.epochs), summary.seconds, summary.seconds_per_epoch,
+        summary.stream_seconds_per_epoch > 0
+            ? summary.seconds_per_epoch / summary.stream_seconds_per_epoch
+            : 0.0,
+        summary.stream_seconds_per_epoch, summary.selected_lambda,
+        static_cast<unsigned long long>(summary.nnz), run_dir.c_str());
+  }
+  return 0;
+}
+
 }  // namespace
 
 int run_command(const CommandArgs& argv) {
   Arguments args = run_arguments();
   if (!args.parse(argv)) return 0;
+  if (saga::is_saga_recipe(args.get("RECIPE"))) return run_saga_recipe(args);
   const train::GridSpec spec = train::load_grid(
       args.get("RECIPE"), args.get_all("grid"), args.has("placement") ? args.get("placement") : "",
       args.has("parallel") ? static_cast<int>(args.get_int("parallel")) : -1);
@@ -412,7 +473,7 @@ int run_command(const CommandArgs& argv) {
     run_dir = args.get("output-dir");
     if (!is_rank) check_output_dir(run_dir);
   } else if (!is_rank || std::getenv("RANK") == std::string("0")) {
-    run_dir = new_run_dir(recipe);
+    run_dir = new_run_dir(recipe.logging.folder, recipe.name);
     made_here = NewRunFolder(run_dir);
   }
 

@@ -14,7 +14,7 @@
 #pragma once
 
 #include "ffcv/dataset_writer.hpp"
-#include "npy_array.hpp"
+#include "ffcv/npy_array.hpp"
 
 namespace ffcv::tools {
 

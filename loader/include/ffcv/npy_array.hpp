@@ -10,7 +10,7 @@
 #include "ffcv/dtype.hpp"
 #include "ffcv/mapped_file.hpp"
 
-namespace ffcv::tools {
+namespace ffcv {
 
 // An array read into memory (read_npy), or made to be written (write_npy).
 struct NpyArray {
@@ -49,4 +49,4 @@ NpyArray read_npy(const std::string& path);
 // Writes a C-ordered .npy file (version 1.0). Throws IoError.
 void write_npy(const std::string& path, const NpyArray& array);
 
-}  // namespace ffcv::tools
+}  // namespace ffcv

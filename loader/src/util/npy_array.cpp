@@ -1,4 +1,4 @@
-#include "npy_array.hpp"
+#include "ffcv/npy_array.hpp"
 
 #include <cerrno>
 #include <filesystem>
@@ -8,7 +8,7 @@
 #include "ffcv/errors.hpp"
 #include "ffcv/little_endian.hpp"
 
-namespace ffcv::tools {
+namespace ffcv {
 namespace {
 
 constexpr char kMagic[] = "\x93NUMPY";
@@ -141,4 +141,4 @@ void write_npy(const std::string& path, const NpyArray& array) {
   if (!out) throw IoError(path, "write", errno);
 }
 
-}  // namespace ffcv::tools
+}  // namespace ffcv

@@ -1,0 +1,183 @@
+// fast_l1's path: a lasso per target column, each with its own λ sequence, glmnet's convergence
+// rule, validation early stopping, and a working set that sheds finished columns (saga_path.hpp).
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <sstream>
+
+#include "ffcv/saga/saga_path.hpp"
+
+namespace ffcv::saga {
+namespace {
+
+// Where one column stands on its path.
+struct Column {
+  std::uint64_t points_done = 0;  // converged λ so far (the first is λ = 0)
+  double lambda = 0;
+  double last_val = std::numeric_limits<double>::infinity();
+  double best_val = std::numeric_limits<double>::infinity();
+  bool has_best = false;
+};
+
+// Keeps the columns of `state` (and `lambda`) at positions `keep`.
+void keep_columns(SagaState& state, at::Tensor& lambda, const std::vector<std::int64_t>& keep) {
+  const at::Tensor index = at::tensor(keep, at::kLong);
+  const at::Tensor on_device = index.to(state.weight.device());
+  state.weight = state.weight.index_select(1, on_device);
+  state.bias = state.bias.index_select(0, on_device);
+  state.mean_grad_weight = state.mean_grad_weight.index_select(1, on_device);
+  state.mean_grad_bias = state.mean_grad_bias.index_select(0, on_device);
+  state.table = state.table.index_select(1, index.to(state.table.device()));
+  lambda = lambda.index_select(0, on_device);
+}
+
+}  // namespace
+
+PathResult solve_lasso_path(const SagaSolver& solver, const SolveInputs& in,
+                            const at::Tensor& first_lambda, double decay, std::uint64_t points) {
+  const auto start = std::chrono::steady_clock::now();
+  const auto elapsed = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  const RowStats& stats = *in.stats;
+  RowSource& train = *in.train;
+  const auto outputs = static_cast<std::int64_t>(stats.outputs);
+  const double n = static_cast<double>(train.rows());
+  const at::TensorOptions on_device = at::TensorOptions(in.device).dtype(at::kFloat);
+
+  SagaState state =
+      SagaState::zeros(stats.features, stats.outputs, train.range().first + train.rows(),
+                       train.rows(), in.device, solver.table == "host");
+  at::Tensor lambda = at::zeros({outputs}, on_device);
+  const at::Tensor variance = stats.std.square().unsqueeze(1);  // [d, 1]
+  const at::Tensor first = first_lambda.to(at::kDouble).contiguous();
+  std::vector<Column> columns(static_cast<std::size_t>(outputs));
+  std::vector<std::int64_t> active(static_cast<std::size_t>(outputs));  // working position → k
+  std::iota(active.begin(), active.end(), 0);
+
+  PathResult result;
+  result.weight = at::zeros({static_cast<std::int64_t>(stats.features), outputs}, at::kFloat);
+  result.bias = at::zeros({outputs}, at::kFloat);
+  result.lambda = at::zeros({outputs}, at::kDouble);
+  result.val_loss = at::full({outputs}, std::numeric_limits<double>::quiet_NaN(), at::kDouble);
+  std::vector<double> reached(static_cast<std::size_t>(outputs), 0.0);
+
+  // Column k's current model as its selected one.
+  const auto select = [&](std::size_t position, std::int64_t k, double val) {
+    const auto p = static_cast<std::int64_t>(position);
+    result.weight.select(1, k).copy_(state.weight.select(1, p).to(at::kCPU));
+    result.bias[k] = state.bias[p].item<float>();
+    result.lambda[k] = columns[static_cast<std::size_t>(k)].lambda;
+    result.val_loss[k] = val;
+    columns[static_cast<std::size_t>(k)].has_best = true;
+    reached[static_cast<std::size_t>(k)] = elapsed();
+  };
+
+  TargetColumns working;  // the targets of the working set's columns
+  std::uint64_t epoch = 0;
+  while (!active.empty() && epoch < solver.max_epochs) {
+    const bool check = (epoch + 1) % solver.early_stop_freq == 0;
+    const at::Tensor weight_before = check ? state.weight.clone() : at::Tensor();
+    const double epoch_start = elapsed();
+    const at::Tensor sums = train_epoch(state, train, ++epoch, stats, Family::kGaussian, solver.lr,
+                                        lambda, 1.0, in.stop, working);
+    const double loss_sum = sums.sum().item<double>();  // waits for the epoch's work
+    result.train_seconds += elapsed() - epoch_start;
+    if (!std::isfinite(loss_sum)) {
+      throw std::runtime_error("the SAGA solve diverged (non-finite loss): lower saga.lr");
+    }
+    if (!check) continue;
+    // glmnet's rule: max_j σ_j² (Δw_jk)² over the epoch, per column.
+    const at::Tensor delta = (variance * (state.weight - weight_before).square()).amax(0);
+    const at::Tensor converged = (delta < solver.early_stop_eps).to(at::kCPU);
+    const at::Tensor train_mse = (sums / n).to(at::kCPU).to(at::kDouble);
+    if (!converged.any().item<bool>()) continue;
+    at::Tensor val_mse;
+    if (in.val != nullptr) {
+      val_mse = (evaluate_rows(state, *in.val, stats, Family::kGaussian, in.stop, working) /
+                 static_cast<double>(in.val->rows()))
+                    .to(at::kCPU)
+                    .to(at::kDouble);
+    }
+    const at::Tensor nnz = nonzero_per_column(state.weight).to(at::kCPU);
+    std::vector<std::int64_t> keep;
+    std::uint64_t stepped = 0, finished = 0;
+    at::Tensor next_lambda = lambda.to(at::kCPU).to(at::kDouble);
+    for (std::size_t position = 0; position < active.size(); ++position) {
+      const std::int64_t k = active[position];
+      Column& column = columns[static_cast<std::size_t>(k)];
+      if (!converged[static_cast<std::int64_t>(position)].item<bool>()) {
+        keep.push_back(static_cast<std::int64_t>(position));
+        continue;
+      }
+      PathPoint point;
+      point.target = k;
+      point.lambda = column.lambda;
+      point.lr = solver.lr;
+      point.train_loss = train_mse[static_cast<std::int64_t>(position)].item<double>();
+      point.val_loss = in.val != nullptr
+                           ? val_mse[static_cast<std::int64_t>(position)].item<double>()
+                           : std::numeric_limits<double>::quiet_NaN();
+      point.nnz =
+          static_cast<std::uint64_t>(nnz[static_cast<std::int64_t>(position)].item<std::int64_t>());
+      point.epochs = epoch;
+      point.seconds = elapsed();
+      result.points.push_back(point);
+      ++column.points_done;
+      bool stop_column = column.points_done > points;
+      if (in.val == nullptr) {
+        select(position, k, point.val_loss);  // the last point is the selected one
+      } else {
+        if (point.val_loss < column.best_val) {
+          column.best_val = point.val_loss;
+          select(position, k, point.val_loss);
+        }
+        // Validation early stopping: the error rose, enough λ were tried, the model is sparse
+        // but not empty.
+        if (point.val_loss > column.last_val && column.points_done >= solver.min_lambdas &&
+            point.nnz > 1) {
+          stop_column = true;
+        }
+        column.last_val = point.val_loss;
+      }
+      if (stop_column) {
+        ++finished;
+        continue;
+      }
+      column.lambda = column.points_done == 1 ? first[k].item<double>() : column.lambda * decay;
+      next_lambda[static_cast<std::int64_t>(position)] = column.lambda;
+      keep.push_back(static_cast<std::int64_t>(position));
+      ++stepped;
+    }
+    lambda = next_lambda.to(at::kFloat).to(in.device);
+    if (finished > 0) {
+      std::vector<std::int64_t> still;
+      for (const std::int64_t position : keep) {
+        still.push_back(active[static_cast<std::size_t>(position)]);
+      }
+      keep_columns(state, lambda, keep);
+      active = std::move(still);
+      working.columns = at::tensor(active, at::kLong).to(in.device);
+    }
+    if (in.progress) {
+      std::ostringstream line;
+      line << "epoch " << epoch << ": " << stepped << " columns to their next λ, " << finished
+           << " finished; " << active.size() << " of " << outputs << " still on their path";
+      in.progress(line.str());
+    }
+  }
+  // Columns that max_epochs stopped keep their best point so far, or where they stand.
+  for (std::size_t position = 0; position < active.size(); ++position) {
+    const std::int64_t k = active[position];
+    ++result.unfinished;
+    if (!columns[static_cast<std::size_t>(k)].has_best) select(position, k, NAN);
+  }
+  result.epochs = epoch;
+  result.seconds = elapsed();
+  for (const double when : reached)
+    result.selected_seconds = std::max(result.selected_seconds, when);
+  return result;
+}
+
+}  // namespace ffcv::saga

@@ -1,0 +1,97 @@
+// RowSource over ffcv::Loader: the .beton's features and targets fields, decoded by the loader's
+// workers, handed to the device by the torch adapter's BatchFeed.
+#include <chrono>
+#include <numeric>
+
+#include "ffcv/errors.hpp"
+#include "ffcv/loader.hpp"
+#include "ffcv/reader.hpp"
+#include "ffcv/storage/range_reader.hpp"
+#include "ffcv/torch/batch_feed.hpp"
+#include "ffcv/torch/batch_tensors.hpp"
+#include "row_sources.hpp"
+
+namespace ffcv::saga {
+namespace {
+
+class LoaderRowSource final : public RowSource {
+ public:
+  LoaderRowSource(const SagaRecipe& recipe, RowRange range, const std::string& order,
+                  at::Device device, bool class_labels)
+      : device_(device), mask_bits_(recipe.data.mask_bits) {
+    range_ = range;
+    class_labels_ = class_labels;
+    const SagaData& data = recipe.data;
+    LoaderOptions options;
+    options.batch_size = data.batch_size;
+    options.num_workers = data.workers;
+    options.drop_last = data.drop_last;
+    options.os_cache = data.os_cache && !is_url(data.train);
+    options.cache.budget_bytes = static_cast<std::uint64_t>(data.cache_budget_mib) << 20;
+    options.order.kind = parse_order_kind(order);
+    options.order.seed = data.seed;
+    options.order.batch_size = data.batch_size;
+    std::vector<std::uint64_t> rows(range.count);
+    std::iota(rows.begin(), rows.end(), range.first);
+    options.order.indices = std::move(rows);
+    options.default_pipelines = false;
+    if (device.is_cuda()) options.allocator = torch_adapter::pinned_allocator();
+    loader_ = std::make_unique<Loader>(
+        data.train,
+        std::vector<PipelineSpec>{{data.features, data.features, nullptr, {}},
+                                  {data.targets, data.targets, nullptr, {}}},
+        std::move(options));
+    const auto& outputs = loader_->outputs();
+    features_ =
+        feature_count(outputs[0].second, mask_bits_, data.train + " field '" + data.features + "'");
+    targets_ =
+        target_count(outputs[1].second, class_labels, data.train + " field '" + data.targets + "'");
+    batch_size_ = data.batch_size;
+  }
+
+  void start_epoch(std::uint64_t epoch) override {
+    feed_.reset();
+    order_ = loader_->order().epoch_order(epoch);
+    feed_.emplace(loader_->epoch(epoch), device_, std::vector<torch_adapter::DeviceStage>{});
+    batch_ = 0;
+  }
+
+  std::optional<RowBatch> next() override {
+    if (!feed_) throw ConfigError("RowSource::next() before start_epoch()");
+    const auto start = std::chrono::steady_clock::now();
+    std::optional<std::vector<at::Tensor>> tensors = feed_->next();
+    wait_seconds_ +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (!tensors) {
+      feed_.reset();
+      return std::nullopt;
+    }
+    RowBatch batch;
+    batch.features = features_as_float((*tensors)[0], mask_bits_, device_);
+    batch.targets = targets_for_solver((*tensors)[1], class_labels_, device_);
+    batch.rows_host = batch_rows(order_, batch_++, batch_size_);
+    batch.rows = batch.rows_host.to(device_);
+    return batch;
+  }
+
+ private:
+  at::Device device_;
+  std::uint64_t mask_bits_;
+  std::uint64_t batch_size_ = 1;
+  std::unique_ptr<Loader> loader_;
+  std::optional<torch_adapter::BatchFeed> feed_;
+  std::vector<std::uint64_t> order_;
+  std::uint64_t batch_ = 0;
+};
+
+}  // namespace
+
+std::uint64_t beton_rows(const std::string& path) { return Reader(path).num_samples(); }
+
+std::unique_ptr<RowSource> make_loader_row_source(const SagaRecipe& recipe, RowRange range,
+                                                  const std::string& order, at::Device device,
+                                                  bool class_labels) {
+  return std::make_unique<LoaderRowSource>(recipe, range, order, device, class_labels);
+}
+
+}  // namespace ffcv::saga

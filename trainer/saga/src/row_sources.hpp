@@ -1,0 +1,38 @@
+// The two RowSource implementations behind open_row_source (row_source.hpp), and what they share.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ffcv/saga/row_source.hpp"
+#include "ffcv/steps/tensor_state.hpp"
+
+namespace ffcv::saga {
+
+std::unique_ptr<RowSource> make_loader_row_source(const SagaRecipe& recipe, RowRange range,
+                                                  const std::string& order, at::Device device,
+                                                  bool class_labels);
+std::unique_ptr<RowSource> make_mapped_row_source(const SagaRecipe& recipe, RowRange range,
+                                                  const std::string& order, at::Device device,
+                                                  bool class_labels);
+
+// Rows in the .beton / in the .npy features array.
+std::uint64_t beton_rows(const std::string& path);
+std::uint64_t npy_rows(const std::string& path);
+
+// The number of features d of samples stored as `features` (packed bits when mask_bits > 0);
+// throws ConfigError naming `where` when the state cannot hold them.
+std::uint64_t feature_count(const TensorState& features, std::uint64_t mask_bits,
+                            const std::string& where);
+// The number of targets K of samples stored as `targets`; throws ConfigError naming `where` when
+// they are not numbers, or not integers where class labels are needed.
+std::uint64_t target_count(const TensorState& targets, bool class_labels, const std::string& where);
+
+// An epoch's batches are consecutive runs of `batch_size` rows of its order, the last one
+// shorter, or left out with `drop_last`: how many there are, and the rows of batch `batch`.
+std::uint64_t batches_in(std::uint64_t rows, std::uint64_t batch_size, bool drop_last);
+at::Tensor batch_rows(const std::vector<std::uint64_t>& order, std::uint64_t batch,
+                      std::uint64_t batch_size);
+
+}  // namespace ffcv::saga

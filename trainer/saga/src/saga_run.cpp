@@ -1,0 +1,240 @@
+#include "ffcv/saga/saga_run.hpp"
+
+#include <torch/torch.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+
+#include "ffcv/errors.hpp"
+#include "ffcv/json_text.hpp"
+#include "ffcv/npy_array.hpp"
+#include "ffcv/saga/row_source.hpp"
+#include "ffcv/saga/saga_path.hpp"
+#include "ffcv/saga/saga_step.hpp"
+
+namespace ffcv::saga {
+namespace {
+
+at::Device solver_device(const SagaSolver& solver) {
+  if (solver.device == "cuda") {
+    if (!torch::cuda::is_available()) {
+      throw ConfigError(
+          "saga.device = \"cuda\" but no CUDA device is visible; use "
+          "--set saga.device=cpu");
+    }
+    return at::Device(at::kCUDA, 0);
+  }
+  return at::kCPU;
+}
+
+void write_tensor(const std::string& path, const at::Tensor& tensor) {
+  const at::Tensor host = tensor.to(at::kCPU).contiguous();
+  NpyArray array;
+  array.dtype = DType::parse(host.scalar_type() == at::kDouble ? "<f8" : "<f4");
+  const at::Tensor typed = host.scalar_type() == at::kDouble ? host : host.to(at::kFloat);
+  for (const std::int64_t size : typed.sizes())
+    array.shape.push_back(static_cast<std::uint64_t>(size));
+  const auto* bytes = static_cast<const std::uint8_t*>(typed.data_ptr());
+  array.data.assign(bytes, bytes + typed.numel() * typed.element_size());
+  write_npy(path, array);
+}
+
+void write_text(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  if (!out) throw IoError(path, "write", errno);
+}
+
+std::string csv_number(double value) { return std::isnan(value) ? "" : json_float(value); }
+
+void append_points(std::string& csv, const std::vector<PathPoint>& points, const char* phase) {
+  for (const PathPoint& p : points) {
+    csv += std::to_string(p.target) + "," + csv_number(p.lambda) + "," + csv_number(p.lr) + "," +
+           csv_number(p.train_loss) + "," + csv_number(p.val_loss) + "," + std::to_string(p.nnz) +
+           "," + std::to_string(p.epochs) + "," + json_number(p.seconds, 4) + "," +
+           (p.converged ? "true" : "false") + "," + phase + "\n";
+  }
+}
+
+double mean_of(const at::Tensor& values) { return values.to(at::kDouble).mean().item<double>(); }
+
+}  // namespace
+
+SagaRunSummary run_saga(const SagaRecipe& recipe, const SagaRunOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  const auto elapsed = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  const SagaData& data = recipe.data;
+  const SagaSolver& solver = recipe.saga;
+  const at::Device device = solver_device(solver);
+  if (solver.threads > 0) at::set_num_threads(solver.threads);
+  const auto say = [&](const std::string& line) {
+    if (options.quiet) return;
+    std::printf("%s\n", line.c_str());
+    std::fflush(stdout);
+  };
+
+  // The row subsets.
+  const std::uint64_t total = dataset_rows(recipe);
+  const std::string where = data.loader == "mmap" ? data.features_npy : data.train;
+  if (data.num_val >= total) {
+    throw ConfigError(where + " has " + std::to_string(total) + " rows: data.num_val = " +
+                      std::to_string(data.num_val) + " leaves none to train on");
+  }
+  const std::uint64_t train_rows = data.num_train == 0 ? total - data.num_val : data.num_train;
+  if (train_rows + data.num_val > total) {
+    throw ConfigError(where + " has " + std::to_string(total) +
+                      " rows, fewer than data.num_train"
+                      " + data.num_val = " +
+                      std::to_string(train_rows + data.num_val));
+  }
+  const bool lasso = solver.objective == "lasso_path";
+  const Family family =
+      !lasso && solver.family == "multinomial" ? Family::kMultinomial : Family::kGaussian;
+  const bool labels = family == Family::kMultinomial;
+  std::unique_ptr<RowSource> train =
+      open_row_source(recipe, {0, train_rows}, data.order, device, labels);
+  std::unique_ptr<RowSource> val;
+  if (data.num_val > 0) {
+    val = open_row_source(recipe, {train_rows, data.num_val}, "sequential", device, labels);
+  }
+  write_text(options.run_dir + "/recipe.toml", saga_recipe_to_toml(recipe));
+
+  SagaRunSummary summary;
+  summary.objective = solver.objective;
+  summary.family = lasso ? "gaussian" : solver.family;
+  summary.loader = data.loader;
+  summary.device = solver.device;
+  summary.train_rows = train_rows;
+  summary.val_rows = data.num_val;
+  summary.features = train->features();
+  say("SAGA " + solver.objective + " (" + summary.family + ") on " + std::to_string(train_rows) +
+      " training and " + std::to_string(data.num_val) + " validation rows of " +
+      std::to_string(summary.features) + " features; loader " + data.loader + ", device " +
+      solver.device);
+
+  // One pass: standardization, λ_max, and the time to stream the features once.
+  const RowStats stats = measure_rows(*train, family, 0, options.stop);
+  summary.outputs = stats.outputs;
+  summary.stream_seconds_per_epoch = stats.seconds;
+  {
+    char line[160];
+    std::snprintf(line, sizeof line,
+                  "%llu outputs; one pass over the training rows took %.3f s; largest "
+                  "λ_max %.6g",
+                  static_cast<unsigned long long>(stats.outputs), stats.seconds,
+                  stats.gradient_bound.max().item<double>());
+    say(line);
+  }
+
+  SolveInputs inputs;
+  inputs.train = train.get();
+  inputs.val = val.get();
+  inputs.stats = &stats;
+  inputs.family = family;
+  inputs.device = device;
+  inputs.stop = options.stop;
+  if (!options.quiet) inputs.progress = say;
+
+  PathResult result;
+  std::string csv = "target,lambda,lr,train_loss,val_loss,nnz,epochs,seconds,converged,phase\n";
+  const RowStats* final_stats = &stats;
+  RowStats refit_stats;
+  const auto per_epoch = [](const PathResult& path) {
+    return path.epochs == 0 ? 0.0 : path.train_seconds / static_cast<double>(path.epochs);
+  };
+  if (!lasso) {
+    result = solve_elastic_net(solver, inputs);
+    summary.seconds_per_epoch = per_epoch(result);
+    append_points(csv, result.points, "path");
+    summary.time_to_selected_seconds = stats.seconds + result.selected_seconds;
+  } else {
+    const double decay = std::pow(solver.epsilon, 1.0 / static_cast<double>(solver.num_lambdas));
+    result = solve_lasso_path(solver, inputs, stats.gradient_bound, decay, solver.num_lambdas);
+    summary.seconds_per_epoch = per_epoch(result);
+    append_points(csv, result.points, "path");
+    summary.time_to_selected_seconds = stats.seconds + result.selected_seconds;
+    if (solver.refit && val) {
+      // Refit on training + validation rows: λ = 0, then each column's selected λ.
+      say("refit on training and validation rows at each column's selected λ");
+      std::unique_ptr<RowSource> both =
+          open_row_source(recipe, {0, train_rows + data.num_val}, data.order, device, false);
+      refit_stats = measure_rows(*both, family, 0, options.stop);
+      SolveInputs refit_inputs = inputs;
+      refit_inputs.train = both.get();
+      refit_inputs.val = nullptr;
+      refit_inputs.stats = &refit_stats;
+      PathResult refit = solve_lasso_path(solver, refit_inputs, result.lambda, 1.0, 1);
+      append_points(csv, refit.points, "refit");
+      refit.val_loss = result.val_loss;
+      refit.points.insert(refit.points.begin(), result.points.begin(), result.points.end());
+      refit.epochs += result.epochs;
+      result = std::move(refit);
+      final_stats = &refit_stats;
+      summary.time_to_selected_seconds = elapsed();
+      summary.loader_wait_seconds += both->wait_seconds();
+    }
+  }
+  summary.epochs = result.epochs;
+  summary.path_points = result.points.size();
+  summary.unfinished = result.unfinished;
+  summary.selected_lambda = mean_of(result.lambda);
+  summary.val_loss = val ? mean_of(result.val_loss) : std::nan("");
+  summary.nnz = static_cast<std::uint64_t>(nonzero_weights(result.weight));
+  summary.loader_wait_seconds += train->wait_seconds() + (val ? val->wait_seconds() : 0.0);
+
+  const std::string& dir = options.run_dir;
+  write_text(dir + "/path.csv", csv);
+  write_tensor(dir + "/weights.npy", result.weight);
+  write_tensor(dir + "/bias.npy", result.bias);
+  write_tensor(dir + "/lambda.npy", result.lambda);
+  write_tensor(dir + "/feature_mean.npy", final_stats->mean);
+  write_tensor(dir + "/feature_std.npy", final_stats->std);
+  if (result.path_weights.defined()) write_tensor(dir + "/path_weights.npy", result.path_weights);
+  summary.seconds = elapsed();
+  write_text(dir + "/summary.json", summary_json(summary));
+  return summary;
+}
+
+std::string summary_json(const SagaRunSummary& s) {
+  std::string out = "{\n";
+  const auto text = [&](const char* key, const std::string& value) {
+    out += std::string("  ") + json_quote(key) + ": " + json_quote(value) + ",\n";
+  };
+  const auto count = [&](const char* key, std::uint64_t value) {
+    out += std::string("  ") + json_quote(key) + ": " + std::to_string(value) + ",\n";
+  };
+  const auto number = [&](const char* key, double value) {
+    out += std::string("  ") + json_quote(key) + ": " +
+           (std::isfinite(value) ? json_float(value) : "null") + ",\n";
+  };
+  text("objective", s.objective);
+  text("family", s.family);
+  text("loader", s.loader);
+  text("device", s.device);
+  count("n_train", s.train_rows);
+  count("n_val", s.val_rows);
+  count("features", s.features);
+  count("targets", s.outputs);
+  count("epochs", s.epochs);
+  count("path_points", s.path_points);
+  count("unfinished", s.unfinished);
+  number("seconds", s.seconds);
+  number("stream_seconds_per_epoch", s.stream_seconds_per_epoch);
+  number("seconds_per_epoch", s.seconds_per_epoch);
+  number("epoch_over_stream", s.stream_seconds_per_epoch > 0
+                                  ? s.seconds_per_epoch / s.stream_seconds_per_epoch
+                                  : std::nan(""));
+  number("time_to_selected_seconds", s.time_to_selected_seconds);
+  number("loader_wait_seconds", s.loader_wait_seconds);
+  number("selected_lambda", s.selected_lambda);
+  number("val_loss", s.val_loss);
+  out += "  \"nnz\": " + std::to_string(s.nnz) + "\n}\n";
+  return out;
+}
+
+}  // namespace ffcv::saga

@@ -1,0 +1,200 @@
+#include "ffcv/saga/saga_step.hpp"
+
+#include <chrono>
+#include <cmath>
+
+#include "ffcv/errors.hpp"
+
+namespace ffcv::saga {
+
+RowStats measure_rows(RowSource& source, Family family, std::uint64_t epoch,
+                      const std::atomic<bool>* stop) {
+  const auto start = std::chrono::steady_clock::now();
+  const std::uint64_t d = source.features();
+  at::Tensor sum, sum_squares, target_sum, cross;  // float64 on the device
+  std::int64_t outputs =
+      family == Family::kGaussian ? static_cast<std::int64_t>(source.targets()) : 0;
+  source.start_epoch(epoch);
+  while (std::optional<RowBatch> batch = source.next()) {
+    if (stop != nullptr && stop->load()) throw SolveStopped();
+    const at::Tensor x = batch->features.to(at::kDouble);
+    at::Tensor y;
+    if (family == Family::kMultinomial) {
+      const std::int64_t largest = batch->targets.max().item<std::int64_t>();
+      if (batch->targets.min().item<std::int64_t>() < 0) {
+        throw ConfigError("class labels must be >= 0 (saga.family = \"multinomial\")");
+      }
+      outputs = std::max(outputs, largest + 1);
+      y = at::one_hot(batch->targets, outputs).to(at::kDouble);
+    } else {
+      y = batch->targets.to(at::kDouble);
+    }
+    if (!sum.defined()) {
+      sum = x.sum(0);
+      sum_squares = x.square().sum(0);
+      target_sum = y.sum(0);
+      cross = x.t().matmul(y);
+      continue;
+    }
+    sum += x.sum(0);
+    sum_squares += x.square().sum(0);
+    if (y.size(1) > target_sum.size(0)) {  // a class seen for the first time
+      const std::int64_t grow = y.size(1) - target_sum.size(0);
+      target_sum = at::cat({target_sum, at::zeros({grow}, target_sum.options())});
+      cross = at::cat({cross, at::zeros({cross.size(0), grow}, cross.options())}, 1);
+    }
+    target_sum += y.sum(0);
+    cross += x.t().matmul(y);
+  }
+  if (!sum.defined()) throw ConfigError("the training rows are empty");
+  const double n = static_cast<double>(source.rows());
+  RowStats stats;
+  stats.rows = source.rows();
+  stats.features = d;
+  stats.outputs = static_cast<std::uint64_t>(outputs);
+  const at::Tensor mean = sum / n;
+  const at::Tensor variance = (sum_squares / n - mean.square()).clamp_min(0);
+  at::Tensor std = variance.sqrt();
+  // A feature that is constant up to rounding carries nothing: it stays 0 after standardizing.
+  std = at::where(std > 1e-12 * (mean.abs() + 1), std, at::zeros_like(std));
+  const at::Tensor inv_std = at::where(std > 0, 1.0 / std, at::zeros_like(std));
+  // Σᵢ x̃_ij (Y_ik − Ȳ_k) = (Σᵢ x_ij Y_ik − n μ_j Ȳ_k) / σ_j
+  const at::Tensor centered = cross - mean.unsqueeze(1) * target_sum.unsqueeze(0);
+  stats.gradient_bound =
+      (centered.abs() * inv_std.unsqueeze(1)).amax(0).div(n).to(at::kCPU).contiguous();
+  stats.mean = mean.to(at::kFloat);
+  stats.std = std.to(at::kFloat);
+  stats.inv_std = inv_std.to(at::kFloat);
+  stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return stats;
+}
+
+SagaState SagaState::zeros(std::uint64_t features, std::uint64_t outputs, std::uint64_t table_rows,
+                           std::uint64_t rows, at::Device device, bool table_on_host) {
+  const auto d = static_cast<std::int64_t>(features), k = static_cast<std::int64_t>(outputs);
+  const at::TensorOptions options = at::TensorOptions(device).dtype(at::kFloat);
+  SagaState state;
+  state.weight = at::zeros({d, k}, options);
+  state.bias = at::zeros({k}, options);
+  state.mean_grad_weight = at::zeros({d, k}, options);
+  state.mean_grad_bias = at::zeros({k}, options);
+  at::TensorOptions table_options = options;
+  if (table_on_host) {
+    table_options = at::TensorOptions(at::kCPU).dtype(at::kFloat).pinned_memory(device.is_cuda());
+  }
+  state.table = at::zeros({static_cast<std::int64_t>(table_rows), k}, table_options);
+  state.rows = rows;
+  return state;
+}
+
+namespace {
+
+// The per-row scalar gradient a ∈ ℝ^K: the residual, or softmax minus one-hot.
+at::Tensor scalar_gradient(const at::Tensor& outputs, const at::Tensor& targets, Family family) {
+  if (family == Family::kGaussian) return outputs - targets;
+  at::Tensor probabilities = at::softmax(outputs, 1);
+  probabilities.scatter_add_(1, targets.unsqueeze(1),
+                             at::full({targets.size(0), 1}, -1.0f, probabilities.options()));
+  return probabilities;
+}
+
+}  // namespace
+
+at::Tensor batch_loss_sums(const at::Tensor& outputs, const at::Tensor& targets, Family family) {
+  if (family == Family::kGaussian) return (outputs - targets).square().sum(0);
+  return at::cross_entropy_loss(outputs, targets, {}, at::Reduction::Sum).reshape({1});
+}
+
+at::Tensor loss_sums(const SagaState& state, const at::Tensor& xs, const at::Tensor& targets,
+                     Family family) {
+  return batch_loss_sums(at::addmm(state.bias, xs, state.weight), targets, family);
+}
+
+at::Tensor saga_step(SagaState& state, const at::Tensor& xs, const at::Tensor& targets,
+                     const RowBatch& batch, Family family, double lr, const at::Tensor& lambda,
+                     double alpha) {
+  const at::Tensor outputs = at::addmm(state.bias, xs, state.weight);
+  const at::Tensor losses = batch_loss_sums(outputs, targets, family);
+  const at::Tensor a = scalar_gradient(outputs, targets, family);
+  const bool host_table = state.table.device() != a.device();
+  const at::Tensor old_a = host_table
+                               ? state.table.index_select(0, batch.rows_host).to(a.device(), true)
+                               : state.table.index_select(0, batch.rows);
+  const double size = static_cast<double>(xs.size(0));
+  const at::Tensor difference = a - old_a;
+  const at::Tensor grad_weight = xs.t().matmul(difference).div_(size);  // [d, K]
+  const at::Tensor grad_bias = difference.mean(0);
+  // Gradient step with the variance-reduced direction, then the proximal step.
+  state.weight.sub_(grad_weight + state.mean_grad_weight, lr);
+  state.bias.sub_(grad_bias + state.mean_grad_bias, lr);
+  const at::Tensor threshold = lambda * (lr * alpha);
+  const at::Tensor shrink = 1.0 + lambda * (lr * (1.0 - alpha));
+  state.weight = state.weight.sign() * (state.weight.abs() - threshold).clamp_min_(0.0f) / shrink;
+  // The table and its averages.
+  const double share = size / static_cast<double>(state.rows);
+  state.mean_grad_weight.add_(grad_weight, share);
+  state.mean_grad_bias.add_(grad_bias, share);
+  if (host_table) {
+    state.table.index_copy_(0, batch.rows_host, a.to(at::kCPU));
+  } else {
+    state.table.index_copy_(0, batch.rows, a);
+  }
+  return losses;
+}
+
+at::Tensor train_epoch(SagaState& state, RowSource& source, std::uint64_t epoch,
+                       const RowStats& stats, Family family, double lr, const at::Tensor& lambda,
+                       double alpha, const std::atomic<bool>* stop, const TargetColumns& columns,
+                       double step_tol, bool* small_step) {
+  at::Tensor sums;
+  source.start_epoch(epoch);
+  while (std::optional<RowBatch> batch = source.next()) {
+    if (stop != nullptr && stop->load()) throw SolveStopped();
+    at::Tensor before_weight, before_bias;
+    if (step_tol > 0) {
+      before_weight = state.weight.clone();
+      before_bias = state.bias.clone();
+    }
+    const at::Tensor losses =
+        saga_step(state, stats.standardize(batch->features), columns.of(batch->targets), *batch,
+                  family, lr, lambda, alpha);
+    sums = sums.defined() ? sums + losses : losses;
+    if (step_tol > 0) {
+      const double moved = std::sqrt((state.weight - before_weight).square().sum().item<double>() +
+                                     (state.bias - before_bias).square().sum().item<double>());
+      if (moved <= step_tol) {
+        *small_step = true;
+        break;
+      }
+    }
+  }
+  return sums;
+}
+
+at::Tensor evaluate_rows(const SagaState& state, RowSource& source, const RowStats& stats,
+                         Family family, const std::atomic<bool>* stop,
+                         const TargetColumns& columns) {
+  at::Tensor sums;
+  source.start_epoch(0);
+  while (std::optional<RowBatch> batch = source.next()) {
+    if (stop != nullptr && stop->load()) throw SolveStopped();
+    const at::Tensor losses =
+        loss_sums(state, stats.standardize(batch->features), columns.of(batch->targets), family);
+    sums = sums.defined() ? sums + losses : losses;
+  }
+  return sums;
+}
+
+at::Tensor nonzero_per_column(const at::Tensor& weight) {
+  return weight.abs().gt(kNonzeroWeight).sum(0);
+}
+
+std::int64_t nonzero_weights(const at::Tensor& weight) {
+  return nonzero_per_column(weight).sum().item<std::int64_t>();
+}
+
+at::Tensor penalty(const at::Tensor& weight, const at::Tensor& lambda, double alpha) {
+  return lambda * (alpha * weight.abs().sum(0) + 0.5 * (1.0 - alpha) * weight.square().sum(0));
+}
+
+}  // namespace ffcv::saga
