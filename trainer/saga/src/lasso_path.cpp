@@ -162,8 +162,9 @@ PathResult solve_lasso_path(const SagaSolver& solver, const SolveInputs& in,
     }
     if (in.progress) {
       std::ostringstream line;
-      line << "epoch " << epoch << ": " << stepped << " columns to their next λ, " << finished
-           << " finished; " << active.size() << " of " << outputs << " still on their path";
+      line << "epoch " << epoch << ": " << stepped << " of " << outputs
+           << " columns converged and went on to their next λ, " << finished << " finished; "
+           << active.size() << " still on their path";
       in.progress(line.str());
     }
   }

@@ -7,9 +7,21 @@
 
 namespace ffcv::saga {
 
+double stream_seconds(RowSource& source, std::uint64_t epoch, const std::atomic<bool>* stop) {
+  const auto start = std::chrono::steady_clock::now();
+  at::Tensor total;
+  source.start_epoch(epoch);
+  while (std::optional<RowBatch> batch = source.next()) {
+    if (stop != nullptr && stop->load()) throw SolveStopped();
+    const at::Tensor sum = batch->features.sum();
+    total = total.defined() ? total + sum : sum;
+  }
+  if (total.defined()) (void)total.item<double>();  // waits for the device
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
 RowStats measure_rows(RowSource& source, Family family, std::uint64_t epoch,
                       const std::atomic<bool>* stop) {
-  const auto start = std::chrono::steady_clock::now();
   const std::uint64_t d = source.features();
   at::Tensor sum, sum_squares, target_sum, cross;  // float64 on the device
   std::int64_t outputs =
@@ -65,7 +77,6 @@ RowStats measure_rows(RowSource& source, Family family, std::uint64_t epoch,
   stats.mean = mean.to(at::kFloat);
   stats.std = std.to(at::kFloat);
   stats.inv_std = inv_std.to(at::kFloat);
-  stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return stats;
 }
 

@@ -38,7 +38,6 @@ struct RowStats {
   at::Tensor inv_std;         // [d] 1/std, 0 where std is 0 (a constant feature stays 0)
   at::Tensor gradient_bound;  // [K] float64 on the CPU: max_j |(1/n) Σᵢ x̃_ij (Y_ik − Ȳ_k)|
   std::uint64_t rows = 0, features = 0, outputs = 0;
-  double seconds = 0;  // the pass's wall time: the features streamed once, no solver work
 
   at::Tensor standardize(const at::Tensor& features) const { return (features - mean) * inv_std; }
 };
@@ -47,6 +46,11 @@ struct RowStats {
 // classes (largest label + 1). Throws SolveStopped when `stop` is set.
 RowStats measure_rows(RowSource& source, Family family, std::uint64_t epoch,
                       const std::atomic<bool>* stop);
+
+// The wall time of one pass over `source` (epoch `epoch` of its order) that only takes each
+// batch's features to the device as float32 and sums them (so that nothing is skipped and, on
+// CUDA, the time includes the device work): the streaming limit of a solver epoch.
+double stream_seconds(RowSource& source, std::uint64_t epoch, const std::atomic<bool>* stop);
 
 struct SolveStopped : std::exception {
   const char* what() const noexcept override { return "stopped"; }
