@@ -54,7 +54,12 @@ Arguments run_arguments() {
                  "  processes   points at once, each a process pinned to its own cores (and GPU)\n"
                  "  threads     one process, a thread and a loader per point, one GPU\n"
                  "  shared      one process; points that read the same batches share one loader\n"
-                 "Running the same command again skips finished points and resumes stopped ones.");
+                 "Running the same command again skips finished points and resumes stopped ones.\n"
+                 "\n"
+                 "A recipe with a [saga] table instead fits sparse linear models by SAGA fed by\n"
+                 "the loader (elastic-net or many-target lasso paths; docs/recipes.md), writing\n"
+                 "path.csv, weights.npy and summary.json; --set data.loader=mmap runs the\n"
+                 "memory-mapped .npy baseline on the same batches.");
   args.positional("RECIPE", "the recipe, e.g. recipes/fashion_mnist.toml")
       .repeated_option("set", "SECTION.KEY=VALUE", "override one recipe key (repeatable)")
       .option("nproc", "N", "ranks to start on this machine [default: dist.world_size]")

@@ -116,24 +116,36 @@ at::Tensor batch_loss_sums(const at::Tensor& outputs, const at::Tensor& targets,
   return at::cross_entropy_loss(outputs, targets, {}, at::Reduction::Sum).reshape({1});
 }
 
-at::Tensor loss_sums(const SagaState& state, const at::Tensor& xs, const at::Tensor& targets,
-                     Family family) {
-  return batch_loss_sums(at::addmm(state.bias, xs, state.weight), targets, family);
+at::Tensor RowStats::linear(const at::Tensor& features, const at::Tensor& weight,
+                            const at::Tensor& bias) const {
+  const at::Tensor scaled = weight * inv_std.unsqueeze(1);  // [d, K]
+  return at::addmm(bias - mean.matmul(scaled), features, scaled);
 }
 
-at::Tensor saga_step(SagaState& state, const at::Tensor& xs, const at::Tensor& targets,
+at::Tensor RowStats::transposed_product(const at::Tensor& features, const at::Tensor& right) const {
+  return (features.t().matmul(right) - mean.unsqueeze(1) * right.sum(0).unsqueeze(0)) *
+         inv_std.unsqueeze(1);
+}
+
+at::Tensor loss_sums(const SagaState& state, const RowStats& stats, const at::Tensor& features,
+                     const at::Tensor& targets, Family family) {
+  return batch_loss_sums(stats.linear(features, state.weight, state.bias), targets, family);
+}
+
+at::Tensor saga_step(SagaState& state, const RowStats& stats, const at::Tensor& targets,
                      const RowBatch& batch, Family family, double lr, const at::Tensor& lambda,
                      double alpha) {
-  const at::Tensor outputs = at::addmm(state.bias, xs, state.weight);
+  const at::Tensor& features = batch.features;
+  const at::Tensor outputs = stats.linear(features, state.weight, state.bias);
   const at::Tensor losses = batch_loss_sums(outputs, targets, family);
   const at::Tensor a = scalar_gradient(outputs, targets, family);
   const bool host_table = state.table.device() != a.device();
   const at::Tensor old_a = host_table
                                ? state.table.index_select(0, batch.rows_host).to(a.device(), true)
                                : state.table.index_select(0, batch.rows);
-  const double size = static_cast<double>(xs.size(0));
+  const double size = static_cast<double>(features.size(0));
   const at::Tensor difference = a - old_a;
-  const at::Tensor grad_weight = xs.t().matmul(difference).div_(size);  // [d, K]
+  const at::Tensor grad_weight = stats.transposed_product(features, difference).div_(size);
   const at::Tensor grad_bias = difference.mean(0);
   // Gradient step with the variance-reduced direction, then the proximal step.
   state.weight.sub_(grad_weight + state.mean_grad_weight, lr);
@@ -167,8 +179,7 @@ at::Tensor train_epoch(SagaState& state, RowSource& source, std::uint64_t epoch,
       before_bias = state.bias.clone();
     }
     const at::Tensor losses =
-        saga_step(state, stats.standardize(batch->features), columns.of(batch->targets), *batch,
-                  family, lr, lambda, alpha);
+        saga_step(state, stats, columns.of(batch->targets), *batch, family, lr, lambda, alpha);
     sums = sums.defined() ? sums + losses : losses;
     if (step_tol > 0) {
       const double moved = std::sqrt((state.weight - before_weight).square().sum().item<double>() +
@@ -190,7 +201,7 @@ at::Tensor evaluate_rows(const SagaState& state, RowSource& source, const RowSta
   while (std::optional<RowBatch> batch = source.next()) {
     if (stop != nullptr && stop->load()) throw SolveStopped();
     const at::Tensor losses =
-        loss_sums(state, stats.standardize(batch->features), columns.of(batch->targets), family);
+        loss_sums(state, stats, batch->features, columns.of(batch->targets), family);
     sums = sums.defined() ? sums + losses : losses;
   }
   return sums;

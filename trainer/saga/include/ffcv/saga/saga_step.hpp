@@ -39,7 +39,12 @@ struct RowStats {
   at::Tensor gradient_bound;  // [K] float64 on the CPU: max_j |(1/n) Σᵢ x̃_ij (Y_ik − Ȳ_k)|
   std::uint64_t rows = 0, features = 0, outputs = 0;
 
-  at::Tensor standardize(const at::Tensor& features) const { return (features - mean) * inv_std; }
+  // The model's outputs x̃W + b for raw features x, without forming x̃: x (inv_std ⊙ W) +
+  // (b − (mean ⊙ inv_std)ᵀ W), which costs d·K operations per batch instead of B·d.
+  at::Tensor linear(const at::Tensor& features, const at::Tensor& weight,
+                    const at::Tensor& bias) const;
+  // X̃ᵀ D for raw features X and a [B, K] D: inv_std ⊙ (Xᵀ D − mean (1ᵀ D)).
+  at::Tensor transposed_product(const at::Tensor& features, const at::Tensor& right) const;
 };
 
 // One pass over `source` (epoch `epoch` of its order). For kMultinomial, K is the number of
@@ -75,14 +80,15 @@ struct SagaState {
 at::Tensor batch_loss_sums(const at::Tensor& residual_or_logits, const at::Tensor& targets,
                            Family family);
 
-// The loss sums (as batch_loss_sums) of the model on standardized features `xs`.
-at::Tensor loss_sums(const SagaState& state, const at::Tensor& xs, const at::Tensor& targets,
-                     Family family);
+// The loss sums (as batch_loss_sums) of the model on raw features `features`.
+at::Tensor loss_sums(const SagaState& state, const RowStats& stats, const at::Tensor& features,
+                     const at::Tensor& targets, Family family);
 
-// One step on a batch with standardized features `xs` and the targets the state's columns fit
+// One step on a batch (its raw features, standardized through `stats`) and the targets the
+// state's columns fit
 // (`targets`: the batch's, or a selection of its columns); `lambda` is [K] (float32, device).
 // Returns the batch's loss sums at the weights before the step.
-at::Tensor saga_step(SagaState& state, const at::Tensor& xs, const at::Tensor& targets,
+at::Tensor saga_step(SagaState& state, const RowStats& stats, const at::Tensor& targets,
                      const RowBatch& batch, Family family, double lr, const at::Tensor& lambda,
                      double alpha);
 
