@@ -143,12 +143,8 @@ Recipe load_recipe(const std::string& path, const std::vector<std::string>& over
 }
 
 std::string recipe_to_toml(const Recipe& recipe) {
-  std::string out = "# The resolved recipe";
-  if (!recipe.name.empty()) out += " " + recipe.name;
-  out += ", every key written out.\n";
-  if (!recipe.source.empty()) out += "# Read from " + recipe.source + ".\n";
   Recipe copy = recipe;
-  return out + schema_to_toml(recipe_schema(copy));
+  return resolved_recipe_toml(recipe_schema(copy), "recipe", recipe.name, recipe.source);
 }
 
 std::vector<std::string> recipe_keys() {

@@ -457,6 +457,15 @@ std::string schema_to_toml(const RecipeSchema& schema) {
   return out;
 }
 
+std::string resolved_recipe_toml(const RecipeSchema& schema, std::string_view kind,
+                                 const std::string& name, const std::string& source) {
+  std::string out = "# The resolved " + std::string(kind);
+  if (!name.empty()) out += " " + name;
+  out += ", every key written out.\n";
+  if (!source.empty()) out += "# Read from " + source + ".\n";
+  return out + schema_to_toml(schema);
+}
+
 std::string read_recipe_text(const std::string& path) {
   std::FILE* file = std::fopen(path.c_str(), "rb");
   if (file == nullptr) {

@@ -1,7 +1,6 @@
 // RowSource over ffcv::Loader: the .beton's features and targets fields, decoded by the loader's
 // workers, handed to the device by the torch adapter's BatchFeed.
 #include <chrono>
-#include <numeric>
 
 #include "ffcv/errors.hpp"
 #include "ffcv/loader.hpp"
@@ -28,12 +27,7 @@ class LoaderRowSource final : public RowSource {
     options.drop_last = data.drop_last;
     options.os_cache = data.os_cache && !is_url(data.train);
     options.cache.budget_bytes = static_cast<std::uint64_t>(data.cache_budget_mib) << 20;
-    options.order.kind = parse_order_kind(order);
-    options.order.seed = data.seed;
-    options.order.batch_size = data.batch_size;
-    std::vector<std::uint64_t> rows(range.count);
-    std::iota(rows.begin(), rows.end(), range.first);
-    options.order.indices = std::move(rows);
+    options.order = subset_order(data, range, order);
     options.default_pipelines = false;
     if (device.is_cuda()) options.allocator = torch_adapter::pinned_allocator();
     loader_ = std::make_unique<Loader>(

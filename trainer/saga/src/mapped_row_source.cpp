@@ -5,7 +5,6 @@
 #include <chrono>
 #include <cstring>
 #include <future>
-#include <numeric>
 
 #include "ffcv/errors.hpp"
 #include "ffcv/npy_array.hpp"
@@ -49,16 +48,10 @@ class MappedRowSource final : public RowSource {
     }
     features_ = feature_count(row_state(features_npy_), mask_bits_, data.features_npy);
     targets_ = target_count(row_state(targets_npy_), class_labels, data.targets_npy);
-    OrderOptions options;
-    options.kind = parse_order_kind(order);
-    options.seed = data.seed;
-    options.batch_size = data.batch_size;
-    std::vector<std::uint64_t> rows(range.count);
-    std::iota(rows.begin(), rows.end(), range.first);
-    options.indices = std::move(rows);
     // No pages: random and sequential orders do not look at them (quasi_random is refused).
-    order_ = std::make_unique<TraversalOrder>(
-        std::move(options), std::vector<std::uint64_t>(features_npy_.rows(), kNoPage));
+    order_ =
+        std::make_unique<TraversalOrder>(subset_order(data, range, order),
+                                         std::vector<std::uint64_t>(features_npy_.rows(), kNoPage));
   }
 
   ~MappedRowSource() override {

@@ -1,6 +1,7 @@
 #include "ffcv/saga/row_source.hpp"
 
 #include <algorithm>
+#include <numeric>
 
 #include "ffcv/errors.hpp"
 #include "row_sources.hpp"
@@ -15,6 +16,17 @@ std::unique_ptr<RowSource> open_row_source(const SagaRecipe& recipe, RowRange ra
     return make_mapped_row_source(recipe, range, order, device, class_labels);
   }
   return make_loader_row_source(recipe, range, order, device, class_labels);
+}
+
+OrderOptions subset_order(const SagaData& data, RowRange range, const std::string& order) {
+  OrderOptions options;
+  options.kind = parse_order_kind(order);
+  options.seed = data.seed;
+  options.batch_size = data.batch_size;
+  std::vector<std::uint64_t> rows(range.count);
+  std::iota(rows.begin(), rows.end(), range.first);
+  options.indices = std::move(rows);
+  return options;
 }
 
 std::uint64_t dataset_rows(const SagaRecipe& recipe) {

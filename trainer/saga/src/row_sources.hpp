@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "ffcv/order/traversal_order.hpp"
 #include "ffcv/saga/row_source.hpp"
 #include "ffcv/steps/tensor_state.hpp"
 
@@ -16,6 +17,10 @@ std::unique_ptr<RowSource> make_loader_row_source(const SagaRecipe& recipe, RowR
 std::unique_ptr<RowSource> make_mapped_row_source(const SagaRecipe& recipe, RowRange range,
                                                   const std::string& order, at::Device device,
                                                   bool class_labels);
+
+// The order over the rows `range` that both sources visit: `order` ("random", ...) keyed by
+// data.seed.
+OrderOptions subset_order(const SagaData& data, RowRange range, const std::string& order);
 
 // Rows in the .beton / in the .npy features array.
 std::uint64_t beton_rows(const std::string& path);

@@ -133,12 +133,8 @@ SagaRecipe load_saga_recipe(const std::string& path, const std::vector<std::stri
 }
 
 std::string saga_recipe_to_toml(const SagaRecipe& recipe) {
-  std::string out = "# The resolved SAGA recipe";
-  if (!recipe.name.empty()) out += " " + recipe.name;
-  out += ", every key written out.\n";
-  if (!recipe.source.empty()) out += "# Read from " + recipe.source + ".\n";
   SagaRecipe copy = recipe;
-  return out + train::schema_to_toml(saga_schema(copy));
+  return train::resolved_recipe_toml(saga_schema(copy), "SAGA recipe", recipe.name, recipe.source);
 }
 
 std::vector<std::string> saga_recipe_keys() {

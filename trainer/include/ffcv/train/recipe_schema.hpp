@@ -73,6 +73,11 @@ std::vector<std::string> schema_keys(const RecipeSchema& schema);
 // text back gives the same values (floats in shortest round-trip digits).
 std::string schema_to_toml(const RecipeSchema& schema);
 
+// schema_to_toml under a comment naming the recipe: "# The resolved KIND NAME, every key
+// written out." and "# Read from SOURCE." (each part left out when empty).
+std::string resolved_recipe_toml(const RecipeSchema& schema, std::string_view kind,
+                                 const std::string& name, const std::string& source);
+
 // The text of the recipe file at `path`: ConfigError "recipe not found: PATH", or one naming
 // the read error.
 std::string read_recipe_text(const std::string& path);
