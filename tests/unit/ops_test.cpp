@@ -98,6 +98,32 @@ TEST_CASE("convert casts like numpy's astype", "[ops]") {
   CHECK(load_le<double>(&back.output[16]) == 255.0);
 }
 
+TEST_CASE("unpack_bits reads numpy.packbits's layout back, padding ignored", "[ops]") {
+  // 13 booleans, packed by hand as numpy.packbits(bitorder="big") does: 1011 0000 1110 0|111
+  // (the last three bits are padding, set here to show they are not read).
+  const std::vector<std::uint8_t> packed = {0xB0, 0xE7};
+  const std::vector<int> expected = {1, 0, 1, 1, 0, 0, 0, 0, 1, 1, 1, 0, 0};
+  const Run floats = run_op("unpack_bits", OpParams({{"count", std::int64_t{13}}}),
+                            {DType::parse("|u1"), {2}}, packed, {});
+  REQUIRE(floats.out_state.shape == std::vector<std::uint64_t>{13});
+  CHECK(floats.out_state.dtype == DType::parse("<f4"));
+  const Run bytes = run_op("unpack_bits",
+                           OpParams({{"count", std::int64_t{13}}, {"dtype", std::string("uint8")}}),
+                           {DType::parse("|u1"), {2}}, packed, {});
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    INFO("bit " << i);
+    CHECK(load_le<float>(&floats.output[4 * i]) == expected[i]);
+    CHECK(bytes.output[i] == expected[i]);
+  }
+  CHECK_THROWS_WITH(run_op("unpack_bits", OpParams({{"count", std::int64_t{17}}}),
+                           {DType::parse("|u1"), {2}}, packed, {}),
+                    Catch::Contains("needs 3 packed bytes"));
+  CHECK_THROWS_WITH(run_op("unpack_bits",
+                           OpParams({{"count", std::int64_t{13}}, {"dtype", std::string("int64")}}),
+                           {DType::parse("|u1"), {2}}, packed, {}),
+                    Catch::Contains("float32, float16 or uint8"));
+}
+
 TEST_CASE("cutout fills one square inside the image, placed by the sample's draws", "[ops]") {
   const auto image = test_image(20, 30);
   std::vector<int> tops(20 - 6 + 1);

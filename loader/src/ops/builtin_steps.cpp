@@ -38,6 +38,10 @@ void register_builtin_steps(OpRegistry& registry) {
       "uint8 (..., C) -> `dtype` (float32|float16): (v - mean[c]) / std[c], 0-255 scale",
       make_normalize);
   registry.register_operation("convert", "cast every element to `dtype`", make_convert);
+  registry.register_operation(
+      "unpack_bits",
+      "bit-packed uint8 (numpy.packbits) -> `count` values 0/1 in `dtype` (float32|float16|uint8)",
+      make_unpack_bits);
   registry.register_operation("cutout", "fill a `size` square inside the image with `fill`",
                               make_cutout);
   registry.register_operation("random_translate",

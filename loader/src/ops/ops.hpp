@@ -19,6 +19,7 @@ std::shared_ptr<Operation> make_random_saturation(const OpParams& params);
 std::shared_ptr<Operation> make_replace_label(const OpParams& params);
 std::shared_ptr<Operation> make_poison(const OpParams& params);
 std::shared_ptr<Operation> make_squeeze(const OpParams& params);
+std::shared_ptr<Operation> make_unpack_bits(const OpParams& params);
 std::shared_ptr<BatchOperation> make_image_mixup(const OpParams& params);
 std::shared_ptr<BatchOperation> make_label_mixup(const OpParams& params);
 std::shared_ptr<BatchOperation> make_mixup_to_one_hot(const OpParams& params);

@@ -5,6 +5,7 @@
 #include "ffcv/errors.hpp"
 #include "ffcv/loader.hpp"
 #include "ffcv/reader.hpp"
+#include "ffcv/steps/op_registry.hpp"
 #include "ffcv/storage/range_reader.hpp"
 #include "ffcv/torch/batch_feed.hpp"
 #include "ffcv/torch/batch_tensors.hpp"
@@ -30,14 +31,28 @@ class LoaderRowSource final : public RowSource {
     options.order = subset_order(data, range, order);
     options.default_pipelines = false;
     if (device.is_cuda()) options.allocator = torch_adapter::pinned_allocator();
-    loader_ = std::make_unique<Loader>(
-        data.train,
-        std::vector<PipelineSpec>{{data.features, data.features, nullptr, {}},
-                                  {data.targets, data.targets, nullptr, {}}},
-        std::move(options));
+    const auto open = [&](std::vector<std::shared_ptr<Operation>> feature_steps) {
+      return std::make_unique<Loader>(
+          data.train,
+          std::vector<PipelineSpec>{{data.features, data.features, nullptr, feature_steps},
+                                    {data.targets, data.targets, nullptr, {}}},
+          options);
+    };
+    loader_ = open({});
+    const TensorState stored = loader_->outputs()[0].second;
+    features_ = feature_count(stored, mask_bits_, data.train + " field '" + data.features + "'");
+    // For the CPU the workers widen the features to float32 (and unpack packed bits) in the
+    // batch slots, ahead of the solver and in parallel; for CUDA the compact form is copied and
+    // widened on the device (features_as_float), which moves fewer bytes.
+    const bool packed = mask_bits_ > 0 && stored.element_count() != mask_bits_;
+    if (!device.is_cuda() && (packed || stored.dtype != DType::parse("<f4"))) {
+      const OpRegistry& steps = OpRegistry::global();
+      loader_ = open(
+          {packed ? steps.make_operation(
+                        "unpack_bits", OpParams({{"count", static_cast<std::int64_t>(mask_bits_)}}))
+                  : steps.make_operation("convert", OpParams())});
+    }
     const auto& outputs = loader_->outputs();
-    features_ =
-        feature_count(outputs[0].second, mask_bits_, data.train + " field '" + data.features + "'");
     targets_ =
         target_count(outputs[1].second, class_labels, data.train + " field '" + data.targets + "'");
     batch_size_ = data.batch_size;
