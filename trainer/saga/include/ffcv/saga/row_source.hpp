@@ -12,10 +12,10 @@
 // Both visit the same rows in the same batches: an epoch's order is the loader's TraversalOrder
 // for (order, seed, epoch) over the subset, cut into consecutive batches of batch_size.
 //
-// Features arrive as float32 [B, d] in the units they were stored in (not standardized): bool
-// and uint8 0/1 masks and float16 are widened on the device, and bit-packed masks (`ffcv write
-// npy --pack-bits`, data.mask_bits = d) are unpacked there, so the host and the copy move the
-// compact form.
+// Features arrive as float32 [B, d] in the units they were stored in (not standardized). Bit-packed
+// masks (`ffcv write npy --pack-bits`, data.mask_bits = d), bool, uint8 and float16 features are
+// widened by our loader's workers into the batch slots for the CPU, and on the device for CUDA
+// (the host and the copy then move the compact form); the baseline widens them on the device.
 #pragma once
 
 #include <torch/types.h>
