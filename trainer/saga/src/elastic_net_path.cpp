@@ -32,10 +32,7 @@ PathResult solve_elastic_net(const SagaSolver& solver, const SolveInputs& in) {
   RowSource& train = *in.train;
   const bool gaussian = in.family == Family::kGaussian;
   // The data term: (1/2n) Σ‖r‖² or (1/n) Σ CE.
-  const double train_scale = 1.0 / (static_cast<double>(train.rows()) * (gaussian ? 2.0 : 1.0));
-  const double val_scale =
-      in.val == nullptr ? 0.0
-                        : 1.0 / (static_cast<double>(in.val->rows()) * (gaussian ? 2.0 : 1.0));
+  const double data_factor = gaussian ? 0.5 : 1.0;
   SagaState state =
       SagaState::zeros(stats.features, stats.outputs, train.range().first + train.rows(),
                        train.rows(), in.device, solver.table == "host");
@@ -59,21 +56,23 @@ PathResult solve_elastic_net(const SagaSolver& solver, const SolveInputs& in) {
     std::uint64_t since_best = 0, epochs_here = 0;
     bool converged = false;
     while (epochs_here < solver.max_epochs) {
-      bool small_step = false;
       const double step_tol = solver.lookbehind == 0 ? solver.tol : 0.0;
       const double epoch_start = elapsed();
-      const at::Tensor sums = train_epoch(state, train, ++epoch, stats, in.family, lr, lambda,
-                                          solver.alpha, in.stop, {}, step_tol, &small_step);
+      const EpochLosses losses = train_epoch(state, train, ++epoch, stats, in.family, lr, lambda,
+                                             solver.alpha, in.stop, {}, step_tol);
       ++epochs_here;
-      objective = sums.sum().item<double>() * train_scale +
+      // The running mean over the rows this epoch stepped on, plus the penalty now.
+      objective = losses.sums.sum().item<double>() * data_factor /
+                      static_cast<double>(std::max<std::uint64_t>(losses.rows, 1)) +
                   penalty(state.weight, lambda, solver.alpha).sum().item<double>();
       result.train_seconds += elapsed() - epoch_start;
+      result.rows_stepped += losses.rows;
       if (!std::isfinite(objective)) {
         throw std::runtime_error("the SAGA solve diverged at λ = " + std::to_string(lambdas[p]) +
                                  " (non-finite loss): lower saga.lr");
       }
       if (solver.lookbehind == 0) {
-        if (small_step) {
+        if (losses.small_step) {
           converged = true;
           break;
         }
@@ -90,15 +89,16 @@ PathResult solve_elastic_net(const SagaSolver& solver, const SolveInputs& in) {
     PathPoint point;
     point.lambda = lambdas[p];
     point.lr = lr;
-    point.train_loss = objective;
-    point.val_loss = std::numeric_limits<double>::quiet_NaN();
+    // The objective of this λ's final model over all rows of a source (one pass each).
     const double penalty_value = penalty(state.weight, lambda, solver.alpha).sum().item<double>();
-    if (in.val != nullptr) {
-      point.val_loss =
-          evaluate_rows(state, *in.val, stats, in.family, in.stop).sum().item<double>() *
-              val_scale +
-          penalty_value;
-    }
+    const auto objective_over = [&](RowSource& rows) {
+      return evaluate_rows(state, rows, stats, in.family, in.stop).sum().item<double>() *
+                 data_factor / static_cast<double>(rows.rows()) +
+             penalty_value;
+    };
+    point.train_loss = objective_over(train);
+    point.val_loss =
+        in.val != nullptr ? objective_over(*in.val) : std::numeric_limits<double>::quiet_NaN();
     point.nnz = static_cast<std::uint64_t>(nonzero_weights(state.weight));
     point.epochs = epochs_here;
     point.seconds = elapsed();

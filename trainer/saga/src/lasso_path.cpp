@@ -80,10 +80,12 @@ PathResult solve_lasso_path(const SagaSolver& solver, const SolveInputs& in,
     const bool check = (epoch + 1) % solver.early_stop_freq == 0;
     const at::Tensor weight_before = check ? state.weight.clone() : at::Tensor();
     const double epoch_start = elapsed();
-    const at::Tensor sums = train_epoch(state, train, ++epoch, stats, Family::kGaussian, solver.lr,
-                                        lambda, 1.0, in.stop, working);
+    const EpochLosses losses = train_epoch(state, train, ++epoch, stats, Family::kGaussian,
+                                           solver.lr, lambda, 1.0, in.stop, working);
+    const at::Tensor& sums = losses.sums;
     const double loss_sum = sums.sum().item<double>();  // waits for the epoch's work
     result.train_seconds += elapsed() - epoch_start;
+    result.rows_stepped += losses.rows;
     if (!std::isfinite(loss_sum)) {
       throw std::runtime_error("the SAGA solve diverged (non-finite loss): lower saga.lr");
     }

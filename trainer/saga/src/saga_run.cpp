@@ -149,8 +149,11 @@ SagaRunSummary run_saga(const SagaRecipe& recipe, const SagaRunOptions& options)
   std::string csv = "target,lambda,lr,train_loss,val_loss,nnz,epochs,seconds,converged,phase\n";
   const RowStats* final_stats = &stats;
   RowStats refit_stats;
-  const auto per_epoch = [](const PathResult& path) {
-    return path.epochs == 0 ? 0.0 : path.train_seconds / static_cast<double>(path.epochs);
+  // Seconds per pass over the training rows (an epoch that ended early counts for its share).
+  const auto per_epoch = [&](const PathResult& path) {
+    return path.rows_stepped == 0 ? 0.0
+                                  : path.train_seconds * static_cast<double>(train_rows) /
+                                        static_cast<double>(path.rows_stepped);
   };
   if (!lasso) {
     result = solve_elastic_net(solver, inputs);

@@ -165,11 +165,12 @@ at::Tensor saga_step(SagaState& state, const RowStats& stats, const at::Tensor& 
   return losses;
 }
 
-at::Tensor train_epoch(SagaState& state, RowSource& source, std::uint64_t epoch,
-                       const RowStats& stats, Family family, double lr, const at::Tensor& lambda,
-                       double alpha, const std::atomic<bool>* stop, const TargetColumns& columns,
-                       double step_tol, bool* small_step) {
-  at::Tensor sums;
+EpochLosses train_epoch(SagaState& state, RowSource& source, std::uint64_t epoch,
+                        const RowStats& stats, Family family, double lr, const at::Tensor& lambda,
+                        double alpha, const std::atomic<bool>* stop, const TargetColumns& columns,
+                        double step_tol) {
+  EpochLosses epoch_losses;
+  at::Tensor& sums = epoch_losses.sums;
   source.start_epoch(epoch);
   while (std::optional<RowBatch> batch = source.next()) {
     if (stop != nullptr && stop->load()) throw SolveStopped();
@@ -179,18 +180,20 @@ at::Tensor train_epoch(SagaState& state, RowSource& source, std::uint64_t epoch,
       before_bias = state.bias.clone();
     }
     const at::Tensor losses =
-        saga_step(state, stats, columns.of(batch->targets), *batch, family, lr, lambda, alpha);
+        saga_step(state, stats, columns.of(batch->targets), *batch, family, lr, lambda, alpha)
+            .to(at::kDouble);
     sums = sums.defined() ? sums + losses : losses;
+    epoch_losses.rows += static_cast<std::uint64_t>(batch->features.size(0));
     if (step_tol > 0) {
       const double moved = std::sqrt((state.weight - before_weight).square().sum().item<double>() +
                                      (state.bias - before_bias).square().sum().item<double>());
       if (moved <= step_tol) {
-        *small_step = true;
+        epoch_losses.small_step = true;
         break;
       }
     }
   }
-  return sums;
+  return epoch_losses;
 }
 
 at::Tensor evaluate_rows(const SagaState& state, RowSource& source, const RowStats& stats,
@@ -201,7 +204,8 @@ at::Tensor evaluate_rows(const SagaState& state, RowSource& source, const RowSta
   while (std::optional<RowBatch> batch = source.next()) {
     if (stop != nullptr && stop->load()) throw SolveStopped();
     const at::Tensor losses =
-        loss_sums(state, stats, batch->features, columns.of(batch->targets), family);
+        loss_sums(state, stats, batch->features, columns.of(batch->targets), family)
+            .to(at::kDouble);
     sums = sums.defined() ? sums + losses : losses;
   }
   return sums;

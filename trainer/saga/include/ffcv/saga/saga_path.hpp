@@ -33,8 +33,9 @@ struct PathPoint {
   std::int64_t target = -1;  // the target column; -1: one λ for every column (elastic_net)
   double lambda = 0;
   double lr = 0;
-  // elastic_net: the objective, penalty included (training: the epoch's running mean of the
-  // batch losses; validation: exact). lasso_path: mean squared error, Σ r²/n, as fast_l1 logs.
+  // elastic_net: the objective, penalty included, of the λ's final model over the training and
+  // the validation rows. lasso_path: mean squared error, Σ r²/n, as fast_l1 logs it (training:
+  // the running mean over the epoch that converged; validation: exact).
   double train_loss = 0;
   double val_loss = 0;  // NaN without validation rows
   std::uint64_t nnz = 0;
@@ -45,16 +46,17 @@ struct PathPoint {
 
 struct PathResult {
   std::vector<PathPoint> points;
-  at::Tensor weight;            // [d, K] float32 on the CPU: the selected model, standardized units
-  at::Tensor bias;              // [K]
-  at::Tensor lambda;            // [K] float64: the selected λ of each column
-  at::Tensor val_loss;          // [K] float64: its validation loss (NaN without validation rows)
-  at::Tensor path_weights;      // elastic_net: [points, d, K], the weights at every λ
-  std::uint64_t epochs = 0;     // solver epochs in all
-  double seconds = 0;           // solver wall time
-  double train_seconds = 0;     // of which in training epochs (no validation passes)
-  double selected_seconds = 0;  // when the last selected model was reached
-  std::uint64_t unfinished = 0;  // columns that max_epochs stopped mid-path
+  at::Tensor weight;         // [d, K] float32 on the CPU: the selected model, standardized units
+  at::Tensor bias;           // [K]
+  at::Tensor lambda;         // [K] float64: the selected λ of each column
+  at::Tensor val_loss;       // [K] float64: its validation loss (NaN without validation rows)
+  at::Tensor path_weights;   // elastic_net: [points, d, K], the weights at every λ
+  std::uint64_t epochs = 0;  // solver epochs in all
+  double seconds = 0;        // solver wall time
+  double train_seconds = 0;  // of which in training epochs (no validation passes)
+  std::uint64_t rows_stepped = 0;  // rows those epochs stepped on (a last one may end early)
+  double selected_seconds = 0;     // when the last selected model was reached
+  std::uint64_t unfinished = 0;    // columns that max_epochs stopped mid-path
 };
 
 struct SolveInputs {

@@ -101,18 +101,25 @@ struct TargetColumns {
   }
 };
 
-// One epoch of steps over `source` (epoch `epoch` of its order). Returns the loss sums of every
-// batch added up (each at the weights before its step): the running training loss, on the
-// device. With `step_tol` > 0 the epoch ends early, setting `*small_step`, after the first step
-// that moved (W, b) by at most step_tol in Euclidean norm (glm_saga without look-behind; this
-// costs one host synchronization per batch). Throws SolveStopped when `stop` is set.
-at::Tensor train_epoch(SagaState& state, RowSource& source, std::uint64_t epoch,
-                       const RowStats& stats, Family family, double lr, const at::Tensor& lambda,
-                       double alpha, const std::atomic<bool>* stop,
-                       const TargetColumns& columns = {}, double step_tol = 0,
-                       bool* small_step = nullptr);
+// What an epoch of steps saw.
+struct EpochLosses {
+  at::Tensor sums;          // the batches' loss sums (each at the weights before its step),
+                            // float64 on the device: the running training loss times `rows`
+  std::uint64_t rows = 0;   // rows stepped on (fewer than the source's when it ended early)
+  bool small_step = false;  // it ended early on the step-size rule
+};
 
-// The loss sums of the model over every row of `source` (in its epoch-0 order), on the device.
+// One epoch of steps over `source` (epoch `epoch` of its order). With `step_tol` > 0 the epoch
+// ends early after the first step that moved (W, b) by at most step_tol in Euclidean norm
+// (glm_saga without look-behind; this costs one host synchronization per batch). Throws
+// SolveStopped when `stop` is set.
+EpochLosses train_epoch(SagaState& state, RowSource& source, std::uint64_t epoch,
+                        const RowStats& stats, Family family, double lr, const at::Tensor& lambda,
+                        double alpha, const std::atomic<bool>* stop,
+                        const TargetColumns& columns = {}, double step_tol = 0);
+
+// The loss sums of the model over every row of `source` (in its epoch-0 order), float64 on the
+// device.
 at::Tensor evaluate_rows(const SagaState& state, RowSource& source, const RowStats& stats,
                          Family family, const std::atomic<bool>* stop,
                          const TargetColumns& columns = {});
