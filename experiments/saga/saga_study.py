@@ -20,7 +20,6 @@ paper's n = 100,000 rows (90k + 10k), d = 50,000 masks, batch 2,000, lr 5e-3, la
 `--render OUT.json` only redraws the .md and .png of an earlier run.
 """
 import argparse
-import csv
 import datetime
 import json
 import os
@@ -36,6 +35,9 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
 from benchmark_machine import machine  # noqa: E402
+
+sys.path.insert(0, os.path.join(HERE, "..", "..", "tools", "saga"))
+from path_csv import path_rows  # noqa: E402
 
 # Per size: rows, features, targets, true nonzeros per target, and the recipe's settings. The
 # steps respect SAGA's limit for standardized +-1 features, about 1 / (3 (1 + sqrt(d / B))^2).
@@ -140,23 +142,9 @@ def memory_gib():
     return None
 
 
-def cell(text):
-    """A path.csv value: a number (empty: NaN), true/false, or text."""
-    if text in ("", None):
-        return float("nan")
-    if text in ("true", "false"):
-        return text == "true"
-    try:
-        return float(text)
-    except ValueError:
-        return text
-
-
 def read_path(folder):
     """The rows of the solve's own path (a refit's rows, phase "refit", left out)."""
-    with open(os.path.join(folder, "path.csv")) as f:
-        rows = [{k: cell(v) for k, v in row.items()} for row in csv.DictReader(f)]
-    return [r for r in rows if r.get("phase", "path") == "path"]
+    return path_rows(folder, "path")
 
 
 def busy_cpu_seconds():

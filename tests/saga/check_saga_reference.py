@@ -50,7 +50,6 @@ Exit status: 0 when every check passes, 1 when one fails (it is named), 77 when 
 be run (scikit-learn missing): never a silent pass.
 """
 import argparse
-import csv
 import json
 import os
 import shutil
@@ -61,6 +60,10 @@ import traceback
 import warnings
 
 import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools",
+                                "saga"))
+from path_csv import path_rows  # noqa: E402
 
 SKIP = 77
 
@@ -216,18 +219,6 @@ def call(command, timeout=900):
     print("  (%.1f s)" % (time.monotonic() - began), flush=True)
 
 
-def cell(text):
-    """A path.csv value: a number (empty: NaN), true/false, or text."""
-    if text in ("", None):
-        return float("nan")
-    if text in ("true", "false"):
-        return text == "true"
-    try:
-        return float(text)
-    except ValueError:
-        return text
-
-
 def load_run(folder):
     run = {"folder": folder}
     for name in ["weights", "bias", "lambda", "feature_mean", "feature_std", "path_weights",
@@ -239,8 +230,7 @@ def load_run(folder):
             raise Failed("%s: %s.npy is missing" % (folder, name))
     if run["weights"].ndim == 1:
         run["weights"] = run["weights"][:, None]
-    with open(os.path.join(folder, "path.csv")) as f:
-        rows = [{k: cell(v) for k, v in row.items()} for row in csv.DictReader(f)]
+    rows = path_rows(folder)
     # The solve's own path; a lasso path's refit rows (phase "refit") are checked apart.
     run["path"] = [r for r in rows if r.get("phase", "path") == "path"]
     run["refit_rows"] = [r for r in rows if r.get("phase") == "refit"]

@@ -16,8 +16,8 @@
 #include "ffcv/fields/rgb_image_field.hpp"
 #include "ffcv/fields/scalar_fields.hpp"
 #include "ffcv/json_text.hpp"
-#include "sources/imagenet_like.hpp"
 #include "ffcv/npy_array.hpp"
+#include "sources/imagenet_like.hpp"
 #include "test_support.hpp"
 
 using namespace ffcv;
@@ -303,8 +303,7 @@ TEST_CASE("write npy names a folder or a file that is no .npy", "[cli][bad_input
   test::write_file(dir.file("text.npy"), {'h', 'e', 'l', 'l', 'o', ' ', 'w', 'o', 'r', 'l', 'd'});
   std::filesystem::create_directories(dir.file("folder.npy"));
 
-  CHECK_THROWS_WITH(read_npy(dir.file("folder.npy")),
-                    dir.file("folder.npy") + ": is a directory");
+  CHECK_THROWS_WITH(read_npy(dir.file("folder.npy")), dir.file("folder.npy") + ": is a directory");
   CHECK_THROWS_WITH(read_npy(dir.file("text.npy")),
                     Catch::StartsWith(dir.file("text.npy") + ": not a .npy file (bad magic"));
   CHECK_THROWS_AS(read_npy(dir.file("absent.npy")), IoError);

@@ -12,10 +12,10 @@
 #include "ffcv/fields/rgb_image_field.hpp"
 #include "ffcv/jpeg_codec.hpp"
 #include "ffcv/little_endian.hpp"
+#include "ffcv/npy_array.hpp"
 #include "ffcv/reader.hpp"
 #include "sources/idx_source.hpp"
 #include "sources/image_folder_source.hpp"
-#include "ffcv/npy_array.hpp"
 #include "sources/npy_source.hpp"
 #include "test_support.hpp"
 

@@ -3,7 +3,6 @@
 Left: the validation (or training) loss along λ for each target column, the selected λ marked.
 Right: the number of nonzero weights along λ. Prints the written file's path as its last line.
 """
-import csv
 import json
 import math
 import os
@@ -14,24 +13,25 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from path_csv import path_rows  # noqa: E402  (beside this script)
+
 
 def main(run_dir):
-    with open(os.path.join(run_dir, "path.csv"), newline="") as f:
-        rows = [r for r in csv.DictReader(f) if r["phase"] == "path"]
+    rows = path_rows(run_dir, "path")
     with open(os.path.join(run_dir, "summary.json")) as f:
         summary = json.load(f)
     by_target = {}
     for r in rows:
         by_target.setdefault(int(r["target"]), []).append(r)
     shown = sorted(by_target)[:8]
-    use_val = any(r["val_loss"] for r in rows)
+    use_val = any(not math.isnan(r["val_loss"]) for r in rows)
     key = "val_loss" if use_val else "train_loss"
     fig, (loss_ax, nnz_ax) = plt.subplots(1, 2, figsize=(11, 4))
     for target in shown:
-        points = [r for r in by_target[target] if float(r["lambda"]) > 0]
-        lambdas = [float(r["lambda"]) for r in points]
+        points = [r for r in by_target[target] if r["lambda"] > 0]
+        lambdas = [r["lambda"] for r in points]
         label = "all outputs" if target < 0 else f"target {target}"
-        loss_ax.plot(lambdas, [float(r[key]) for r in points], marker=".", label=label)
+        loss_ax.plot(lambdas, [r[key] for r in points], marker=".", label=label)
         nnz_ax.plot(lambdas, [int(r["nnz"]) for r in points], marker=".", label=label)
     selected = summary.get("selected_lambda")
     for ax in (loss_ax, nnz_ax):
