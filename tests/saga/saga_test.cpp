@@ -82,7 +82,8 @@ SagaRecipe recipe_for(const test::TempDir& dir, const std::vector<std::string>& 
   std::ofstream(path) << "[data]\ntrain = \"" << dir.file("data.beton")
                       << "\"\nnum_val = 100\nbatch_size = 50\nfeatures_npy = \""
                       << dir.file("x.npy") << "\"\ntargets_npy = \"" << dir.file("y.npy")
-                      << "\"\n[saga]\nlr = 0.02\ntol = 1e-7\nmax_epochs = 3000\n";
+                      << "\"\nworkers = 1\n[saga]\nlr = 0.02\ntol = 1e-7\nmax_epochs = 3000\n"
+                      << "threads = 1\n";
   return load_saga_recipe(path, overrides);
 }
 
