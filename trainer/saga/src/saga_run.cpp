@@ -8,6 +8,7 @@
 #include <cstring>
 #include <fstream>
 
+#include "ffcv/atomic_file.hpp"
 #include "ffcv/errors.hpp"
 #include "ffcv/json_text.hpp"
 #include "ffcv/npy_array.hpp"
@@ -40,12 +41,6 @@ void write_tensor(const std::string& path, const at::Tensor& tensor) {
   const auto* bytes = static_cast<const std::uint8_t*>(typed.data_ptr());
   array.data.assign(bytes, bytes + typed.numel() * typed.element_size());
   write_npy(path, array);
-}
-
-void write_text(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  if (!out) throw IoError(path, "write", errno);
 }
 
 std::string csv_number(double value) { return std::isnan(value) ? "" : json_float(value); }
@@ -102,7 +97,7 @@ SagaRunSummary run_saga(const SagaRecipe& recipe, const SagaRunOptions& options)
   if (data.num_val > 0) {
     val = open_row_source(recipe, {train_rows, data.num_val}, "sequential", device, labels);
   }
-  write_text(options.run_dir + "/recipe.toml", saga_recipe_to_toml(recipe));
+  write_file_atomically(options.run_dir + "/recipe.toml", saga_recipe_to_toml(recipe));
 
   SagaRunSummary summary;
   summary.objective = solver.objective;
@@ -197,7 +192,7 @@ SagaRunSummary run_saga(const SagaRecipe& recipe, const SagaRunOptions& options)
   summary.loader_wait_seconds += train->wait_seconds() + (val ? val->wait_seconds() : 0.0);
 
   const std::string& dir = options.run_dir;
-  write_text(dir + "/path.csv", csv);
+  write_file_atomically(dir + "/path.csv", csv);
   write_tensor(dir + "/weights.npy", result.weight);
   write_tensor(dir + "/bias.npy", result.bias);
   write_tensor(dir + "/lambda.npy", result.lambda);
@@ -205,7 +200,7 @@ SagaRunSummary run_saga(const SagaRecipe& recipe, const SagaRunOptions& options)
   write_tensor(dir + "/feature_std.npy", final_stats->std);
   if (result.path_weights.defined()) write_tensor(dir + "/path_weights.npy", result.path_weights);
   summary.seconds = elapsed();
-  write_text(dir + "/summary.json", summary_json(summary));
+  write_file_atomically(dir + "/summary.json", summary_json(summary));
   return summary;
 }
 

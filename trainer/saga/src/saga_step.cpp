@@ -6,16 +6,33 @@
 #include "ffcv/errors.hpp"
 
 namespace ffcv::saga {
+namespace {
+
+// Calls `use(batch)` for every batch of epoch `epoch` of `source`; throws SolveStopped once
+// `stop` is set. `use` returns false to end the epoch early.
+template <class Use>
+void each_batch(RowSource& source, std::uint64_t epoch, const std::atomic<bool>* stop, Use use) {
+  source.start_epoch(epoch);
+  while (std::optional<RowBatch> batch = source.next()) {
+    if (stop != nullptr && stop->load()) throw SolveStopped();
+    if (!use(*batch)) return;
+  }
+}
+
+// `total` + `part`, where an undefined `total` is nothing yet.
+at::Tensor add_to(const at::Tensor& total, const at::Tensor& part) {
+  return total.defined() ? total + part : part;
+}
+
+}  // namespace
 
 double stream_seconds(RowSource& source, std::uint64_t epoch, const std::atomic<bool>* stop) {
   const auto start = std::chrono::steady_clock::now();
   at::Tensor total;
-  source.start_epoch(epoch);
-  while (std::optional<RowBatch> batch = source.next()) {
-    if (stop != nullptr && stop->load()) throw SolveStopped();
-    const at::Tensor sum = batch->features.sum();
-    total = total.defined() ? total + sum : sum;
-  }
+  each_batch(source, epoch, stop, [&](const RowBatch& batch) {
+    total = add_to(total, batch.features.sum());
+    return true;
+  });
   if (total.defined()) (void)total.item<double>();  // waits for the device
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
@@ -26,38 +43,30 @@ RowStats measure_rows(RowSource& source, Family family, std::uint64_t epoch,
   at::Tensor sum, sum_squares, target_sum, cross;  // float64 on the device
   std::int64_t outputs =
       family == Family::kGaussian ? static_cast<std::int64_t>(source.targets()) : 0;
-  source.start_epoch(epoch);
-  while (std::optional<RowBatch> batch = source.next()) {
-    if (stop != nullptr && stop->load()) throw SolveStopped();
-    const at::Tensor x = batch->features.to(at::kDouble);
+  each_batch(source, epoch, stop, [&](const RowBatch& batch) {
+    const at::Tensor x = batch.features.to(at::kDouble);
     at::Tensor y;
     if (family == Family::kMultinomial) {
-      const std::int64_t largest = batch->targets.max().item<std::int64_t>();
-      if (batch->targets.min().item<std::int64_t>() < 0) {
+      const std::int64_t largest = batch.targets.max().item<std::int64_t>();
+      if (batch.targets.min().item<std::int64_t>() < 0) {
         throw ConfigError("class labels must be >= 0 (saga.family = \"multinomial\")");
       }
       outputs = std::max(outputs, largest + 1);
-      y = at::one_hot(batch->targets, outputs).to(at::kDouble);
+      y = at::one_hot(batch.targets, outputs).to(at::kDouble);
     } else {
-      y = batch->targets.to(at::kDouble);
+      y = batch.targets.to(at::kDouble);
     }
-    if (!sum.defined()) {
-      sum = x.sum(0);
-      sum_squares = x.square().sum(0);
-      target_sum = y.sum(0);
-      cross = x.t().matmul(y);
-      continue;
-    }
-    sum += x.sum(0);
-    sum_squares += x.square().sum(0);
-    if (y.size(1) > target_sum.size(0)) {  // a class seen for the first time
+    if (target_sum.defined() && y.size(1) > target_sum.size(0)) {  // a class seen first now
       const std::int64_t grow = y.size(1) - target_sum.size(0);
       target_sum = at::cat({target_sum, at::zeros({grow}, target_sum.options())});
       cross = at::cat({cross, at::zeros({cross.size(0), grow}, cross.options())}, 1);
     }
-    target_sum += y.sum(0);
-    cross += x.t().matmul(y);
-  }
+    sum = add_to(sum, x.sum(0));
+    sum_squares = add_to(sum_squares, x.square().sum(0));
+    target_sum = add_to(target_sum, y.sum(0));
+    cross = add_to(cross, x.t().matmul(y));
+    return true;
+  });
   if (!sum.defined()) throw ConfigError("the training rows are empty");
   const double n = static_cast<double>(source.rows());
   RowStats stats;
@@ -170,29 +179,22 @@ EpochLosses train_epoch(SagaState& state, RowSource& source, std::uint64_t epoch
                         double alpha, const std::atomic<bool>* stop, const TargetColumns& columns,
                         double step_tol) {
   EpochLosses epoch_losses;
-  at::Tensor& sums = epoch_losses.sums;
-  source.start_epoch(epoch);
-  while (std::optional<RowBatch> batch = source.next()) {
-    if (stop != nullptr && stop->load()) throw SolveStopped();
+  each_batch(source, epoch, stop, [&](const RowBatch& batch) {
     at::Tensor before_weight, before_bias;
     if (step_tol > 0) {
       before_weight = state.weight.clone();
       before_bias = state.bias.clone();
     }
     const at::Tensor losses =
-        saga_step(state, stats, columns.of(batch->targets), *batch, family, lr, lambda, alpha)
-            .to(at::kDouble);
-    sums = sums.defined() ? sums + losses : losses;
-    epoch_losses.rows += static_cast<std::uint64_t>(batch->features.size(0));
-    if (step_tol > 0) {
-      const double moved = std::sqrt((state.weight - before_weight).square().sum().item<double>() +
-                                     (state.bias - before_bias).square().sum().item<double>());
-      if (moved <= step_tol) {
-        epoch_losses.small_step = true;
-        break;
-      }
-    }
-  }
+        saga_step(state, stats, columns.of(batch.targets), batch, family, lr, lambda, alpha);
+    epoch_losses.sums = add_to(epoch_losses.sums, losses.to(at::kDouble));
+    epoch_losses.rows += static_cast<std::uint64_t>(batch.features.size(0));
+    if (step_tol <= 0) return true;
+    const double moved = std::sqrt((state.weight - before_weight).square().sum().item<double>() +
+                                   (state.bias - before_bias).square().sum().item<double>());
+    epoch_losses.small_step = moved <= step_tol;
+    return !epoch_losses.small_step;
+  });
   return epoch_losses;
 }
 
@@ -200,14 +202,12 @@ at::Tensor evaluate_rows(const SagaState& state, RowSource& source, const RowSta
                          Family family, const std::atomic<bool>* stop,
                          const TargetColumns& columns) {
   at::Tensor sums;
-  source.start_epoch(0);
-  while (std::optional<RowBatch> batch = source.next()) {
-    if (stop != nullptr && stop->load()) throw SolveStopped();
-    const at::Tensor losses =
-        loss_sums(state, stats, batch->features, columns.of(batch->targets), family)
-            .to(at::kDouble);
-    sums = sums.defined() ? sums + losses : losses;
-  }
+  each_batch(source, 0, stop, [&](const RowBatch& batch) {
+    sums = add_to(
+        sums,
+        loss_sums(state, stats, batch.features, columns.of(batch.targets), family).to(at::kDouble));
+    return true;
+  });
   return sums;
 }
 
