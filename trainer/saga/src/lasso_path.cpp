@@ -92,9 +92,11 @@ PathResult solve_lasso_path(const SagaSolver& solver, const SolveInputs& in,
     if (!check) continue;
     // glmnet's rule: max_j σ_j² (Δw_jk)² over the epoch, per column.
     const at::Tensor delta = (variance * (state.weight - weight_before).square()).amax(0);
-    const at::Tensor converged = (delta < solver.early_stop_eps).to(at::kCPU);
+    const at::Tensor converged_now = (delta < solver.early_stop_eps).to(at::kCPU);
+    if (!converged_now.any().item<bool>()) continue;
+    // This check's figures per working position, on the host.
     const at::Tensor train_mse = (sums / n).to(at::kCPU).to(at::kDouble);
-    if (!converged.any().item<bool>()) continue;
+    const at::Tensor nnz = nonzero_per_column(state.weight).to(at::kCPU);
     at::Tensor val_mse;
     if (in.val != nullptr) {
       val_mse = (evaluate_rows(state, *in.val, stats, Family::kGaussian, in.stop, working) /
@@ -102,27 +104,28 @@ PathResult solve_lasso_path(const SagaSolver& solver, const SolveInputs& in,
                     .to(at::kCPU)
                     .to(at::kDouble);
     }
-    const at::Tensor nnz = nonzero_per_column(state.weight).to(at::kCPU);
+    const auto converged = converged_now.accessor<bool, 1>();
+    const auto train_of = train_mse.accessor<double, 1>();
+    const auto nnz_of = nnz.accessor<std::int64_t, 1>();
     std::vector<std::int64_t> keep;
     std::uint64_t stepped = 0, finished = 0;
     at::Tensor next_lambda = lambda.to(at::kCPU).to(at::kDouble);
     for (std::size_t position = 0; position < active.size(); ++position) {
+      const auto p = static_cast<std::int64_t>(position);
       const std::int64_t k = active[position];
       Column& column = columns[static_cast<std::size_t>(k)];
-      if (!converged[static_cast<std::int64_t>(position)].item<bool>()) {
-        keep.push_back(static_cast<std::int64_t>(position));
+      if (!converged[p]) {
+        keep.push_back(p);
         continue;
       }
       PathPoint point;
       point.target = k;
       point.lambda = column.lambda;
       point.lr = solver.lr;
-      point.train_loss = train_mse[static_cast<std::int64_t>(position)].item<double>();
-      point.val_loss = in.val != nullptr
-                           ? val_mse[static_cast<std::int64_t>(position)].item<double>()
-                           : std::numeric_limits<double>::quiet_NaN();
-      point.nnz =
-          static_cast<std::uint64_t>(nnz[static_cast<std::int64_t>(position)].item<std::int64_t>());
+      point.train_loss = train_of[p];
+      point.val_loss =
+          in.val != nullptr ? val_mse[p].item<double>() : std::numeric_limits<double>::quiet_NaN();
+      point.nnz = static_cast<std::uint64_t>(nnz_of[p]);
       point.epochs = epoch;
       point.seconds = elapsed();
       result.points.push_back(point);
@@ -148,8 +151,8 @@ PathResult solve_lasso_path(const SagaSolver& solver, const SolveInputs& in,
         continue;
       }
       column.lambda = column.points_done == 1 ? first[k].item<double>() : column.lambda * decay;
-      next_lambda[static_cast<std::int64_t>(position)] = column.lambda;
-      keep.push_back(static_cast<std::int64_t>(position));
+      next_lambda[p] = column.lambda;
+      keep.push_back(p);
       ++stepped;
     }
     lambda = next_lambda.to(at::kFloat).to(in.device);
