@@ -6,6 +6,7 @@
 #include "ffcv/fields/ndarray_field.hpp"
 #include "ffcv/fields/scalar_fields.hpp"
 #include "ffcv/torch/batch_tensors.hpp"
+#include "good_batch_before_failure.hpp"
 #include "test_support.hpp"
 
 using namespace ffcv;
@@ -79,4 +80,8 @@ TEST_CASE("dtypes map to torch scalar types", "[torch]") {
   CHECK(scalar_type(DType::parse("|b1")) == at::kBool);
   CHECK(scalar_type(DType::parse("<i4")) == at::kInt);
   CHECK_THROWS_AS(scalar_type(DType::parse(">f4")), ConfigError);
+}
+
+TEST_CASE("on the CPU, the batch before a failing one is handed out, then the error", "[torch]") {
+  test::check_good_batch_before_failure(at::Device(at::kCPU));
 }

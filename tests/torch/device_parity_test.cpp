@@ -1,5 +1,6 @@
 // Every device step on a CUDA device gives the values its CPU twin gives, and DeviceTransfer
-// runs the stages on its copy stream without giving a slot back before the copy is done.
+// runs the stages on its copy stream without giving a slot back before the copy is done, nor
+// a good batch up for the failure of the one after it.
 // Without a visible GPU the program exits with 77, which CTest reports as skipped.
 #define CATCH_CONFIG_RUNNER
 #include <torch/torch.h>
@@ -12,6 +13,7 @@
 #include "ffcv/fields/scalar_fields.hpp"
 #include "ffcv/torch/device_stage.hpp"
 #include "ffcv/torch/device_transfer.hpp"
+#include "good_batch_before_failure.hpp"
 #include "test_support.hpp"
 
 using namespace ffcv;
@@ -101,6 +103,11 @@ TEST_CASE("DeviceTransfer runs each output's stage on its stream; values match t
     ++batches;
   }
   CHECK(batches == 4);
+}
+
+TEST_CASE("DeviceTransfer hands out the batch before a failing one, then the error",
+          "[device_parity]") {
+  test::check_good_batch_before_failure(at::Device(at::kCUDA, 0));
 }
 
 int main(int argc, char* argv[]) {

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <set>
 
+#include "fails_for.hpp"
 #include "ffcv/errors.hpp"
 #include "ffcv/fields/rgb_image_field.hpp"
 #include "ffcv/fields/scalar_fields.hpp"
@@ -28,26 +29,6 @@ std::string index_file(const test::TempDir& dir) {
   return path;
 }
 
-// Copies its input; throws for the planted dataset indices.
-class FailsFor final : public Operation {
- public:
-  explicit FailsFor(std::set<std::uint64_t> bad) : bad_(std::move(bad)) {}
-  std::string name() const override { return "fails_for"; }
-  TensorState declare(const TensorState& input) override {
-    bytes_ = input.byte_size();
-    return input;
-  }
-  void apply(const std::uint8_t* in, std::uint8_t* out, std::span<std::uint8_t>,
-             const SampleContext& context) const override {
-    if (bad_.count(context.index)) throw std::runtime_error("planted failure");
-    std::memcpy(out, in, bytes_);
-  }
-
- private:
-  std::set<std::uint64_t> bad_;
-  std::uint64_t bytes_ = 0;
-};
-
 struct EpochResult {
   std::vector<std::vector<std::uint64_t>> batches;  // dataset indices per batch handed out
   std::set<std::uint64_t> skipped;
@@ -57,7 +38,8 @@ struct EpochResult {
 
 EpochResult run_epoch(const std::string& path, const std::set<std::uint64_t>& bad,
                       LoaderOptions options) {
-  Loader loader(path, {{"value", "value", nullptr, {std::make_shared<FailsFor>(bad)}}}, options);
+  Loader loader(path, {{"value", "value", nullptr, {std::make_shared<test::FailsFor>(bad)}}},
+                options);
   EpochResult result;
   auto epoch = loader.epoch(0);
   try {

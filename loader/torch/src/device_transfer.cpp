@@ -7,6 +7,7 @@
 #include <torch/torch.h>
 
 #include <map>
+#include <utility>
 
 #include "ffcv/errors.hpp"
 
@@ -104,6 +105,7 @@ void DeviceTransfer::release_finished() {
 }
 
 std::optional<std::vector<at::Tensor>> DeviceTransfer::next() {
+  if (deferred_error_) std::rethrow_exception(std::exchange(deferred_error_, nullptr));
   release_finished();
   if (!ahead_ && !ended_) start_next();  // waits for the loader
   if (!ahead_) return std::nullopt;
@@ -120,8 +122,16 @@ std::optional<std::vector<at::Tensor>> DeviceTransfer::next() {
   ready->device.clear();
   copying_.push_back(std::move(ready));
   // Copy batch b+1 now if the loader has it, so the copy overlaps step b; if not, the next call
-  // waits for it, after the caller has launched step b rather than before.
-  if (epoch_.ready()) start_next();
+  // waits for it, after the caller has launched step b rather than before. Batch b+1 failing
+  // (a sample that cannot be decoded, a device error) must not cost batch b: its error is kept
+  // and thrown by the next call.
+  if (epoch_.ready()) {
+    try {
+      start_next();
+    } catch (...) {
+      deferred_error_ = std::current_exception();
+    }
+  }
   return out;
 }
 

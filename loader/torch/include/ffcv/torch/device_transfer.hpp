@@ -14,10 +14,16 @@
 // The copy stream is the constructing thread's, the same for every epoch on that device, so the
 // caching allocator reuses the device memory of the last epoch's copies. The host batch is
 // released as soon as its copy has finished on the GPU, never before, so a pinned slot is not
-// overwritten while a non-blocking copy still reads it (FFCV issue #37). Built only with CUDA.
+// overwritten while a non-blocking copy still reads it (FFCV issue #37).
+//
+// Errors: a batch that fails (the loader's error for a sample, a failed copy or stage) is
+// thrown by the next() that would have returned it, never earlier: when the copy of batch b+1
+// fails while next() hands out batch b, batch b is still returned and the error is thrown by
+// the following call. Built only with CUDA.
 #pragma once
 
 #include <deque>
+#include <exception>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -49,6 +55,7 @@ class DeviceTransfer {
   std::vector<DeviceStage> stages_;                // empty: plain copies
   std::unique_ptr<InFlight> ahead_;                // the batch being copied for the next call
   bool ended_ = false;                             // the loader has no more batches
+  std::exception_ptr deferred_error_;              // batch b+1's failure, thrown next call
   std::deque<std::unique_ptr<InFlight>> copying_;  // handed out, host slot not yet released
   struct StreamHolder;
   std::unique_ptr<StreamHolder> stream_;
