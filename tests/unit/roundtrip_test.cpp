@@ -214,6 +214,55 @@ TEST_CASE("JPEG codec round-trips and rejects garbage", "[roundtrip][image]") {
   CHECK(test::psnr(decode_jpeg(jpeg), image) > 35.0);
 }
 
+TEST_CASE("JPEG encode options: chroma, progressive, and bytes that do not depend on the past",
+          "[roundtrip][image]") {
+  using Chroma = JpegEncodeOptions::Chroma;
+  const RgbImage image = test::gradient_image(64, 48, 5);
+  const auto baseline = encode_jpeg(image, {.quality = 95});
+  CHECK(baseline == encode_jpeg(image, 95));  // the defaults are the writer's encoding
+  const auto full = encode_jpeg(image, {.quality = 95, .chroma = Chroma::k444});
+  const auto progressive = encode_jpeg(image, {.quality = 95, .progressive = true});
+  CHECK(full != baseline);
+  CHECK(progressive != baseline);
+  CHECK(full.size() > baseline.size());  // four times the chroma blocks
+  CHECK(test::psnr(decode_jpeg(full), image) > 35.0);
+  CHECK(test::psnr(decode_jpeg(progressive), image) > 35.0);
+  // A progressive encode on this thread leaves the next baseline encode unchanged.
+  CHECK(encode_jpeg(image, 95) == baseline);
+  const RgbImage gray = decode_jpeg(encode_jpeg(image, {.quality = 95, .chroma = Chroma::kGray}));
+  for (std::size_t p = 0; p < gray.pixels.size(); p += 3) {
+    REQUIRE(gray.pixels[p] == gray.pixels[p + 1]);
+    REQUIRE(gray.pixels[p] == gray.pixels[p + 2]);
+  }
+}
+
+TEST_CASE("JPEG decode bounded by a side or a pixel count takes the largest scale that fits",
+          "[roundtrip][image]") {
+  const auto jpeg = encode_jpeg(test::gradient_image(400, 300, 7), 90);
+  const RgbImage side = decode_jpeg(jpeg, {.max_side = 100});
+  CHECK(side.width == 100);  // 1/4: 3/8 would be 150 wide
+  CHECK(side.height == 75);
+  const RgbImage pixels = decode_jpeg(jpeg, {.max_pixels = 200.0 * 150.0});
+  CHECK(pixels.width == 200);  // 1/2 exactly fits; 5/8 (250x188) does not
+  CHECK(pixels.height == 150);
+  const RgbImage none = decode_jpeg(jpeg, {.max_side = 10});
+  CHECK(none.width == 50);  // nothing fits: the smallest scale, 1/8
+  CHECK(decode_jpeg(jpeg, {.max_side = 4000}).width == 400);  // never above full size
+}
+
+TEST_CASE("JPEG decode through warnings only when asked, never for dataset samples",
+          "[roundtrip][image]") {
+  const RgbImage image = test::gradient_image(256, 256, 9);
+  const auto jpeg = encode_jpeg(image, 90);
+  // Cut the entropy-coded data in half: libjpeg warns of a premature end and fills in gray.
+  std::vector<std::uint8_t> cut(jpeg.begin(), jpeg.begin() + jpeg.size() / 2);
+  CHECK_THROWS_AS(decode_jpeg(cut), EncodeError);
+  const RgbImage filled = decode_jpeg(cut, {.warnings_are_errors = false});
+  CHECK(filled.width == 256);
+  CHECK(filled.height == 256);
+  CHECK(test::psnr(decode_jpeg(jpeg), image) > 30.0);  // the thread's decoder still works
+}
+
 namespace {
 
 // A user-defined field (FFCV's "custom field", type id 255): a 3-byte RGB colour stored in the

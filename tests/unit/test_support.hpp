@@ -115,9 +115,11 @@ inline void break_jpeg_samples(const std::string& path,
   write_file(path, bytes);
 }
 
-// Runs the ffcv CLI; returns its exit status and puts stdout+stderr in `output`.
-inline int run_cli(const std::string& arguments, std::string& output) {
-  const std::string command = std::string(FFCV_CLI_PATH) + " " + arguments + " 2>&1";
+// Runs the ffcv CLI; returns its exit status and puts stdout+stderr in `output`. `before` is
+// shell text put before the command: variables ("LD_PRELOAD=... ") or a limit ("ulimit -f 64; ").
+inline int run_cli(const std::string& arguments, std::string& output,
+                   const std::string& before = "") {
+  const std::string command = before + std::string(FFCV_CLI_PATH) + " " + arguments + " 2>&1";
   output.clear();
   FILE* pipe = ::popen(command.c_str(), "r");
   char buffer[4096];

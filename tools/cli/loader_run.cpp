@@ -205,9 +205,9 @@ std::string measurements_text(const Loader& loader, const std::vector<EpochMeasu
                   s.process_seconds, s.read_wait_seconds, s.ring_full_seconds) +
            format("consumer waited %.3f s\n", s.consumer_wait_seconds);
     if (!options.os_cache) {
-      out += format("    storage: %.1f MiB read in %.0f calls, %.3f s; peak cache %.1f MiB\n",
-                    s.pages.bytes_read / 1048576.0, double(s.pages.read_calls),
-                    s.pages.storage_seconds, s.pages.peak_resident_bytes / 1048576.0);
+      out += "    storage: " + byte_size_text(double(s.pages.bytes_read)) + " read in " +
+             format("%.0f calls, %.3f s; ", double(s.pages.read_calls), s.pages.storage_seconds) +
+             "peak cache " + byte_size_text(double(s.pages.peak_resident_bytes)) + "\n";
     }
   }
   if (!epochs.empty() && epochs.back().bytes_per_sample > 0 && memcpy_bytes_per_s > 0) {

@@ -6,6 +6,7 @@
 #include "arguments.hpp"
 #include "commands.hpp"
 #include "ffcv/atomic_file.hpp"
+#include "ffcv/byte_size.hpp"
 #include "ffcv/dataset_writer.hpp"
 #include "ffcv/errors.hpp"
 #include "ffcv/fields/rgb_image_field.hpp"
@@ -195,11 +196,11 @@ int write_dataset(const Arguments& args, const SampleSource& all_samples,
   if (!quiet) {
     progress.finish();
     std::printf(
-        "wrote %s: %llu samples, %llu pages of %llu KiB, %.1f MiB, %.1f s (%s samples/s)\n",
-        output.c_str(), static_cast<unsigned long long>(summary.num_samples),
+        "wrote %s: %llu samples, %llu pages of %s, %s, %.1f s (%s samples/s)\n", output.c_str(),
+        static_cast<unsigned long long>(summary.num_samples),
         static_cast<unsigned long long>(summary.num_pages),
-        static_cast<unsigned long long>(summary.page_size >> 10), summary.file_size / 1048576.0,
-        summary.seconds,
+        exact_byte_size_text(summary.page_size).c_str(),
+        byte_size_text(static_cast<double>(summary.file_size)).c_str(), summary.seconds,
         ProgressBar::format_rate(summary.num_samples / std::max(summary.seconds, 1e-9)).c_str());
     std::fflush(stdout);
     std::fputs(notes.c_str(), stderr);

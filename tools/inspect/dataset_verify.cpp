@@ -1,15 +1,13 @@
 #include "dataset_verify.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <mutex>
-#include <thread>
 
-#include "ffcv/cpu_count.hpp"
 #include "ffcv/fields/rgb_image_field.hpp"
 #include "ffcv/jpeg_codec.hpp"
 #include "ffcv/json_text.hpp"
+#include "ffcv/thread_group.hpp"
 
 namespace ffcv::tools {
 namespace {
@@ -38,31 +36,20 @@ VerifyReport verify_dataset(const Reader& reader, int workers,
   const auto started = std::chrono::steady_clock::now();
   VerifyReport report;
   report.samples = reader.num_samples();
-  std::atomic<std::uint64_t> next{0}, done{0};
   std::mutex mutex;
-  const int threads_wanted = static_cast<int>(std::min<std::uint64_t>(
-      resolve_worker_count(workers), std::max<std::uint64_t>(1, report.samples)));
-  std::vector<std::thread> threads;
-  for (int t = 0; t < threads_wanted; ++t) {
-    threads.emplace_back([&] {
-      std::vector<BadSample> found;
-      for (std::uint64_t sample = next++; sample < report.samples; sample = next++) {
+  parallel_for(
+      report.samples, workers,
+      [&](std::uint64_t sample) {
         for (std::size_t f = 0; f < reader.fields().size(); ++f) {
           std::string reason = check_value(reader, sample, f);
-          if (!reason.empty())
-            found.push_back({sample, reader.fields()[f].name, std::move(reason)});
+          if (reason.empty()) continue;
+          std::lock_guard lock(mutex);
+          report.bad.push_back({sample, reader.fields()[f].name, std::move(reason)});
         }
-        ++done;
-      }
-      std::lock_guard lock(mutex);
-      report.bad.insert(report.bad.end(), found.begin(), found.end());
-    });
-  }
-  while (done < report.samples && on_progress) {
-    on_progress(done, report.samples);
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  for (std::thread& thread : threads) thread.join();
+      },
+      [&](std::uint64_t done) {
+        if (on_progress) on_progress(done, report.samples);
+      });
   if (on_progress) on_progress(report.samples, report.samples);
   reader.check_intact();
   std::stable_sort(report.bad.begin(), report.bad.end(),

@@ -1,26 +1,20 @@
 #include "imagenet_like.hpp"
 
 #include <fcntl.h>
-#include <turbojpeg.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
-#include <chrono>
 #include <cmath>
-#include <condition_variable>
 #include <cstdio>
-#include <exception>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <numbers>
 #include <set>
 #include <span>
-#include <thread>
 
 #include <opencv2/core.hpp>
 #include <opencv2/imgproc.hpp>
@@ -29,6 +23,7 @@
 #include "ffcv/cpu_count.hpp"
 #include "ffcv/errors.hpp"
 #include "ffcv/jpeg_codec.hpp"
+#include "ffcv/thread_group.hpp"
 #include "ffcv/value.hpp"
 #include "staged_directory.hpp"
 
@@ -86,8 +81,6 @@ constexpr int kMaxQuality = 95;
 constexpr int kMaxSourceSide = 2048;
 constexpr double kCacheBudgetBytes = 1.5e9;
 constexpr int kMinPyramidSide = 128;
-
-constexpr auto kProgressInterval = std::chrono::milliseconds(100);
 
 // Wallpapers of the Debian packages that are renders, paintings or digital art (checked by eye):
 // plasma-workspace-wallpapers folders, and lomiri/mate file names without extension.
@@ -210,12 +203,7 @@ ImageLayout draw_layout(std::uint64_t seed, std::uint64_t index, int source_widt
   return layout;
 }
 
-// ---- TurboJPEG -------------------------------------------------------------------------------
-
-struct TjDeleter {
-  void operator()(void* handle) const { tjDestroy(handle); }
-};
-using TjHandle = std::unique_ptr<void, TjDeleter>;
+// ---- Photos and JPEG -------------------------------------------------------------------------
 
 std::vector<std::uint8_t> read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -230,37 +218,18 @@ std::vector<std::uint8_t> read_file(const std::string& path) {
 // kMaxSourceSide and its RGB pixels within max_bytes.
 SourcePhoto load_photo(const std::string& path, double max_bytes) {
   const std::vector<std::uint8_t> jpeg = read_file(path);
-  // A fresh handle per photo (there are few): TurboJPEG 2.1 handles can stay broken after an
-  // error, which would fail the next, valid photo.
-  const TjHandle owned(tjInitDecompress());
-  if (!owned) throw EncodeError("cannot create a TurboJPEG decompressor");
-  tjhandle handle = owned.get();
-  int width = 0, height = 0, subsampling = 0, colorspace = 0;
-  if (tjDecompressHeader3(handle, jpeg.data(), jpeg.size(), &width, &height, &subsampling,
-                          &colorspace) != 0) {
-    throw EncodeError(path + ": not a readable JPEG: " + tjGetErrorStr2(handle));
+  // Through libjpeg's warnings, as PIL and OpenCV read photos; the accurate IDCT. The 4 bytes
+  // a pixel budget: 3 of RGB and 1/3 more for the pyramid below.
+  RgbImage rgb;
+  try {
+    rgb = decode_jpeg(jpeg, {.fast_dct = false,
+                             .max_side = kMaxSourceSide,
+                             .max_pixels = max_bytes / 4.0,
+                             .warnings_are_errors = false});
+  } catch (const EncodeError& error) {
+    throw EncodeError(path + ": " + error.what());
   }
-  int num_factors = 0;
-  const tjscalingfactor* factors = tjGetScalingFactors(&num_factors);
-  tjscalingfactor best = {1, 8};
-  double best_value = 0;
-  for (int k = 0; k < num_factors; ++k) {
-    const tjscalingfactor factor = factors[k];
-    const double value = static_cast<double>(factor.num) / factor.denom;
-    const int scaled_width = TJSCALED(width, factor), scaled_height = TJSCALED(height, factor);
-    const bool fits = value <= 1.0 && std::max(scaled_width, scaled_height) <= kMaxSourceSide &&
-                      4.0 * scaled_width * scaled_height <= max_bytes;  // 3 B/px, 4/3 pyramid
-    if (fits && value > best_value) {
-      best = factor;
-      best_value = value;
-    }
-  }
-  cv::Mat decoded(TJSCALED(height, best), TJSCALED(width, best), CV_8UC3);
-  const int status = tjDecompress2(handle, jpeg.data(), jpeg.size(), decoded.data, decoded.cols, 0,
-                                   decoded.rows, TJPF_RGB, 0);
-  if (status != 0 && tjGetErrorCode(handle) == TJERR_FATAL) {
-    throw EncodeError(path + ": cannot decode the JPEG: " + tjGetErrorStr2(handle));
-  }
+  const cv::Mat decoded = cv::Mat(rgb.height, rgb.width, CV_8UC3, rgb.pixels.data()).clone();
   SourcePhoto photo;
   photo.levels.push_back(decoded);
   while (std::min(photo.levels.back().cols, photo.levels.back().rows) >= 2 * kMinPyramidSide) {
@@ -275,25 +244,12 @@ SourcePhoto load_photo(const std::string& path, double max_bytes) {
 }
 
 std::vector<std::uint8_t> compress(const RgbImage& image, int quality, Encoding encoding) {
-  if (encoding == Encoding::kBaseline420) return encode_jpeg(image, quality);
-  int subsampling = TJSAMP_420, flags = 0;
-  if (encoding == Encoding::kBaseline444) subsampling = TJSAMP_444;
-  if (encoding == Encoding::kGray) subsampling = TJSAMP_GRAY;
-  if (encoding == Encoding::kProgressive420) flags = TJFLAG_PROGRESSIVE;
-  // A fresh compressor: TurboJPEG 2.1 keeps state from a progressive call in the handle (the next
-  // baseline call would get optimized Huffman tables), which would make the bytes depend on
-  // which thread encoded what before. Only a few percent of the images take this path.
-  const TjHandle handle(tjInitCompress());
-  if (!handle) throw EncodeError("cannot create a TurboJPEG compressor");
-  unsigned char* buffer = nullptr;
-  unsigned long size = 0;
-  const int status = tjCompress2(handle.get(), image.pixels.data(), image.width, 0, image.height,
-                                 TJPF_RGB, &buffer, &size, subsampling, quality, flags);
-  const std::unique_ptr<unsigned char, void (*)(unsigned char*)> owned(buffer, tjFree);
-  if (status != 0) {
-    throw EncodeError(std::string("JPEG encoding failed: ") + tjGetErrorStr2(handle.get()));
-  }
-  return std::vector<std::uint8_t>(buffer, buffer + size);
+  using Chroma = JpegEncodeOptions::Chroma;
+  JpegEncodeOptions options{.quality = quality};
+  if (encoding == Encoding::kBaseline444) options.chroma = Chroma::k444;
+  if (encoding == Encoding::kGray) options.chroma = Chroma::kGray;
+  if (encoding == Encoding::kProgressive420) options.progressive = true;
+  return encode_jpeg(image, options);
 }
 
 // Crops, resizes (INTER_AREA), flips and encodes one image from a decoded photo.
@@ -350,59 +306,6 @@ std::string image_name(std::uint64_t index) {
   char name[40];
   std::snprintf(name, sizeof name, "%08llu.jpg", static_cast<unsigned long long>(index));
   return name;
-}
-
-// ---- Threads -----------------------------------------------------------------------------------
-
-// Runs body(k) for k in [0, n) on `workers` threads, each taking the next index. The calling
-// thread waits and calls on_tick(done) about every kProgressInterval. The first exception thrown
-// (by a body or by on_tick) stops the remaining work and is rethrown once all threads joined.
-void parallel_for(std::uint64_t n, int workers, const std::function<void(std::uint64_t)>& body,
-                  const std::function<void(std::uint64_t)>& on_tick) {
-  std::atomic<std::uint64_t> next{0};
-  std::atomic<std::uint64_t> done{0};
-  std::atomic<bool> stop{false};
-  std::mutex mutex;
-  std::condition_variable finished;
-  int running = std::max(1, static_cast<int>(std::min<std::uint64_t>(workers, n)));
-  std::exception_ptr error;
-  auto fail = [&](std::exception_ptr e) {
-    std::lock_guard lock(mutex);
-    if (!error) error = e;
-    stop = true;
-  };
-  std::vector<std::thread> threads;
-  threads.reserve(running);
-  for (int t = 0; t < running; ++t) {
-    threads.emplace_back([&] {
-      try {
-        for (std::uint64_t k = next++; k < n && !stop; k = next++) {
-          body(k);
-          ++done;
-        }
-      } catch (...) {
-        fail(std::current_exception());
-      }
-      std::lock_guard lock(mutex);
-      if (--running == 0) finished.notify_all();
-    });
-  }
-  {
-    std::unique_lock lock(mutex);
-    while (running > 0) {
-      finished.wait_for(lock, kProgressInterval, [&] { return running == 0; });
-      if (running == 0 || !on_tick || stop) continue;
-      lock.unlock();
-      try {
-        on_tick(done.load());
-      } catch (...) {
-        fail(std::current_exception());
-      }
-      lock.lock();
-    }
-  }
-  for (std::thread& thread : threads) thread.join();
-  if (error) std::rethrow_exception(error);
 }
 
 // Switches OpenCV's own parallelism off (the workers already use every core) and restores it.
@@ -578,8 +481,8 @@ ImagenetLikeSummary generate_imagenet_like(const ImagenetLikeOptions& options) {
         if (options.on_progress) options.on_progress(done, count);
       });
   if (options.on_progress) options.on_progress(count, count);
-  tree.commit("{\"generator\": \"ffcv write imagenet-like\", \"count\": " +
-              std::to_string(count) + ", \"classes\": " + std::to_string(options.num_classes) +
+  tree.commit("{\"generator\": \"ffcv write imagenet-like\", \"count\": " + std::to_string(count) +
+              ", \"classes\": " + std::to_string(options.num_classes) +
               ", \"seed\": " + std::to_string(seed) + "}\n");
 
   ImagenetLikeSummary summary;

@@ -16,6 +16,7 @@
 
 #include "ffcv/cpu_count.hpp"
 #include "ffcv/errors.hpp"
+#include "ffcv/thread_group.hpp"
 #include "ffcv/torch/batch_feed.hpp"
 #include "ffcv/torch/batch_tensors.hpp"
 #include "ffcv/train/dataset_check.hpp"
@@ -425,9 +426,9 @@ std::vector<TogetherOutcome> train_together(const std::vector<TogetherRun>& runs
           .train();
     }
   };
-  std::vector<std::thread> pool;
-  for (int t = 0; t < threads; ++t) pool.emplace_back(work);
-  for (std::thread& thread : pool) thread.join();
+  ThreadGroup pool;
+  pool.start(threads, [&](int) { work(); });
+  pool.join();
   return outcomes;
 }
 

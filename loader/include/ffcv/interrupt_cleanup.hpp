@@ -7,6 +7,9 @@
 // SIG_DFL; a signal that the program handles itself (or ignores, as under nohup) is left alone.
 // The handler removes every registered path, restores the default action and raises the signal
 // again, so that the process ends as the signal says (a shell reports 128 + the signal number).
+// SIGXFSZ, when still SIG_DFL, is ignored from then on: a write past the file-size limit (ulimit
+// -f, RLIMIT_FSIZE) then fails with EFBIG, which the writer reports as one IoError before
+// removing its temporary, instead of the process dumping core and leaving the temporary behind.
 //
 // Async-signal safety: the registry is a fixed table of slots with atomic states, read by the
 // handler without locks or allocation; a tree is removed with open/getdents64/unlinkat only.
@@ -21,7 +24,8 @@ namespace ffcv {
 
 inline constexpr int kMaxCleanupPaths = 64;
 
-// Installs the handler for each of SIGINT, SIGTERM and SIGHUP whose disposition is SIG_DFL.
+// Installs the handler for each of SIGINT, SIGTERM and SIGHUP whose disposition is SIG_DFL, and
+// ignores SIGXFSZ when its disposition is SIG_DFL.
 // register_cleanup_path() calls it once, on first use; a process whose dispositions changed
 // since (a forked child that reset them) may call it again.
 void install_interrupt_cleanup();

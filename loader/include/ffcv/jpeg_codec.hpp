@@ -2,7 +2,9 @@
 //
 // Encoding matches what FFCV's writer produces through OpenCV: baseline, 4:2:0 chroma, standard
 // Huffman tables, the given quality. Decoding uses the fast integer IDCT as FFCV's decoder does,
-// so pixels match Python FFCV's. One TurboJPEG handle per thread is reused across calls.
+// so pixels match Python FFCV's. One TurboJPEG handle per thread is reused across calls; this
+// file is the project's only user of TurboJPEG's handles (the window decoder in jpeg_window.hpp
+// drives libjpeg directly).
 //
 // What a bad JPEG is, for every decoder (image, random_resized_crop, center_crop, the multi-view
 // decoder), the writer's check of source images and `ffcv inspect --verify` alike:
@@ -40,10 +42,32 @@ struct JpegDecodeOptions {
   // large; 0 decodes at full size. The returned image has the scaled size.
   int min_width = 0;
   int min_height = 0;
+  // Or: decode at the largest DCT scale, at most full size, whose output has no side over
+  // max_side and no more than max_pixels pixels (the smallest scale, 1/8, when none fits);
+  // 0 is no limit. Used instead of min_width/min_height when either is set.
+  int max_side = 0;
+  double max_pixels = 0;
+  // True: a libjpeg warning fails the decode (the rules above). False: decode through warnings
+  // as PIL and OpenCV do (libjpeg fills damaged blocks in), failing only on fatal errors; for
+  // reading source photos, never for samples of a dataset.
+  bool warnings_are_errors = true;
+};
+
+// How encode_jpeg(image, options) encodes; the defaults are the writer's (FFCV's) encoding.
+struct JpegEncodeOptions {
+  enum class Chroma { k420, k444, kGray };
+  int quality = 90;
+  Chroma chroma = Chroma::k420;
+  bool progressive = false;
 };
 
 // Encodes packed RGB pixels. Throws EncodeError on failure.
 std::vector<std::uint8_t> encode_jpeg(const RgbImage& image, int quality);
+// The same with a chosen chroma subsampling and progressive coding. Anything but the defaults
+// uses a fresh TurboJPEG handle: a handle keeps state from a progressive call (the next baseline
+// call would get optimized Huffman tables), so the bytes would depend on what the thread encoded
+// before.
+std::vector<std::uint8_t> encode_jpeg(const RgbImage& image, const JpegEncodeOptions& options);
 
 // Reads the frame size without decoding. Throws EncodeError when the data is not a JPEG.
 JpegInfo read_jpeg_info(std::span<const std::uint8_t> jpeg);

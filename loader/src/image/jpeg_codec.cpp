@@ -2,6 +2,7 @@
 
 #include <turbojpeg.h>
 
+#include <algorithm>
 #include <memory>
 #include <string>
 
@@ -44,24 +45,48 @@ tjhandle decompressor() {
 // extraneous bytes) are errors, as jpeg_codec.hpp defines a bad JPEG.
 bool failed(int status) { return status != 0; }
 
-}  // namespace
-
-std::vector<std::uint8_t> encode_jpeg(const RgbImage& image, int quality) {
+void check_encodable(const RgbImage& image) {
   if (image.width <= 0 || image.height <= 0 || image.pixels.size() != image.byte_size()) {
     throw EncodeError("cannot JPEG-encode an image of " + std::to_string(image.width) + "x" +
                       std::to_string(image.height) + " with " +
                       std::to_string(image.pixels.size()) + " bytes of pixels");
   }
+}
+
+}  // namespace
+
+std::vector<std::uint8_t> encode_jpeg(const RgbImage& image, int quality) {
+  check_encodable(image);
   tjhandle handle = compressor();
   std::vector<std::uint8_t> out(tjBufSize(image.width, image.height, TJSAMP_420));
   unsigned char* buffer = out.data();
   unsigned long size = out.size();
   const int status = tjCompress2(handle, image.pixels.data(), image.width, 0, image.height,
                                  TJPF_RGB, &buffer, &size, TJSAMP_420, quality, TJFLAG_NOREALLOC);
-  if (status != 0)
-    throw EncodeError(std::string("JPEG encoding failed: ") + tjGetErrorStr2(handle));
+  if (status != 0) fail(tls_compressor, "JPEG encoding failed: ");
   out.resize(size);
   return out;
+}
+
+std::vector<std::uint8_t> encode_jpeg(const RgbImage& image, const JpegEncodeOptions& options) {
+  using Chroma = JpegEncodeOptions::Chroma;
+  if (options.chroma == Chroma::k420 && !options.progressive) {
+    return encode_jpeg(image, options.quality);
+  }
+  check_encodable(image);
+  const int subsampling = options.chroma == Chroma::k444    ? TJSAMP_444
+                          : options.chroma == Chroma::kGray ? TJSAMP_GRAY
+                                                            : TJSAMP_420;
+  Handle handle(tjInitCompress());
+  if (!handle) throw EncodeError("cannot create a TurboJPEG compressor");
+  unsigned char* buffer = nullptr;
+  unsigned long size = 0;
+  const int status = tjCompress2(handle.get(), image.pixels.data(), image.width, 0, image.height,
+                                 TJPF_RGB, &buffer, &size, subsampling, options.quality,
+                                 options.progressive ? TJFLAG_PROGRESSIVE : 0);
+  const std::unique_ptr<unsigned char, void (*)(unsigned char*)> owned(buffer, tjFree);
+  if (status != 0) fail(handle, "JPEG encoding failed: ");
+  return std::vector<std::uint8_t>(buffer, buffer + size);
 }
 
 JpegInfo read_jpeg_info(std::span<const std::uint8_t> jpeg) {
@@ -75,30 +100,50 @@ JpegInfo read_jpeg_info(std::span<const std::uint8_t> jpeg) {
   return {width, height, colorspace != TJCS_CMYK && colorspace != TJCS_YCCK};
 }
 
+namespace {
+
+// The DCT scale JpegDecodeOptions asks for (jpeg_codec.hpp).
+tjscalingfactor decode_scale(const JpegInfo& info, const JpegDecodeOptions& options) {
+  const bool bounded = options.max_side > 0 || options.max_pixels > 0;
+  if (!bounded && options.min_width <= 0 && options.min_height <= 0) return {1, 1};
+  int count = 0;
+  const tjscalingfactor* factors = tjGetScalingFactors(&count);
+  tjscalingfactor chosen = bounded ? tjscalingfactor{1, 8} : tjscalingfactor{1, 1};
+  double chosen_value = bounded ? 0.0 : 1.0;
+  for (int k = 0; k < count; ++k) {
+    const tjscalingfactor f = factors[k];
+    const double value = static_cast<double>(f.num) / f.denom;
+    const int width = TJSCALED(info.width, f), height = TJSCALED(info.height, f);
+    if (value > 1.0) continue;
+    if (bounded) {
+      const bool fits = (options.max_side <= 0 || std::max(width, height) <= options.max_side) &&
+                        (options.max_pixels <= 0 || double(width) * height <= options.max_pixels);
+      if (fits && value > chosen_value) chosen = f, chosen_value = value;
+    } else {
+      const bool large_enough = width >= options.min_width && height >= options.min_height;
+      if (large_enough && value < chosen_value) chosen = f, chosen_value = value;
+    }
+  }
+  return chosen;
+}
+
+}  // namespace
+
 RgbImage decode_jpeg(std::span<const std::uint8_t> jpeg, const JpegDecodeOptions& options) {
   const JpegInfo info = read_jpeg_info(jpeg);
   if (!info.rgb_convertible) throw EncodeError("CMYK JPEGs cannot be decoded to RGB here");
-  tjscalingfactor scale{1, 1};
-  if (options.min_width > 0 || options.min_height > 0) {
-    int count = 0;
-    const tjscalingfactor* factors = tjGetScalingFactors(&count);
-    for (int k = 0; k < count; ++k) {
-      const tjscalingfactor f = factors[k];
-      const bool large_enough = TJSCALED(info.width, f) >= options.min_width &&
-                                TJSCALED(info.height, f) >= options.min_height;
-      if (f.num <= f.denom && large_enough && f.num * scale.denom < scale.num * f.denom) scale = f;
-    }
-  }
+  const tjscalingfactor scale = decode_scale(info, options);
   tjhandle handle = decompressor();
   RgbImage image;
   image.width = TJSCALED(info.width, scale);
   image.height = TJSCALED(info.height, scale);
   image.pixels.resize(image.byte_size());
-  const int status =
-      tjDecompress2(handle, jpeg.data(), jpeg.size(), image.pixels.data(), image.width, 0,
-                    image.height, TJPF_RGB,
-                    (options.fast_dct ? TJFLAG_FASTDCT : TJFLAG_ACCURATEDCT) | TJFLAG_STOPONWARNING);
-  if (failed(status)) fail(tls_decompressor, "JPEG decoding failed: ");
+  const int status = tjDecompress2(handle, jpeg.data(), jpeg.size(), image.pixels.data(),
+                                   image.width, 0, image.height, TJPF_RGB,
+                                   (options.fast_dct ? TJFLAG_FASTDCT : TJFLAG_ACCURATEDCT) |
+                                       (options.warnings_are_errors ? TJFLAG_STOPONWARNING : 0));
+  const bool fatal = options.warnings_are_errors || tjGetErrorCode(handle) == TJERR_FATAL;
+  if (failed(status) && fatal) fail(tls_decompressor, "JPEG decoding failed: ");
   return image;
 }
 

@@ -136,7 +136,7 @@ std::uint8_t* EpochState::output_data(std::uint64_t slot, std::size_t output) co
 
 void EpochState::start() {
   started_ = Clock::now();
-  for (int i = 0; i < num_workers_; ++i) threads_.emplace_back([this] { worker_main(); });
+  threads_.start(num_workers_, [this](int) { worker_main(); });
 }
 
 void EpochState::stop() {
@@ -148,8 +148,7 @@ void EpochState::stop() {
   work_changed_.notify_all();
   batch_changed_.notify_all();
   source_->cancel();  // wakes a worker waiting for pages; pages stay readable for the others
-  for (std::thread& thread : threads_) thread.join();
-  threads_.clear();
+  threads_.join();
   source_->end_epoch();
 }
 

@@ -12,11 +12,11 @@
 #include <optional>
 #include <span>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "compiled_pipeline.hpp"
 #include "ffcv/loader.hpp"
+#include "ffcv/thread_group.hpp"
 
 namespace ffcv {
 
@@ -105,7 +105,7 @@ class EpochState {
   std::uint64_t next_batch_ = 0;  // next batch next() hands out
   bool stopping_ = false;
   bool failed_ = false;
-  std::vector<std::thread> threads_;
+  ThreadGroup threads_;
   std::vector<SkippedSample> skipped_;  // the first EpochIterator::kMaxSkippedListed
   std::uint64_t skipped_count_ = 0;
 

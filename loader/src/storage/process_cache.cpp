@@ -27,7 +27,6 @@
 #include <exception>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <utility>
 
 #include "ffcv/byte_size.hpp"
@@ -35,6 +34,7 @@
 #include "ffcv/storage/epoch_plan.hpp"
 #include "ffcv/storage/page_source.hpp"
 #include "ffcv/storage/range_reader.hpp"
+#include "ffcv/thread_group.hpp"
 #include "storage_throttle.hpp"
 
 namespace ffcv {
@@ -157,7 +157,7 @@ class ProcessCache final : public PageSource {
   std::unique_ptr<std::atomic<const std::uint8_t*>[]> table_;
 
   std::mutex lifecycle_mutex_;  // serializes begin_epoch and end_epoch (which join threads)
-  std::vector<std::thread> readers_;
+  ThreadGroup readers_;
 
   mutable std::mutex mutex_;              // guards everything below
   std::condition_variable readers_wake_;  // budget was freed, or the readers must stop
@@ -250,8 +250,7 @@ void ProcessCache::begin_epoch(std::vector<std::vector<std::uint64_t>> batch_pag
     epoch_active_ = true;
   }
   try {
-    readers_.reserve(num_readers);
-    for (std::size_t i = 0; i < num_readers; ++i) readers_.emplace_back([this] { reader_loop(); });
+    readers_.start(static_cast<int>(num_readers), [this](int) { reader_loop(); });
   } catch (...) {
     stop_and_clear();
     throw;
@@ -282,8 +281,7 @@ void ProcessCache::stop_and_clear() {
   storage_->interrupt();
   readers_wake_.notify_all();
   page_settled_.notify_all();
-  for (std::thread& reader : readers_) reader.join();
-  readers_.clear();
+  readers_.join();
   throttle_.reset();
   storage_->resume();
 

@@ -104,6 +104,13 @@ void install_interrupt_cleanup() {
     for (const int other : kTerminatingSignals) sigaddset(&action.sa_mask, other);
     ::sigaction(signal_number, &action, nullptr);
   }
+  // Past the file-size limit a write fails with EFBIG instead of the process dying of SIGXFSZ:
+  // the writer reports it and removes its temporary.
+  struct sigaction current {};
+  if (::sigaction(SIGXFSZ, nullptr, &current) == 0 && !(current.sa_flags & SA_SIGINFO) &&
+      current.sa_handler == SIG_DFL) {
+    ::signal(SIGXFSZ, SIG_IGN);
+  }
 }
 
 bool remove_tree_signal_safe(const char* path) {

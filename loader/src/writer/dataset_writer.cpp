@@ -6,13 +6,13 @@
 #include <mutex>
 #include <optional>
 #include <set>
-#include <thread>
 
 #include "ffcv/atomic_file.hpp"
 #include "ffcv/counter_random.hpp"
 #include "ffcv/cpu_count.hpp"
 #include "ffcv/errors.hpp"
 #include "ffcv/little_endian.hpp"
+#include "ffcv/thread_group.hpp"
 #include "page_allocator.hpp"
 
 namespace ffcv {
@@ -169,18 +169,17 @@ WriteSummary DatasetWriter::write_rows(const SampleSource& source) {
     }
   };
 
-  std::vector<std::thread> threads;
+  ThreadGroup threads;
   auto stop_workers = [&] {
     {
       std::lock_guard lock(mutex);
       stop = true;
     }
     slot_free.notify_all();
-    for (std::thread& thread : threads) thread.join();
-    threads.clear();
+    threads.join();
   };
   try {
-    for (int i = 0; i < num_workers; ++i) threads.emplace_back(worker);
+    threads.start(num_workers, [&](int) { worker(); });
     auto last_report = std::chrono::steady_clock::now();
     for (std::uint64_t index = 0; index < num_samples; ++index) {
       const std::uint64_t placed = index - skipped;  // the sample's index in the output

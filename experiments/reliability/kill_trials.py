@@ -1,0 +1,191 @@
+#!/usr/bin/env python3
+"""Kills `ffcv write` and `ffcv run` with SIGKILL at random moments and checks what is left.
+
+Writer trials: a complete output exists; `ffcv write` replaces it and is killed at a random
+moment of its run. Afterwards the output must be the previous file or (when the write won the
+race) the new complete one, byte for byte, never a partial file; at most one temporary may be
+left, that of the killed writer, and the next write removes it.
+
+Trainer trials: `ffcv run` saves a checkpoint every epoch and is killed at a random moment,
+often while saving. Afterwards `checkpoint.pt` must be a whole checkpoint, and a run with
+`checkpoint.resume` pointing at it must end with the weights (parameter checksum) and accuracy
+of a run that was never interrupted, trained on the CPU with one thread (bit for bit).
+
+Writes a JSON report with one record per trial and exits 1 when any trial failed.
+
+    python3 experiments/reliability/kill_trials.py --ffcv build/bin/ffcv --workdir /tmp/k \
+        --writer-trials 20 --trainer-trials 10 --json results/reliability-kill.json
+"""
+import argparse
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+FASHION_MNIST = "/usr/share/dataset-fashion-mnist"  # Debian's dataset-fashion-mnist
+
+
+def run(command, **kwargs):
+    result = subprocess.run(command, capture_output=True, text=True, **kwargs)
+    if result.returncode != 0:
+        raise SystemExit(f"failed ({result.returncode}): {' '.join(command)}\n"
+                         f"{result.stdout}{result.stderr}")
+    return result
+
+
+def temporaries(folder, name):
+    return sorted(p.name for p in Path(folder).iterdir() if p.name.startswith(f".{name}.tmp-"))
+
+
+def kill_at(command, started_when, delay, timeout=600):
+    """Starts `command`, waits until started_when() is true, then `delay` seconds, and sends
+    SIGKILL. Returns (killed, seconds from start to kill)."""
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    start = time.monotonic()
+    while not started_when() and process.poll() is None:
+        if time.monotonic() - start > timeout:
+            process.kill()
+            raise SystemExit(f"never started: {' '.join(command)}")
+        time.sleep(0.002)
+    deadline = time.monotonic() + delay
+    while process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.002)
+    killed = process.poll() is None
+    if killed:
+        process.send_signal(signal.SIGKILL)
+    process.wait()
+    if not killed and process.returncode != 0:
+        raise SystemExit(f"exited {process.returncode} before the kill: {' '.join(command)}")
+    return killed, time.monotonic() - start
+
+
+def writer_trials(ffcv, work, trials, rng):
+    folder = work / "writer"
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    output = folder / "fm.beton"
+    write = [ffcv, "write", "fashion-mnist", "--split", "train", "--write-mode", "jpg",
+             "--workers", "1", "--quiet", "--output", str(output)]
+    run(write)
+    complete = output.read_bytes()  # what a write that is not killed produces
+    start = time.monotonic()
+    run([ffcv, "write", "fashion-mnist", "--split", "test", "--quiet", "--output", str(output)])
+    previous = output.read_bytes()
+    run(write)
+    duration = time.monotonic() - start
+    run([ffcv, "write", "fashion-mnist", "--split", "test", "--quiet", "--output", str(output)])
+    records = []
+    for trial in range(trials):
+        before = set(temporaries(folder, output.name))
+        delay = rng.uniform(0, duration)
+        killed, at = kill_at(write, lambda: set(temporaries(folder, output.name)) - before,
+                             delay)
+        now = output.read_bytes()
+        left = temporaries(folder, output.name)
+        state = "previous" if now == previous else "complete" if now == complete else "partial"
+        ok = state in ("previous", "complete") and len(left) <= 1
+        records.append({"trial": trial, "killed": killed, "seconds": round(at, 3),
+                        "output": state, "temporaries_left": len(left), "ok": ok})
+        if state == "complete":  # the write won: start the next trial from the previous file
+            run([ffcv, "write", "fashion-mnist", "--split", "test", "--quiet", "--output",
+                 str(output)])
+        print(f"writer trial {trial}: {'killed' if killed else 'finished'} at {at:.2f} s, "
+              f"output {state}, {len(left)} temporary left", flush=True)
+    run([ffcv, "write", "fashion-mnist", "--split", "test", "--quiet", "--output", str(output)])
+    cleaned = temporaries(folder, output.name) == []
+    return {"trials": records, "write_seconds": round(duration, 3),
+            "temporaries_after_next_write": 0 if cleaned else len(temporaries(folder, output.name)),
+            "ok": all(r["ok"] for r in records) and cleaned}
+
+
+def summary_of(run_dir):
+    summary = json.loads((Path(run_dir) / "summary.json").read_text())
+    return summary["parameter_checksum"], summary.get("val_top1")
+
+
+def trainer_trials(ffcv, work, trials, rng, epochs):
+    folder = work / "trainer"
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    train, val = folder / "train.beton", folder / "val.beton"
+    run([ffcv, "write", "fashion-mnist", "--split", "train", "--subset", "512", "--quiet",
+         "--output", str(train)])
+    run([ffcv, "write", "fashion-mnist", "--split", "test", "--subset", "256", "--quiet",
+         "--output", str(val)])
+    settings = {
+        "data.train": train, "data.val": val, "data.num_workers": 1,
+        "training.epochs": epochs, "training.batch_size": 64, "training.threads": 1,
+        "training.device": "cpu", "model.width": 0.125, "resolution.min_res": 32,
+        "resolution.max_res": 32, "lr.peak_epoch": 1, "validation.batch_size": 256,
+        "checkpoint.every": 1, "logging.progress": "never", "logging.folder": folder / "runs",
+    }
+    base = [ffcv, "run", str(REPO / "recipes/fashion_mnist.toml"), "--quiet"]
+    for key, value in settings.items():
+        base += ["--set", f"{key}={value}"]
+    start = time.monotonic()
+    run(base + ["--output-dir", str(folder / "straight")])
+    duration = time.monotonic() - start
+    straight = summary_of(folder / "straight")
+    records = []
+    for trial in range(trials):
+        killed_dir, resumed_dir = folder / f"killed-{trial}", folder / f"resumed-{trial}"
+        checkpoint = killed_dir / "checkpoint.pt"
+        delay = rng.uniform(0, duration)
+        killed, at = kill_at(base + ["--output-dir", str(killed_dir)], checkpoint.exists, delay)
+        left = temporaries(killed_dir, "checkpoint.pt")
+        result = subprocess.run(base + ["--output-dir", str(resumed_dir), "--set",
+                                        f"checkpoint.resume={checkpoint}"],
+                                capture_output=True, text=True)
+        resumed = result.returncode == 0
+        same = resumed and summary_of(resumed_dir) == straight
+        record = {"trial": trial, "killed": killed, "seconds": round(at, 3),
+                  "temporaries_left": len(left), "resumed": resumed, "same_result": same,
+                  "ok": same and len(left) <= 1}
+        if not resumed:
+            record["error"] = (result.stdout + result.stderr)[-400:]
+        records.append(record)
+        print(f"trainer trial {trial}: {'killed' if killed else 'finished'} at {at:.2f} s, "
+              f"{len(left)} temporary left, resumed {'to the same weights' if same else 'WRONG'}",
+              flush=True)
+    return {"trials": records, "run_seconds": round(duration, 3), "epochs": epochs,
+            "parameter_checksum": straight[0], "val_top1": straight[1],
+            "ok": all(r["ok"] for r in records)}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--ffcv", default=str(REPO / "build/bin/ffcv"))
+    parser.add_argument("--workdir", required=True)
+    parser.add_argument("--writer-trials", type=int, default=10)
+    parser.add_argument("--trainer-trials", type=int, default=5)
+    parser.add_argument("--epochs", type=int, default=6)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--json", help="write the report here")
+    args = parser.parse_args()
+    if not Path(FASHION_MNIST).is_dir():
+        print(f"{FASHION_MNIST} is missing (tools/setup.sh installs it): skipped")
+        return 77
+    rng = random.Random(args.seed)
+    work = Path(args.workdir)
+    work.mkdir(parents=True, exist_ok=True)
+    report = {"seed": args.seed, "machine": os.uname().nodename}
+    if args.writer_trials:
+        report["writer"] = writer_trials(args.ffcv, work, args.writer_trials, rng)
+    if args.trainer_trials:
+        report["trainer"] = trainer_trials(args.ffcv, work, args.trainer_trials, rng, args.epochs)
+    ok = all(part["ok"] for key, part in report.items() if isinstance(part, dict))
+    report["ok"] = ok
+    if args.json:
+        Path(args.json).write_text(json.dumps(report, indent=1) + "\n")
+    print("all trials recovered" if ok else "SOME TRIALS FAILED")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
