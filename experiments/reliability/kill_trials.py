@@ -7,14 +7,16 @@ race) the new complete one, byte for byte, never a partial file; at most one tem
 left, that of the killed writer, and the next write removes it.
 
 Trainer trials: `ffcv run` saves a checkpoint every epoch and is killed at a random moment,
-often while saving. Afterwards `checkpoint.pt` must be a whole checkpoint, and a run with
+and, in other trials, while a checkpoint is half written (its write stalled by the fault
+library tests/fault/fail_writes_preload.c). Afterwards `checkpoint.pt` must be the previous whole
+checkpoint, and a run with
 `checkpoint.resume` pointing at it must end with the weights (parameter checksum) and accuracy
 of a run that was never interrupted, trained on the CPU with one thread (bit for bit).
 
 Writes a JSON report with one record per trial and exits 1 when any trial failed.
 
     python3 experiments/reliability/kill_trials.py --ffcv build/bin/ffcv --workdir /tmp/k \
-        --writer-trials 20 --trainer-trials 10 --json results/reliability-kill.json
+        --writer-trials 20 --trainer-trials 10 --save-trials 5 --json results/kill_trials.json
 """
 import argparse
 import json
@@ -28,7 +30,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-FASHION_MNIST = "/usr/share/dataset-fashion-mnist"  # Debian's dataset-fashion-mnist
+FASHION_MNIST = "/usr/share/datasets/fashion-mnist"  # Debian package dataset-fashion-mnist
 
 
 def run(command, **kwargs):
@@ -72,13 +74,12 @@ def writer_trials(ffcv, work, trials, rng):
     output = folder / "fm.beton"
     write = [ffcv, "write", "fashion-mnist", "--split", "train", "--write-mode", "jpg",
              "--workers", "1", "--quiet", "--output", str(output)]
-    run(write)
-    complete = output.read_bytes()  # what a write that is not killed produces
     start = time.monotonic()
-    run([ffcv, "write", "fashion-mnist", "--split", "test", "--quiet", "--output", str(output)])
-    previous = output.read_bytes()
     run(write)
     duration = time.monotonic() - start
+    complete = output.read_bytes()  # what a write that is not killed produces
+    run([ffcv, "write", "fashion-mnist", "--split", "test", "--quiet", "--output", str(output)])
+    previous = output.read_bytes()
     run([ffcv, "write", "fashion-mnist", "--split", "test", "--quiet", "--output", str(output)])
     records = []
     for trial in range(trials):
@@ -104,17 +105,47 @@ def writer_trials(ffcv, work, trials, rng):
             "ok": all(r["ok"] for r in records) and cleaned}
 
 
-def summary_of(run_dir):
+def result_of(run_dir):
+    """The final weights of a run: their digest and checksum."""
     summary = json.loads((Path(run_dir) / "summary.json").read_text())
-    return summary["parameter_checksum"], summary.get("val_top1")
+    return summary["weights_digest"], summary["parameter_checksum"]
 
 
-def trainer_trials(ffcv, work, trials, rng, epochs):
+def timed_run(command, checkpoint):
+    """Runs `command` to its end; returns (seconds to the first checkpoint, seconds in all)."""
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                               text=True)
+    start = time.monotonic()
+    first = None
+    while process.poll() is None:
+        if first is None and checkpoint.exists():
+            first = time.monotonic() - start
+        time.sleep(0.002)
+    if process.returncode != 0:
+        raise SystemExit(f"failed: {' '.join(command)}\n{process.stderr.read()}")
+    end = time.monotonic() - start
+    return (first if first is not None else end), end
+
+
+def resume_check(base, folder, name, checkpoint, straight):
+    """Resumes from `checkpoint`; returns the trial's fields."""
+    resumed_dir = folder / f"resumed-{name}"
+    result = subprocess.run(base + ["--output-dir", str(resumed_dir), "--set",
+                                    f"checkpoint.resume={checkpoint}"],
+                            capture_output=True, text=True)
+    fields = {"resumed": result.returncode == 0}
+    fields["same_weights"] = fields["resumed"] and result_of(resumed_dir) == straight
+    if not fields["resumed"]:
+        fields["error"] = (result.stdout + result.stderr)[-400:]
+    return fields
+
+
+def trainer_trials(ffcv, work, trials, save_trials, rng, epochs, preload):
     folder = work / "trainer"
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
     train, val = folder / "train.beton", folder / "val.beton"
-    run([ffcv, "write", "fashion-mnist", "--split", "train", "--subset", "512", "--quiet",
+    run([ffcv, "write", "fashion-mnist", "--split", "train", "--subset", "1024", "--quiet",
          "--output", str(train)])
     run([ffcv, "write", "fashion-mnist", "--split", "test", "--subset", "256", "--quiet",
          "--output", str(val)])
@@ -128,33 +159,65 @@ def trainer_trials(ffcv, work, trials, rng, epochs):
     base = [ffcv, "run", str(REPO / "recipes/fashion_mnist.toml"), "--quiet"]
     for key, value in settings.items():
         base += ["--set", f"{key}={value}"]
-    start = time.monotonic()
-    run(base + ["--output-dir", str(folder / "straight")])
-    duration = time.monotonic() - start
-    straight = summary_of(folder / "straight")
+    first, end = timed_run(base + ["--output-dir", str(folder / "straight")],
+                           folder / "straight" / "checkpoint.pt")
+    straight = result_of(folder / "straight")
+    checkpoint_bytes = (folder / "straight" / "checkpoint.pt").stat().st_size
     records = []
+    # At a random moment between the first checkpoint and the run's end.
     for trial in range(trials):
-        killed_dir, resumed_dir = folder / f"killed-{trial}", folder / f"resumed-{trial}"
+        killed_dir = folder / f"killed-{trial}"
         checkpoint = killed_dir / "checkpoint.pt"
-        delay = rng.uniform(0, duration)
-        killed, at = kill_at(base + ["--output-dir", str(killed_dir)], checkpoint.exists, delay)
+        killed, at = kill_at(base + ["--output-dir", str(killed_dir)], checkpoint.exists,
+                             rng.uniform(0, end - first))
         left = temporaries(killed_dir, "checkpoint.pt")
-        result = subprocess.run(base + ["--output-dir", str(resumed_dir), "--set",
-                                        f"checkpoint.resume={checkpoint}"],
-                                capture_output=True, text=True)
-        resumed = result.returncode == 0
-        same = resumed and summary_of(resumed_dir) == straight
-        record = {"trial": trial, "killed": killed, "seconds": round(at, 3),
-                  "temporaries_left": len(left), "resumed": resumed, "same_result": same,
-                  "ok": same and len(left) <= 1}
-        if not resumed:
-            record["error"] = (result.stdout + result.stderr)[-400:]
+        record = {"trial": trial, "kind": "random moment", "killed": killed,
+                  "seconds": round(at, 3), "temporaries_left": len(left)}
+        record.update(resume_check(base, folder, str(trial), checkpoint, straight))
+        record["ok"] = record["same_weights"] and len(left) <= 1
         records.append(record)
         print(f"trainer trial {trial}: {'killed' if killed else 'finished'} at {at:.2f} s, "
-              f"{len(left)} temporary left, resumed {'to the same weights' if same else 'WRONG'}",
+              f"{len(left)} temporary left, resumed "
+              f"{'to the same weights' if record['same_weights'] else 'WRONG'}", flush=True)
+    # In the middle of writing a checkpoint: the write of the second one stalls half-way (the
+    # fault library) and the run is killed while it waits.
+    for trial in range(save_trials):
+        name = f"save-{trial}"
+        killed_dir = folder / f"killed-{name}"
+        checkpoint = killed_dir / "checkpoint.pt"
+        environment = dict(os.environ, LD_PRELOAD=preload, FFCV_FAULT_MATCH=".checkpoint.pt.tmp-",
+                           FFCV_FAULT_BYTES=str(int(checkpoint_bytes * (1.3 + 0.4 * rng.random()))),
+                           FFCV_FAULT_STALL_SECONDS="60")
+        process = subprocess.Popen(base + ["--output-dir", str(killed_dir)],
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                   env=environment)
+        start = time.monotonic()
+        previous = None
+        while process.poll() is None and time.monotonic() - start < 120:
+            if checkpoint.exists() and temporaries(killed_dir, "checkpoint.pt"):
+                time.sleep(0.3)  # the temporary is half written and stalled
+                previous = checkpoint.read_bytes()
+                break
+            time.sleep(0.002)
+        mid_save = process.poll() is None and previous is not None
+        process.kill()
+        process.wait()
+        left = temporaries(killed_dir, "checkpoint.pt")
+        record = {"trial": name, "kind": "during a save", "killed": mid_save,
+                  "seconds": round(time.monotonic() - start, 3), "temporaries_left": len(left),
+                  "checkpoint_unchanged": previous is not None and
+                  checkpoint.read_bytes() == previous}
+        record.update(resume_check(base, folder, name, checkpoint, straight))
+        record["ok"] = (mid_save and record["checkpoint_unchanged"] and len(left) == 1 and
+                        record["same_weights"])
+        records.append(record)
+        print(f"trainer trial {name}: {'killed mid-save' if mid_save else 'NOT killed mid-save'}"
+              f", previous checkpoint {'whole' if record['checkpoint_unchanged'] else 'CHANGED'}"
+              f", resumed {'to the same weights' if record['same_weights'] else 'WRONG'}",
               flush=True)
-    return {"trials": records, "run_seconds": round(duration, 3), "epochs": epochs,
-            "parameter_checksum": straight[0], "val_top1": straight[1],
+    return {"trials": records, "seconds_to_first_checkpoint": round(first, 3),
+            "run_seconds": round(end, 3), "epochs": epochs, "checkpoint_bytes": checkpoint_bytes,
+            "weights_digest": straight[0], "parameter_checksum": straight[1],
             "ok": all(r["ok"] for r in records)}
 
 
@@ -164,6 +227,10 @@ def main():
     parser.add_argument("--workdir", required=True)
     parser.add_argument("--writer-trials", type=int, default=10)
     parser.add_argument("--trainer-trials", type=int, default=5)
+    parser.add_argument("--save-trials", type=int, default=2,
+                        help="trainer trials killed while a checkpoint is being written")
+    parser.add_argument("--fault-preload", default=str(REPO / "build/lib/ffcv_fail_writes_preload.so"),
+                        help="tests/fault/fail_writes_preload.c, built")
     parser.add_argument("--epochs", type=int, default=6)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", help="write the report here")
@@ -177,8 +244,9 @@ def main():
     report = {"seed": args.seed, "machine": os.uname().nodename}
     if args.writer_trials:
         report["writer"] = writer_trials(args.ffcv, work, args.writer_trials, rng)
-    if args.trainer_trials:
-        report["trainer"] = trainer_trials(args.ffcv, work, args.trainer_trials, rng, args.epochs)
+    if args.trainer_trials or args.save_trials:
+        report["trainer"] = trainer_trials(args.ffcv, work, args.trainer_trials, args.save_trials,
+                                           rng, args.epochs, args.fault_preload)
     ok = all(part["ok"] for key, part in report.items() if isinstance(part, dict))
     report["ok"] = ok
     if args.json:

@@ -3,6 +3,10 @@
  * FFCV_FAULT_ERRNO (a number; default ENOSPC, "No space left on device"), as a disk that fills
  * up does: the write that crosses the budget is shortened to it, the next one fails.
  *
+ * With FFCV_FAULT_STALL_SECONDS set, nothing fails: the first write past the budget waits that
+ * long and then goes through, as on a stalled network disk; a test kills the process meanwhile
+ * to end it in the middle of writing a file.
+ *
  * It wraps write, pwrite, pwrite64, writev and pwritev (what AtomicFile, std::ofstream and
  * LibTorch's archive writer reach); other files and calls pass through unchanged. Without
  * FFCV_FAULT_MATCH it does nothing. */
@@ -38,6 +42,14 @@ static long long allowed_bytes(int fd, size_t count) {
   const char* budget_text = getenv("FFCV_FAULT_BYTES");
   const long long budget = budget_text ? atoll(budget_text) : 0;
   const long long before = atomic_fetch_add(&g_used, (long long)count);
+  const char* stall_text = getenv("FFCV_FAULT_STALL_SECONDS");
+  if (stall_text != NULL) {
+    static atomic_int stalled;
+    if (before + (long long)count > budget && atomic_exchange(&stalled, 1) == 0) {
+      sleep((unsigned)atoi(stall_text));
+    }
+    return (long long)count;
+  }
   if (before >= budget) {
     errno = fault_errno();
     return -1;
