@@ -215,6 +215,29 @@ def trainer_trials(ffcv, work, trials, save_trials, rng, epochs, preload):
               f", previous checkpoint {'whole' if record['checkpoint_unchanged'] else 'CHANGED'}"
               f", resumed {'to the same weights' if record['same_weights'] else 'WRONG'}",
               flush=True)
+    # The disk fills up while the second checkpoint is written: one clear error, the first
+    # checkpoint stays, and resuming from it ends as the uninterrupted run.
+    if save_trials:
+        full_dir = folder / "killed-disk-full"
+        checkpoint = full_dir / "checkpoint.pt"
+        environment = dict(os.environ, LD_PRELOAD=preload, FFCV_FAULT_MATCH=".checkpoint.pt.tmp-",
+                           FFCV_FAULT_BYTES=str(int(checkpoint_bytes * 1.5)))
+        result = subprocess.run(base + ["--output-dir", str(full_dir)], capture_output=True,
+                                text=True, env=environment)
+        errors = [line for line in (result.stdout + result.stderr).splitlines()
+                  if "No space left on device" in line]
+        record = {"trial": "disk-full", "kind": "disk full during a save",
+                  "exit_status": result.returncode, "error_lines": len(errors),
+                  "temporaries_left": len(temporaries(full_dir, "checkpoint.pt"))}
+        record.update(resume_check(base, folder, "disk-full", checkpoint, straight))
+        record["ok"] = (result.returncode == 1 and len(errors) >= 1 and
+                        record["temporaries_left"] == 0 and record["same_weights"])
+        if not record["ok"]:
+            record["output"] = (result.stdout + result.stderr)[-600:]
+        records.append(record)
+        print(f"trainer trial disk-full: exit {result.returncode}, "
+              f"{errors[0] if errors else 'NO ERROR LINE'}; resumed "
+              f"{'to the same weights' if record['same_weights'] else 'WRONG'}", flush=True)
     return {"trials": records, "seconds_to_first_checkpoint": round(first, 3),
             "run_seconds": round(end, 3), "epochs": epochs, "checkpoint_bytes": checkpoint_bytes,
             "weights_digest": straight[0], "parameter_checksum": straight[1],

@@ -115,6 +115,7 @@ inline void break_jpeg_samples(const std::string& path,
   write_file(path, bytes);
 }
 
+#ifdef FFCV_CLI_PATH
 // Runs the ffcv CLI; returns its exit status and puts stdout+stderr in `output`. `before` is
 // shell text put before the command: variables ("LD_PRELOAD=... ") or a limit ("ulimit -f 64; ").
 inline int run_cli(const std::string& arguments, std::string& output,
@@ -128,5 +129,7 @@ inline int run_cli(const std::string& arguments, std::string& output,
   const int status = ::pclose(pipe);
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
+
+#endif  // FFCV_CLI_PATH
 
 }  // namespace ffcv::test

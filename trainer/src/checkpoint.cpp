@@ -47,9 +47,16 @@ void save_checkpoint(const std::string& path, const torch::nn::Module& model,
                        {static_cast<std::int64_t>(recipe_toml.size())}, torch::kUInt8)
           .clone();
   archive.write("recipe", recipe, /*is_buffer=*/true);
-  AtomicFile file(path);
-  archive.save_to(file.temporary_path());
-  file.commit();
+  // Serialized in memory, then written through write_file_atomically: LibTorch's file writer
+  // throws from its destructor when a write fails (a full disk, the file-size limit), which
+  // ends the process; ours reports one IoError, removes its temporary and leaves the previous
+  // checkpoint in place.
+  std::string bytes;
+  archive.save_to([&bytes](const void* data, std::size_t size) {
+    bytes.append(static_cast<const char*>(data), size);
+    return size;
+  });
+  write_file_atomically(path, bytes);
 }
 
 TrainPosition load_checkpoint(const std::string& path, torch::nn::Module& model,

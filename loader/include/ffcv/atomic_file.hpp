@@ -41,7 +41,7 @@ class AtomicFile {
   AtomicFile& operator=(const AtomicFile&) = delete;
 
   const std::string& final_path() const { return final_path_; }
-  // The temporary's path, for writers that open files by name (a torch archive). They must
+  // The temporary's path, for writers that open files by name. They must
   // write to it in place (truncate or overwrite), not replace it: the lock is on this inode.
   const std::string& temporary_path() const { return temp_path_; }
 
