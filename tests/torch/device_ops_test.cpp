@@ -124,7 +124,7 @@ TEST_CASE("convert on the device side matches the CPU step", "[device_ops]") {
                      test::run_cpu_step("convert:dtype=float32", bytes)));
 }
 
-TEST_CASE("device steps are found by name; a typo is answered with the closest", "[device_ops]") {
+TEST_CASE("device steps are found by name, a typo is answered with the closest", "[device_ops]") {
   const auto names = torch_adapter::DeviceOpRegistry::global().operations();
   std::vector<std::string> listed;
   for (const auto& [name, summary] : names) listed.push_back(name);

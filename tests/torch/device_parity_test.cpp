@@ -69,7 +69,7 @@ TEST_CASE("each device step on CUDA equals its CPU twin", "[device_parity]") {
   }
 }
 
-TEST_CASE("DeviceTransfer runs each output's stage on its stream; values match the CPU",
+TEST_CASE("DeviceTransfer runs each output's stage on its stream, values match the CPU",
           "[device_parity]") {
   test::TempDir dir;
   const std::string path = write_images(dir, 24, 20);

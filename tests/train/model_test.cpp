@@ -14,6 +14,7 @@
 #include "ffcv/train/blurpool.hpp"
 #include "ffcv/train/param_groups.hpp"
 #include "ffcv/train/resnet.hpp"
+#include "test_support.hpp"
 
 using namespace ffcv::train;
 
@@ -102,11 +103,12 @@ Layout parse_layout(const std::string& text) {
   return layout;
 }
 
-// Runs the torchvision layout script; returns false (after a WARN) when no Python is configured.
+// Runs the torchvision layout script; returns false (the test not run) when no Python is
+// configured.
 bool torchvision_layout(const std::string& arch, Layout& layout) {
   const std::string python = FFCV_PYTHON;
   if (python.empty() || !std::filesystem::exists(python)) {
-    WARN("skipped: no Python at '" << python << "' (configure with -DFFCV_PYTHON=...)");
+    ffcv::test::skip_test("no Python at '" + python + "' (configure with -DFFCV_PYTHON=...)");
     return false;
   }
   const std::string script =

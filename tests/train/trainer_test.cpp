@@ -232,7 +232,7 @@ TEST_CASE(
 #endif
 }
 
-TEST_CASE("TTA sums the logits of the image and its mirror; top-k counts", "[trainer]") {
+TEST_CASE("TTA sums the logits of the image and its mirror, top-k counts", "[trainer]") {
   // A "model" that looks at the left half only: mirroring changes its answer.
   const auto forward = [](const at::Tensor& x) {
     const at::Tensor left = x.narrow(3, 0, x.size(3) / 2).mean({1, 2, 3});
@@ -266,7 +266,7 @@ TEST_CASE("input normalizer: uint8 NHWC to normalised NCHW in channels_last", "[
   }
 }
 
-TEST_CASE("checkpoint restores weights, momentum and position; other models are refused",
+TEST_CASE("checkpoint restores weights, momentum and position, other models are refused",
           "[trainer]") {
   test::TempDir dir;
   torch::manual_seed(1);
@@ -562,7 +562,7 @@ TEST_CASE("the mixup loss weighs both labels' cross-entropies", "[trainer]") {
 
 // The same tiny runs on a GPU (skipped without one): every precision trains, and NCCL, which
 // cannot put two ranks on one GPU, is refused with a clear error before any rank starts it.
-TEST_CASE("on a GPU: each precision trains the tiny model; NCCL needs a GPU per rank",
+TEST_CASE("on a GPU: each precision trains the tiny model, NCCL needs a GPU per rank",
           "[trainer][cuda]") {
   require_gpu();
   test::TempDir dir;

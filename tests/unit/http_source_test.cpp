@@ -382,7 +382,7 @@ TEST_CASE("reads over slow HTTP stop at once when interrupted or when the iterat
   }
 }
 
-TEST_CASE("https: a file served over TLS reads as the local file; an untrusted server is refused",
+TEST_CASE("https: a file served over TLS reads as the local file, an untrusted server is refused",
           "[http]") {
   bypass_proxies();
   ::unsetenv("CURL_CA_BUNDLE");

@@ -128,8 +128,8 @@ TEST_CASE("generate_imagenet_like reports a photo it cannot decode", "[imagenet_
 
 TEST_CASE("generate_imagenet_like is deterministic and ImageNet-like", "[imagenet_like]") {
   if (ffcv::tools::find_source_photos(ffcv::tools::default_photo_dirs()).empty()) {
-    WARN("no source photos installed (" << ffcv::tools::photo_packages_hint()
-                                        << "); skipping the generation test");
+    ffcv::test::skip_test(std::string("no source photos installed (") +
+                          ffcv::tools::photo_packages_hint() + ")");
     return;
   }
   const TempDir temp;

@@ -31,6 +31,7 @@
 #include "ffcv/errors.hpp"
 #include "ffcv/jpeg_codec.hpp"
 #include "ffcv/jpeg_window.hpp"
+#include "test_support.hpp"
 
 using namespace ffcv;
 
@@ -437,11 +438,11 @@ TEST_CASE("the scale is the smallest M/8 that keeps the window at least the outp
 TEST_CASE("every encoding of the libjxl test photo decodes through the window decoder", "[jpeg]") {
   namespace fs = std::filesystem;
 #ifndef FFCV_HAVE_IMGCODECS
-  WARN("this build has no OpenCV imgcodecs, the independent decoder of this test; skipped");
+  ffcv::test::skip_test("this build has no OpenCV imgcodecs, the independent decoder of this test");
   return;
 #else
   if (!fs::is_directory(kJxlTestdataDir)) {
-    WARN("libjxl-testdata is not installed (apt-get install libjxl-testdata); skipped");
+    ffcv::test::skip_test("libjxl-testdata is not installed (apt-get install libjxl-testdata)");
     return;
   }
   std::vector<fs::path> files;

@@ -232,7 +232,7 @@ TEST_CASE("an iterator resumed at batch k gives exactly the remaining batches", 
   CHECK(rest == std::vector<std::vector<std::uint8_t>>(whole.begin() + 5, whole.end()));
 }
 
-TEST_CASE("a batch stays valid while held; holding too many is a clear error", "[loader]") {
+TEST_CASE("a batch stays valid while held, holding too many is a clear error", "[loader]") {
   TempDir dir;
   const std::string path = write_dataset(dir);
   LoaderOptions options;

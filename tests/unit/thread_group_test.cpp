@@ -60,7 +60,7 @@ TEST_CASE("parallel_for stops at the first error and throws it after joining", "
   CHECK(inside_at_return == 0);
 }
 
-TEST_CASE("parallel_for ticks progress on the calling thread; a failing tick stops the work",
+TEST_CASE("parallel_for ticks progress on the calling thread, and a failing tick stops the work",
           "[threads]") {
   std::vector<std::uint64_t> seen;
   const auto caller = std::this_thread::get_id();
