@@ -34,7 +34,9 @@ fuzz_one() {
   local h=$1 max_len=65536
   [ "$h" = beton ] && max_len=4194304
   mkdir -p "$dir/corpus/$h" "$dir/findings/$h"
-  "$dir/bin/ffcv_fuzz_$h" "$dir/corpus/$h" "$dir/seeds/$h" tests/fuzz/regressions/$h \
+  local inputs=("$dir/corpus/$h" "$dir/seeds/$h")
+  [ -d "tests/fuzz/regressions/$h" ] && inputs+=("tests/fuzz/regressions/$h")
+  "$dir/bin/ffcv_fuzz_$h" "${inputs[@]}" \
     -max_total_time="$seconds" -max_len="$max_len" -timeout=20 -rss_limit_mb=4096 \
     -print_final_stats=1 -artifact_prefix="$dir/findings/$h/" \
     >"$dir/logs/$h.log" 2>&1

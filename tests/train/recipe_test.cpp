@@ -284,6 +284,13 @@ TEST_CASE("a bad override names the override", "[recipe]") {
   // A value that is more than one TOML value stays one string (and is then the wrong type).
   CHECK_THAT(load_error(kData, {"training.epochs=3\nlr = 1"}),
              Contains("training.epochs must be an integer, got the string"));
+  // Bytes that are not UTF-8 would be written into the run's recipe.toml and make it unreadable
+  // (found by the recipe fuzz harness): a lone continuation byte, an overlong '/', a surrogate.
+  for (const char* bad :
+       {"data.train=random\xa8", "data.train=\xc0\xaf", "data.val=\xed\xa0\x80"}) {
+    CHECK_THAT(load_error(kData, {bad}), Contains("is not valid UTF-8"));
+  }
+  CHECK_THAT(load_error(kData, {"data.train=caf\xc3\xa9.beton"}), Equals(""));  // é is fine
 }
 
 TEST_CASE("recipe_to_toml writes every key and reads back equal", "[recipe]") {

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "epoch_bytes.hpp"
+#include "fails_for.hpp"
 #include "ffcv/errors.hpp"
 #include "ffcv/fields/rgb_image_field.hpp"
 #include "ffcv/fields/scalar_fields.hpp"
@@ -77,29 +78,6 @@ std::size_t thread_count() {
   ::closedir(dir);
   return count;
 }
-
-// Sleeps, then copies; throws for one dataset index. For cancellation and error tests.
-class SlowOrFailing final : public Operation {
- public:
-  SlowOrFailing(int sleep_ms, std::int64_t fail_index) : sleep_ms_(sleep_ms), fail_(fail_index) {}
-  std::string name() const override { return "slow_or_failing"; }
-  TensorState declare(const TensorState& input) override {
-    bytes_ = input.byte_size();
-    return input;
-  }
-  void apply(const std::uint8_t* in, std::uint8_t* out, std::span<std::uint8_t>,
-             const SampleContext& context) const override {
-    if (sleep_ms_ > 0) std::this_thread::sleep_for(std::chrono::milliseconds(sleep_ms_));
-    if (static_cast<std::int64_t>(context.index) == fail_)
-      throw std::runtime_error("planted failure");
-    std::memcpy(out, in, bytes_);
-  }
-
- private:
-  int sleep_ms_;
-  std::int64_t fail_;
-  std::uint64_t bytes_ = 0;
-};
 
 }  // namespace
 
@@ -257,7 +235,8 @@ TEST_CASE("a failing operation surfaces at the consumer and the loader stays usa
   LoaderOptions options;
   options.batch_size = 25;
   options.num_workers = 2;
-  PipelineSpec failing{"label", "label", nullptr, {std::make_shared<SlowOrFailing>(0, 260)}};
+  PipelineSpec failing{
+      "label", "label", nullptr, {std::make_shared<test::FailsFor>(std::set<std::uint64_t>{260})}};
   Loader loader(path, {failing}, options);
   {
     auto it = loader.epoch(0);
@@ -267,7 +246,7 @@ TEST_CASE("a failing operation surfaces at the consumer and the loader stays usa
       FAIL("expected the planted failure");
     } catch (const Error& error) {
       CHECK_THAT(std::string(error.what()), Catch::Contains("sample 260") &&
-                                                Catch::Contains("slow_or_failing") &&
+                                                Catch::Contains("fails_for") &&
                                                 Catch::Contains("planted failure"));
     }
     CHECK(batches == 10);  // batches 0..9 came out; batch 10 holds sample 260
@@ -284,7 +263,8 @@ TEST_CASE("destroying an iterator mid-epoch stops its workers at once", "[loader
   LoaderOptions options;
   options.batch_size = 10;
   options.num_workers = 4;
-  PipelineSpec slow{"label", "label", nullptr, {std::make_shared<SlowOrFailing>(20, -1)}};
+  PipelineSpec slow{
+      "label", "label", nullptr, {std::make_shared<test::FailsFor>(std::set<std::uint64_t>{}, 20)}};
   Loader loader(path, {slow}, options);
   const std::size_t threads_before = thread_count();
   const auto start = std::chrono::steady_clock::now();
@@ -312,7 +292,8 @@ TEST_CASE("ready() says whether next() would wait, without waiting", "[loader]")
   options.num_workers = 1;
   options.batches_ahead = 0;
   // 10 samples x 30 ms: a batch takes 0.3 s on the one worker.
-  PipelineSpec slow{"label", "label", nullptr, {std::make_shared<SlowOrFailing>(30, -1)}};
+  PipelineSpec slow{
+      "label", "label", nullptr, {std::make_shared<test::FailsFor>(std::set<std::uint64_t>{}, 30)}};
   Loader loader(path, {slow}, options);
   auto it = loader.epoch(0);
   const auto asked = std::chrono::steady_clock::now();

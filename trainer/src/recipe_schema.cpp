@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <cstdint>
 #include <cstring>
 #include <optional>
 
@@ -400,7 +401,52 @@ void apply_recipe_text(const std::string& text, const std::string& path, const R
   }
 }
 
+namespace {
+
+// True when `text` is well-formed UTF-8 (no overlong forms, surrogates or code points past
+// U+10FFFF), as TOML requires of a document: a value that is not would be written into the run's
+// recipe.toml and make it unreadable.
+bool is_utf8(std::string_view text) {
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const auto byte = static_cast<unsigned char>(text[i]);
+    int length = 0;
+    std::uint32_t code = 0;
+    if (byte < 0x80) {
+      ++i;
+      continue;
+    } else if ((byte & 0xe0) == 0xc0) {
+      length = 2, code = byte & 0x1f;
+    } else if ((byte & 0xf0) == 0xe0) {
+      length = 3, code = byte & 0x0f;
+    } else if ((byte & 0xf8) == 0xf0) {
+      length = 4, code = byte & 0x07;
+    } else {
+      return false;
+    }
+    if (i + length > text.size()) return false;
+    for (int k = 1; k < length; ++k) {
+      const auto next = static_cast<unsigned char>(text[i + k]);
+      if ((next & 0xc0) != 0x80) return false;
+      code = code << 6 | (next & 0x3f);
+    }
+    static constexpr std::uint32_t kSmallest[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (code < kSmallest[length] || code > 0x10ffff || (code >= 0xd800 && code <= 0xdfff)) {
+      return false;
+    }
+    i += length;
+  }
+  return true;
+}
+
+}  // namespace
+
 void apply_recipe_override(const std::string& text, const RecipeSchema& schema) {
+  if (!is_utf8(text)) {
+    throw ConfigError(
+        "--set: an override is not valid UTF-8 text (TOML, and the run's "
+        "recipe.toml, hold only UTF-8)");
+  }
   const std::string prefix = "--set " + text + ": ";
   const std::size_t equals = text.find('=');
   if (equals == std::string::npos) throw ConfigError(prefix + "expected section.key=value");
