@@ -54,10 +54,10 @@ for h in "${harnesses[@]}"; do
 done
 for h in "${harnesses[@]}"; do wait "${pids[$h]}" || failed+=("$h"); done
 
-python3 - "$dir" "${harnesses[@]}" <<'PY'
+python3 - "$dir" "$seconds" "${harnesses[@]}" <<'PY'
 import json, re, sys
 from pathlib import Path
-root, harnesses = Path(sys.argv[1]), sys.argv[2:]
+root, seconds, harnesses = Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3:]
 summary = {}
 for h in harnesses:
     text = (root / "logs" / f"{h}.log").read_text(errors="replace")
@@ -65,7 +65,7 @@ for h in harnesses:
     cov = re.findall(r"cov: (\d+) ft: (\d+)", text)
     findings = sorted(p.name for p in (root / "findings" / h).iterdir()) if (root / "findings" / h).is_dir() else []
     summary[h] = {"executions": stat("number_of_executed_units"),
-                  "seconds": stat("total_run_time") if stat("total_run_time") is not None else None,
+                  "seconds": seconds,
                   "peak_rss_mb": stat("peak_rss_mb"),
                   "coverage_edges": int(cov[-1][0]) if cov else None,
                   "features": int(cov[-1][1]) if cov else None,
