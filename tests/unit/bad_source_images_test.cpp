@@ -94,3 +94,28 @@ TEST_CASE("write folder --on-bad-image skip leaves damaged images out and lists 
   }
   CHECK(test::run_cli("inspect " + output + " --verify", out) == 0);
 }
+
+TEST_CASE("a file of another format under an image name is refused before any decoder sees it",
+          "[cli][bad_source]") {
+  test::TempDir dir;
+  fs::create_directories(dir.file("img/a"));
+  test::write_file(dir.file("img/a/good.jpg"), encode_jpeg(test::gradient_image(30, 20, 1), 90));
+  // A damaged DICOM file (found by fuzzing: GDCM, which OpenCV's imdecode tries, asserted and
+  // aborted the writer on it) and a JPEG 2000 signature, named as PNG and TIFF.
+  const std::vector<std::uint8_t> dicom = test::read_file(
+      std::string(FFCV_SOURCE_DIR) + "/tests/fuzz/regressions/sources/dicom-aborts-gdcm");
+  test::write_file(dir.file("img/a/scan.png"),
+                   std::vector<std::uint8_t>(dicom.begin() + 4, dicom.end()));
+  test::write_file(dir.file("img/a/photo.tif"),
+                   {0, 0, 0, 12, 'j', 'P', ' ', ' ', 0x0d, 0x0a, 0x87, 0x0a, 0, 0, 0, 0});
+  std::string out;
+  CHECK(test::run_cli("write folder " + dir.file("img") + " --output " + dir.file("o.beton") +
+                          " --on-bad-image skip --quiet",
+                      out) == 0);
+  INFO(out);
+  const Reader reader(dir.file("o.beton"));
+  CHECK(reader.num_samples() == 1);
+  const std::string sources = test::text_of(dir.file("o.beton.sources.json"));
+  CHECK_THAT(sources, Catch::Contains("scan.png") && Catch::Contains("photo.tif") &&
+                          Catch::Contains("not a JPEG, PNG, BMP, PNM, TIFF or WebP file"));
+}

@@ -1,7 +1,9 @@
 #include "image_file.hpp"
 
+#include <algorithm>
 #include <fstream>
 #include <iterator>
+#include <string_view>
 #include <vector>
 
 #include "ffcv/errors.hpp"
@@ -13,6 +15,31 @@
 #endif
 
 namespace ffcv::tools {
+namespace {
+
+bool starts_with(const std::vector<std::uint8_t>& bytes, std::size_t at, std::string_view magic) {
+  return bytes.size() >= at + magic.size() &&
+         std::equal(magic.begin(), magic.end(), bytes.begin() + at,
+                    [](char m, std::uint8_t b) { return static_cast<std::uint8_t>(m) == b; });
+}
+
+// The format of the formats an image folder may hold, from the file's first bytes; "" for any
+// other. OpenCV's imdecode would try every decoder it was built with (DICOM, JPEG 2000, OpenEXR,
+// GDAL, ...), some of which abort the process on a damaged file: only these reach it.
+std::string_view image_format(const std::vector<std::uint8_t>& bytes) {
+  if (starts_with(bytes, 0, "\xff\xd8\xff")) return "JPEG";
+  if (starts_with(bytes, 0, "\x89PNG\r\n\x1a\n")) return "PNG";
+  if (starts_with(bytes, 0, "BM")) return "BMP";
+  if (bytes.size() >= 2 && bytes[0] == 'P' && bytes[1] >= '1' && bytes[1] <= '6') return "PNM";
+  if (starts_with(bytes, 0, std::string_view("II*\0", 4)) ||
+      starts_with(bytes, 0, std::string_view("MM\0*", 4))) {
+    return "TIFF";
+  }
+  if (starts_with(bytes, 0, "RIFF") && starts_with(bytes, 8, "WEBP")) return "WebP";
+  return "";
+}
+
+}  // namespace
 
 FieldValue read_image_value(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -23,6 +50,10 @@ FieldValue read_image_value(const std::string& path) {
     if (read_jpeg_info(bytes).rgb_convertible) return JpegFile{std::move(bytes)};
   } catch (const EncodeError&) {
     // Not a JPEG (or a damaged one): let OpenCV try, and report its verdict.
+  }
+  if (image_format(bytes).empty()) {
+    throw EncodeError("cannot decode image file '" + path + "' (" + std::to_string(bytes.size()) +
+                      " bytes): not a JPEG, PNG, BMP, PNM, TIFF or WebP file");
   }
 #ifdef FFCV_HAVE_IMGCODECS
   cv::Mat decoded;
