@@ -2,7 +2,6 @@
 // errors and cancellation.
 #include <catch2/catch.hpp>
 
-#include <dirent.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -69,14 +68,6 @@ std::size_t resident_kib() {
   std::size_t pages = 0, resident = 0;
   statm >> pages >> resident;
   return resident * static_cast<std::size_t>(::sysconf(_SC_PAGESIZE)) / 1024;
-}
-
-std::size_t thread_count() {
-  std::size_t count = 0;
-  DIR* dir = ::opendir("/proc/self/task");
-  while (dirent* entry = ::readdir(dir)) count += entry->d_name[0] != '.';
-  ::closedir(dir);
-  return count;
 }
 
 }  // namespace
@@ -266,7 +257,7 @@ TEST_CASE("destroying an iterator mid-epoch stops its workers at once", "[loader
   PipelineSpec slow{
       "label", "label", nullptr, {std::make_shared<test::FailsFor>(std::set<std::uint64_t>{}, 20)}};
   Loader loader(path, {slow}, options);
-  const std::size_t threads_before = thread_count();
+  const std::size_t threads_before = test::thread_count();
   const auto start = std::chrono::steady_clock::now();
   {
     auto it = loader.epoch(0);
@@ -275,7 +266,7 @@ TEST_CASE("destroying an iterator mid-epoch stops its workers at once", "[loader
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   CHECK(seconds < 2.0);  // a full epoch would take 500 * 20 ms / 4 = 2.5 s
-  CHECK(thread_count() == threads_before);
+  CHECK(test::thread_count_back_to(threads_before) == threads_before);
   // A new epoch cancels the previous one.
   auto first = loader.epoch(1);
   first.next();
@@ -324,12 +315,12 @@ TEST_CASE("thousands of epochs leave no threads or memory behind", "[loader]") {
   options.batch_size = 8;
   options.num_workers = 2;
   Loader loader(path, {}, options);
-  const std::size_t threads_before = thread_count();
+  const std::size_t threads_before = test::thread_count();
   std::uint64_t samples = 0;
   for (std::uint64_t epoch = 0; epoch < 2000; ++epoch)
     samples += epoch_labels(loader, epoch).size();
   CHECK(samples == 2000 * 16);
-  CHECK(thread_count() == threads_before);
+  CHECK(test::thread_count_back_to(threads_before) == threads_before);
 }
 
 TEST_CASE("the process cache gives the same batches as mmap", "[loader]") {

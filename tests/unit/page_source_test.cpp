@@ -20,6 +20,7 @@
 
 #include "ffcv/errors.hpp"
 #include "ffcv/storage/page_source.hpp"
+#include "test_support.hpp"
 
 namespace ffcv {
 namespace {
@@ -164,15 +165,6 @@ std::uint64_t minimal_budget_pages(const std::string& path, const Schedule& sche
   }
   FAIL("no budget up to the whole file is accepted");
   return 0;
-}
-
-std::size_t thread_count() {
-  std::size_t count = 0;
-  for ([[maybe_unused]] const auto& entry :
-       std::filesystem::directory_iterator("/proc/self/task")) {
-    ++count;
-  }
-  return count;
 }
 
 TEST_CASE("mmap source gives the file's bytes", "[pages]") {
@@ -493,7 +485,7 @@ TEST_CASE("process cache keeps no threads or memory across many epochs", "[pages
   const PatternFile file(3 * kPage);
   auto cache = make_process_cache(file.path(), kPage, {3 * kPage, 2, {}});
   const Schedule schedule{{0}, {0, 1}, {2}};
-  const std::size_t threads_before = thread_count();
+  const std::size_t threads_before = test::thread_count();
   for (int epoch = 0; epoch < 1000; ++epoch) {
     cache->begin_epoch(schedule, 1);
     for (std::uint64_t b = 0; b < schedule.size(); ++b) {
@@ -503,7 +495,7 @@ TEST_CASE("process cache keeps no threads or memory across many epochs", "[pages
     if (epoch % 2 == 0) cache->end_epoch();  // otherwise the next begin_epoch ends it
   }
   cache->end_epoch();
-  CHECK(thread_count() == threads_before);
+  CHECK(test::thread_count_back_to(threads_before) == threads_before);
   const PageSourceStats stats = cache->stats();
   CHECK(stats.resident_bytes == 0);
   CHECK(stats.pages_loaded == 3000);

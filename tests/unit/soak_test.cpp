@@ -110,7 +110,7 @@ TEST_CASE("loaders made and dropped in many threads leave no thread, descriptor 
   std::mt19937_64 warm(1);
   one_loader(path, warm);
   ::malloc_trim(0);
-  const int threads_before = static_cast<int>(status_number("Threads"));
+  const int threads_before = static_cast<int>(test::thread_count());
   const int fds_before = open_descriptors();
   const long rss_before = status_number("VmRSS");
 
@@ -141,7 +141,8 @@ TEST_CASE("loaders made and dropped in many threads leave no thread, descriptor 
     stop = true;
   }
   ::malloc_trim(0);
-  const int threads_after = static_cast<int>(status_number("Threads"));
+  const int threads_after =
+      static_cast<int>(test::thread_count_back_to(static_cast<std::size_t>(threads_before)));
   const int fds_after = open_descriptors();
   const long rss_after = status_number("VmRSS");
 

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -12,6 +13,7 @@
 #include <functional>
 #include <iterator>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "ffcv/dataset_writer.hpp"
@@ -24,6 +26,30 @@ namespace ffcv::test {
 // in CTest carries SKIP_REGULAR_EXPRESSION on this marker (tests/CMakeLists.txt) and shows as
 // skipped, never as passed; a run by hand prints the reason.
 inline constexpr const char* kSkipMarker = "[test not run]";
+
+// The threads of this process (/proc/self/task).
+inline std::size_t thread_count() {
+  std::size_t count = 0;
+  for ([[maybe_unused]] const auto& entry :
+       std::filesystem::directory_iterator("/proc/self/task")) {
+    ++count;
+  }
+  return count;
+}
+
+// The thread count once it is back to `expected`, or after `patience`. A thread that was just
+// joined can stay listed for a moment while the kernel reaps it (longer under sanitizers), so a
+// test that expects the count to return to where it was waits for it instead of racing it.
+inline std::size_t thread_count_back_to(
+    std::size_t expected, std::chrono::milliseconds patience = std::chrono::milliseconds(2000)) {
+  const auto deadline = std::chrono::steady_clock::now() + patience;
+  std::size_t count = thread_count();
+  while (count != expected && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    count = thread_count();
+  }
+  return count;
+}
 
 // Prints the marker and why; the caller then returns from its test case.
 inline void skip_test(const std::string& reason) {
