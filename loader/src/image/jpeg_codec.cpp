@@ -142,8 +142,11 @@ RgbImage decode_jpeg(std::span<const std::uint8_t> jpeg, const JpegDecodeOptions
                                    image.width, 0, image.height, TJPF_RGB,
                                    (options.fast_dct ? TJFLAG_FASTDCT : TJFLAG_ACCURATEDCT) |
                                        (options.warnings_are_errors ? TJFLAG_STOPONWARNING : 0));
-  const bool fatal = options.warnings_are_errors || tjGetErrorCode(handle) == TJERR_FATAL;
-  if (failed(status) && fatal) fail(tls_decompressor, "JPEG decoding failed: ");
+  if (failed(status)) {
+    const bool fatal = options.warnings_are_errors || tjGetErrorCode(handle) == TJERR_FATAL;
+    if (fatal) fail(tls_decompressor, "JPEG decoding failed: ");
+    tls_decompressor.reset();  // decoded through a warning: the handle is discarded all the same
+  }
   return image;
 }
 
