@@ -200,10 +200,10 @@ TEST_CASE(
     Loader local(path, {}, cached_options(order));
     Loader remote(url, {}, cached_options(order));
     for (std::uint64_t epoch = 0; epoch < 2; ++epoch) {
-      const std::size_t log_before = server->access_log().size();
+      const std::size_t log_before = server->settled_access_log().size();
       CHECK(epoch_bytes(remote, epoch) == epoch_bytes(local, epoch));
       // What the epoch fetched: each of the file's data pages, once.
-      std::vector<std::string> lines = server->access_log();
+      std::vector<std::string> lines = server->settled_access_log();
       lines.erase(lines.begin(), lines.begin() + static_cast<long>(log_before));
       const std::vector<std::string> ranges = served_ranges(lines);
       const std::set<std::string> distinct(ranges.begin(), ranges.end());

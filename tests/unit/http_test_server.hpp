@@ -121,6 +121,20 @@ class TestHttpServer {
     return lines;
   }
 
+  // The access log once no line is still coming: nginx writes a request's line after sending
+  // the response, so a request the client already finished can appear a moment later (longer
+  // on a busy machine). Waits until the log has not grown for `quiet`.
+  std::vector<std::string> settled_access_log(
+      std::chrono::milliseconds quiet = std::chrono::milliseconds(150)) const {
+    std::vector<std::string> lines = access_log();
+    for (;;) {
+      std::this_thread::sleep_for(quiet);
+      std::vector<std::string> again = access_log();
+      if (again.size() == lines.size()) return again;
+      lines = std::move(again);
+    }
+  }
+
   void stop() {
     if (pid_ <= 0) return;
     ::kill(pid_, SIGKILL);
