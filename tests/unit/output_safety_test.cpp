@@ -419,57 +419,57 @@ TEST_CASE("an interrupted imagenet-like generation leaves no tree under its name
 
 namespace {
 
-// Writes a complete Fashion-MNIST test-split file to `output` and returns its bytes.
-std::vector<std::uint8_t> previous_output(const std::string& output) {
-  std::string out;
-  REQUIRE(test::run_cli("write fashion-mnist --split test --subset 2000 --quiet --output " + output,
-                        out) == 0);
-  return test::read_file(output);
-}
-
 // The write that must fail: about 47 MB of raw 28x28 images over 2 MiB pages.
 const std::string kBigWrite = "write fashion-mnist --split train --page-size 2M --quiet --output ";
 
-// One error line naming the output and `reason`, the previous output whole, no temporary.
-void check_failed_write(int status, const std::string& out, const std::string& output,
-                        const std::vector<std::uint8_t>& previous, const std::string& reason) {
-  INFO(out);
-  CHECK(status == 1);
-  CHECK_THAT(out, Catch::Contains(output) && Catch::Contains(reason));
-  CHECK(std::count(out.begin(), out.end(), '\n') == 1);
-  CHECK(test::read_file(output) == previous);
-  const std::string dir = fs::path(output).parent_path().string();
-  CHECK(temporaries_of(dir, fs::path(output).filename().string()).empty());
-}
+// An output holding a complete earlier write (2000 samples of Fashion-MNIST's test split), for
+// writes that must fail without touching it.
+struct WrittenOutput {
+  WrittenOutput() {
+    REQUIRE(fs::exists(std::string(tools::kFashionMnistDir) + "/train-images-idx3-ubyte.gz"));
+    std::string out;
+    REQUIRE(test::run_cli(
+                "write fashion-mnist --split test --subset 2000 --quiet --output " + output, out) ==
+            0);
+    previous = test::read_file(output);
+  }
+
+  // Runs kBigWrite with `before` ahead of it (shell text: a limit or variables), then checks:
+  // exit status 1, one error line naming the output and `reason`, the previous output whole,
+  // no temporary left.
+  void check_write_fails(const std::string& before, const std::string& reason) const {
+    std::string out;
+    const int status = test::run_cli(kBigWrite + output, out, before);
+    INFO(out);
+    CHECK(status == 1);
+    CHECK_THAT(out, Catch::Contains(output) && Catch::Contains(reason));
+    CHECK(std::count(out.begin(), out.end(), '\n') == 1);
+    CHECK(test::read_file(output) == previous);
+    CHECK(temporaries_of(dir.path(), "fm.beton").empty());
+  }
+
+  test::TempDir dir;
+  std::string output = dir.file("fm.beton");
+  std::vector<std::uint8_t> previous;
+};
 
 }  // namespace
 
 TEST_CASE("a write past the file-size limit ends with one error and the old output whole",
           "[output][cli][faults]") {
-  REQUIRE(fs::exists(std::string(tools::kFashionMnistDir) + "/train-images-idx3-ubyte.gz"));
-  test::TempDir dir;
-  const std::string output = dir.file("fm.beton");
-  const auto previous = previous_output(output);
-  std::string out;
   // RLIMIT_FSIZE of 4 MiB (8192 blocks of 512 bytes): the kernel refuses writes past it with
   // EFBIG (and SIGXFSZ, which the writer ignores rather than die of it).
-  const int status = test::run_cli(kBigWrite + output, out, "ulimit -f 8192; ");
-  check_failed_write(status, out, output, previous, "File too large");
+  WrittenOutput().check_write_fails("ulimit -f 8192; ", "File too large");
 }
 
 TEST_CASE("a write that fills the disk ends with one error and the old output whole",
           "[output][cli][faults]") {
-  REQUIRE(fs::exists(std::string(tools::kFashionMnistDir) + "/train-images-idx3-ubyte.gz"));
-  test::TempDir dir;
-  const std::string output = dir.file("fm.beton");
-  const auto previous = previous_output(output);
+  const WrittenOutput written;
   for (const long long budget : {0LL, 1000LL, 3000000LL, 20000000LL}) {
     INFO("disk full after " << budget << " bytes");
-    std::string out;
-    const std::string full_disk =
+    written.check_write_fails(
         std::string("LD_PRELOAD=") + FFCV_FAIL_WRITES_PRELOAD +
-        " FFCV_FAULT_MATCH=.fm.beton.tmp- FFCV_FAULT_BYTES=" + std::to_string(budget) + " ";
-    const int status = test::run_cli(kBigWrite + output, out, full_disk);
-    check_failed_write(status, out, output, previous, "No space left on device");
+            " FFCV_FAULT_MATCH=.fm.beton.tmp- FFCV_FAULT_BYTES=" + std::to_string(budget) + " ",
+        "No space left on device");
   }
 }
