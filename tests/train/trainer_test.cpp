@@ -373,6 +373,36 @@ TEST_CASE("resuming a mid-epoch checkpoint gives the uninterrupted run's weights
   check_resumed_run_matches(dir, recipe, straight);
 }
 
+TEST_CASE("resuming a finished run trains nothing and validates its final weights once",
+          "[trainer]") {
+  test::TempDir dir;
+  const Recipe recipe = test::tiny_recipe(dir);
+  RunOptions options;
+  options.quiet = true;
+  options.run_dir = dir.file("straight");
+  const RunSummary straight = run_training(recipe, options);
+  REQUIRE(straight.finished);
+  REQUIRE(straight.val_top1 > 0);
+
+  Recipe again = recipe;
+  again.checkpoint.resume = dir.file("straight/checkpoint.pt");
+  options.run_dir = dir.file("again");
+  const RunSummary summary = run_training(again, options);
+  CHECK(summary.finished);
+  CHECK(summary.steps == straight.steps);
+  CHECK(summary.weights_digest == straight.weights_digest);
+  CHECK(summary.val_top1 == straight.val_top1);
+  CHECK(summary.val_top5 == straight.val_top5);
+  CHECK(summary.val_loss == Approx(straight.val_loss).epsilon(1e-9));
+  const std::string log = read_text(dir.file("again/log.jsonl"));
+  CHECK(lines_with(log, "\"event\": \"epoch\"").empty());
+  const auto validated = lines_with(log, "\"event\": \"validated\"");
+  REQUIRE(validated.size() == 1);
+  CHECK(json_number(validated[0], "val_top1") == Approx(straight.val_top1));
+  CHECK(json_number(read_text(dir.file("again/summary.json")), "val_top1") ==
+        Approx(straight.val_top1));
+}
+
 TEST_CASE("on a GPU with training.deterministic: runs repeat and resume bit for bit",
           "[trainer][cuda]") {
   require_gpu();

@@ -250,19 +250,7 @@ void ModelRun::end_epoch(double epoch_seconds, double wait_seconds, const Loader
               static_cast<unsigned long long>(epoch_ + 1), recipe_.training.epochs, resolution_,
               lr_, last_loss_, percent(train_accuracy).c_str(), images_per_second,
               100.0 * wait_seconds / std::max(1e-9, epoch_seconds));
-  if (evaluate_now) {
-    step_->model()->eval();
-    step_->broadcast_buffers();
-    const auto forward = [&](const at::Tensor& images) { return step_->forward_eval(images); };
-    last_eval_ = evaluate(forward, val, epoch_, normalize_, recipe_.validation.tta, comm_);
-    evaluated_ = true;
-    record.add("val_top1", last_eval_.top1)
-        .add("val_top5", last_eval_.top5)
-        .add("val_loss", last_eval_.loss)
-        .add("val_seconds", last_eval_.seconds);
-    line += printed("  val top1 %s top5 %s (%.1f s)", percent(last_eval_.top1).c_str(),
-                    percent(last_eval_.top5).c_str(), last_eval_.seconds);
-  }
+  if (evaluate_now) line += validate(val, epoch_, record);
   log_.write(record);
   say(line);
   const int checkpoint_every = recipe_.checkpoint.every;
@@ -271,6 +259,30 @@ void ModelRun::end_epoch(double epoch_seconds, double wait_seconds, const Loader
     save_checkpoint(checkpoint_path_, *step_->model(), step_->optimizer(), step_->scaler(),
                     position_, recipe_to_toml(recipe_));
   }
+}
+
+std::string ModelRun::validate(Loader& val, std::uint64_t epoch, JsonRecord& record) {
+  step_->model()->eval();
+  step_->broadcast_buffers();
+  const auto forward = [&](const at::Tensor& images) { return step_->forward_eval(images); };
+  last_eval_ = evaluate(forward, val, epoch, normalize_, recipe_.validation.tta, comm_);
+  evaluated_ = true;
+  record.add("val_top1", last_eval_.top1)
+      .add("val_top5", last_eval_.top5)
+      .add("val_loss", last_eval_.loss)
+      .add("val_seconds", last_eval_.seconds);
+  return printed("  val top1 %s top5 %s (%.1f s)", percent(last_eval_.top1).c_str(),
+                 percent(last_eval_.top5).c_str(), last_eval_.seconds);
+}
+
+void ModelRun::validate_if_already_trained(Loader& val) {
+  if (evaluated_ || stopped_ || !done()) return;
+  JsonRecord record;
+  record.add("event", "validated").add("epochs_done", position_.epoch);
+  const std::string line = validate(val, position_.epoch == 0 ? 0 : position_.epoch - 1, record);
+  log_.write(record);
+  say("no epochs left to train (resumed after epoch " + std::to_string(position_.epoch) + " of " +
+      std::to_string(recipe_.training.epochs) + "):" + line);
 }
 
 RunSummary ModelRun::finish() {

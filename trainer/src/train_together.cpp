@@ -325,6 +325,7 @@ void train_on_shared_batches(TrainData& data, const std::vector<ModelRun*>& grou
     }
     return ended;
   };
+  for (ModelRun* run : runs) run->validate_if_already_trained(data.val());
   for (;;) {
     std::erase_if(runs, [](ModelRun* run) { return run->done(); });
     if (runs.empty()) return;

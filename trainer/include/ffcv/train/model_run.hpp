@@ -86,10 +86,17 @@ class ModelRun {
   // when the epoch's mean training loss is not finite (the run diverged).
   void end_epoch(double epoch_seconds, double wait_seconds, const LoaderStats& loader,
                  std::size_t shared_by, Loader& val);
+  // A run whose epochs were all trained before it started (resumed from its final checkpoint)
+  // trains nothing; this validates its weights once, so that its summary holds real figures.
+  // Does nothing for any other run. Every rank calls it (the evaluation is collective).
+  void validate_if_already_trained(Loader& val);
   RunSummary finish();
 
  private:
   bool stop_requested();
+  // Evaluates on `val` as after epoch `epoch`; adds the figures to `record` and returns them as
+  // the tail of a printed line.
+  std::string validate(Loader& val, std::uint64_t epoch, JsonRecord& record);
   void say(const std::string& line) const;
 
   Recipe recipe_;
