@@ -26,7 +26,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-build=build-gpu
+build="build-gpu"
 out=gpu-checks
 work=${TMPDIR:-/tmp}/ffcv-gpu-checks
 python=python3
