@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by tools/sanitize.sh and tools/fuzz.sh: configures a clang build under sanitizers.
 #   configure_sanitized DIR SANITIZERS FUZZ(ON|OFF)
 # LibTorch is left out (FFCV_PYTHON empty): its prebuilt libraries are not instrumented. The
