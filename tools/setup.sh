@@ -63,10 +63,36 @@ if [ ! -x "$nginx_dir/usr/sbin/nginx" ]; then
   rm -rf "$download"
 fi
 
+# The CUDA toolkit. LibTorch's CMake package needs one to configure, GPU or not, since the torch
+# wheel is built with CUDA. The system's is used where there is one (nvcc on PATH or in
+# /usr/local/cuda). Elsewhere NVIDIA's compiler wheels of the toolkit version torch depends on
+# complete, in .venv, the toolkit whose libraries torch's wheels already put there.
+cuda_options=()
+if ! command -v nvcc >/dev/null 2>&1 && [ ! -x /usr/local/cuda/bin/nvcc ]; then
+  cuda_root=$(.venv/bin/python -c 'import sysconfig, torch
+print(sysconfig.get_paths()["purelib"] + "/nvidia/cu" + torch.version.cuda.split(".")[0])')
+  if [ ! -x "$cuda_root/bin/nvcc" ]; then
+    toolkit=$(.venv/bin/python -c 'import importlib.metadata as m; print(m.version("cuda-toolkit"))')
+    log "no CUDA toolkit on this machine: installing NVIDIA's compiler wheels (cuda-toolkit" \
+      "$toolkit) into .venv"
+    .venv/bin/pip install -q --disable-pip-version-check "cuda-toolkit[nvcc,crt,nvvm,cccl]==$toolkit"
+  fi
+  # The wheels hold versioned libraries only (libcudart.so.13), in lib/; CMake looks for
+  # libcudart.so, and nvcc for lib64/.
+  for library in "$cuda_root"/lib/lib*.so.*; do
+    link="${library%%.so.*}.so"
+    [ -e "$link" ] || ln -s "$(basename "$library")" "$link"
+  done
+  [ -e "$cuda_root/lib64" ] || ln -s lib "$cuda_root/lib64"
+  cuda_options=(-DCUDAToolkit_ROOT="$cuda_root" -DCUDA_TOOLKIT_ROOT_DIR="$cuda_root"
+    -DCMAKE_CUDA_COMPILER="$cuda_root/bin/nvcc")
+fi
+
 jobs=$(nproc)
 if [ ! -f build/build.ninja ]; then
   log "configuring build/"
-  cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DFFCV_PYTHON="$PWD/.venv/bin/python" >/dev/null
+  cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DFFCV_PYTHON="$PWD/.venv/bin/python" \
+    "${cuda_options[@]}" >/dev/null
 fi
 log "building with $jobs jobs"
 # Progress lines are filtered out; compiler messages and a failed build's status are kept.

@@ -3,13 +3,17 @@
 // table lists every point; a failing point does not stop the others; an interrupted grid resumes
 // where it stopped and a finished one is not trained again; `processes` pins each point to its
 // own cores; one point runs alone as a cluster's job array runs it.
+#include <signal.h>
+
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include "ffcv/cpu_count.hpp"
 #include "ffcv/json_text.hpp"
@@ -182,6 +186,70 @@ TEST_CASE("a failing grid point is tabled and the others finish, in and out of p
         ++starts;
       }
       CHECK(starts == 1);
+    }
+  }
+}
+
+namespace {
+
+// Whether the file at `path` holds `text` now.
+bool file_holds(const std::string& path, const std::string& text) {
+  return test::text_of(path).find(text) != std::string::npos;
+}
+
+}  // namespace
+
+TEST_CASE("a grid stopped by SIGTERM keeps each point's training and resumes to the lone weights",
+          "[trainer][cli][grid]") {
+  FashionGrid fixture;
+  // Ten epochs (80 steps) per point: long enough that the signal finds the points training.
+  const std::string longer = " --set training.epochs=10";
+  const std::vector<std::string> rates = {"0.05", "0.2"};
+  std::vector<std::string> alone;
+  for (const std::string& lr : rates) {
+    const std::string out = fixture.dir.file("alone-" + lr);
+    std::string output;
+    INFO(output);
+    REQUIRE(test::run_cli("run " + fixture.base + " --quiet" + longer + " --set lr.lr=" + lr +
+                              " --output-dir " + out,
+                          output) == 0);
+    alone.push_back(digest_of(out));
+  }
+  for (const std::string placement : {"processes", "threads"}) {
+    INFO("placement " << placement);
+    const std::string out = fixture.dir.file("grid-" + placement);
+    const std::string command = "run " + fixture.base + longer + " --grid lr.lr=0.05,0.2" +
+                                " --placement " + placement + " --output-dir " + out;
+    const std::string first_log = fixture.dir.file("first-" + placement + ".log");
+    const pid_t pid = test::start_cli(command, first_log);
+    // The signal comes once a point has trained an epoch: the points are mid-run.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+    while (!file_holds(out + "/point-000/log.jsonl", "\"event\": \"epoch\"") &&
+           !file_holds(out + "/point-001/log.jsonl", "\"event\": \"epoch\"") &&
+           std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    REQUIRE(::kill(pid, SIGTERM) == 0);
+    const int status = test::wait_for_exit(pid);
+    INFO(test::text_of(first_log));
+    REQUIRE(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 130);
+    // Each point finished, or stopped with its checkpoint and says so.
+    int stopped = 0;
+    for (std::size_t i = 0; i < rates.size(); ++i) {
+      const std::string point = out + "/point-00" + std::to_string(i);
+      if (!file_holds(point + "/summary.json", "\"finished\": false")) continue;
+      ++stopped;
+      CHECK(fs::exists(point + "/checkpoint.pt"));
+    }
+    CHECK(stopped >= 1);
+    // The same command again finishes them, each with the weights of its lone run.
+    std::string output;
+    INFO(output);
+    REQUIRE(test::run_cli(command, output) == 0);
+    CHECK_THAT(output, Catch::Contains("2 of 2 points finished"));
+    for (std::size_t i = 0; i < rates.size(); ++i) {
+      CHECK(digest_of(out + "/point-00" + std::to_string(i)) == alone[i]);
     }
   }
 }

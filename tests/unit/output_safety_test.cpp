@@ -74,26 +74,6 @@ pid_t child_holding(const std::function<void()>& body) {
   return pid;
 }
 
-// Starts `ffcv ARGUMENTS` as a program started from a terminal would be (SIGINT, SIGTERM and
-// SIGHUP at their default actions), without waiting for it.
-pid_t start_cli(const std::string& arguments) {
-  const std::string command = "exec " + std::string(FFCV_CLI_PATH) + " " + arguments;
-  const pid_t pid = ::fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    for (const int other : {SIGINT, SIGTERM, SIGHUP}) ::signal(other, SIG_DFL);
-    ::execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
-    ::_exit(127);
-  }
-  return pid;
-}
-
-int wait_for(pid_t pid) {
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  return status;
-}
-
 // A folder of class folders holding small JPEGs.
 void make_image_folder(const std::string& root) {
   for (int c = 0; c < 2; ++c) {
@@ -142,7 +122,7 @@ TEST_CASE("a writer's temporary outlives it only until the next writer of that f
     file->write_at(0, "partial", 7);
     ::_exit(0);
   }
-  wait_for(dead);
+  test::wait_for_exit(dead);
   CHECK(temporaries_of(dir.path(), "data.beton").size() == 2);
   // ...only the dead one's temporary is stale.
   CHECK(remove_stale_temporaries(path) == 1);
@@ -150,7 +130,7 @@ TEST_CASE("a writer's temporary outlives it only until the next writer of that f
   // Another file's temporaries are not touched.
   write_file_atomically(dir.file("data.beton.idx"), std::string_view("x"));
   ::kill(live, SIGKILL);
-  wait_for(live);
+  test::wait_for_exit(live);
   // The next complete write removes the dead writer's temporary: one file is left.
   write_file_atomically(path, std::string_view("complete"));
   CHECK(names_in(dir.path()) == std::vector<std::string>{"data.beton", "data.beton.idx"});
@@ -173,7 +153,7 @@ TEST_CASE("SIGINT, SIGTERM and SIGHUP remove the temporaries and end the process
       register_cleanup_path(dir.file("tree-stage"), /*tree=*/true);
     });
     ::kill(pid, signal_number);
-    const int status = wait_for(pid);
+    const int status = test::wait_for_exit(pid);
     CHECK(WIFSIGNALED(status));
     CHECK(WTERMSIG(status) == signal_number);
     CHECK(names_in(dir.path()) == std::vector<std::string>{"out.beton"});
@@ -224,7 +204,7 @@ TEST_CASE("a staged folder replaces only a folder it made, and never leaves a ha
     test::write_file(stage->path() + "/half.jpg", {3});
     ::_exit(0);
   }
-  wait_for(dead);
+  test::wait_for_exit(dead);
   CHECK(names_in(dir.path()).size() == 3);  // images, mine and the dead stage
   { tools::StagedDirectory stage(target, ".made-by-test"); }
   CHECK(names_in(dir.path()) == std::vector<std::string>{"images", "mine"});
@@ -337,7 +317,7 @@ TEST_CASE(
       const auto is_new = [&](const std::string& name) {
         return std::find(before.begin(), before.end(), name) == before.end();
       };
-      const pid_t pid = start_cli(arguments);
+      const pid_t pid = test::start_cli(arguments);
       const auto start = std::chrono::steady_clock::now();
       for (;;) {
         const std::vector<std::string> now = temporaries_of(dir.path(), "fm.beton");
@@ -350,7 +330,7 @@ TEST_CASE(
       std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
       REQUIRE(::waitpid(pid, nullptr, WNOHANG) == 0);  // still writing
       ::kill(pid, signal_number);
-      const int status = wait_for(pid);
+      const int status = test::wait_for_exit(pid);
       CHECK(WIFSIGNALED(status));
       CHECK(WTERMSIG(status) == signal_number);
       CHECK(test::read_file(output) == previous);
@@ -384,7 +364,7 @@ TEST_CASE("an interrupted imagenet-like generation leaves no tree under its name
   };
   for (const int signal_number : {SIGTERM, SIGKILL}) {
     INFO("signal " << signal_number);
-    const pid_t pid = start_cli(arguments);
+    const pid_t pid = test::start_cli(arguments);
     // Wait until some images are in the stage (the photos load first).
     const auto start = std::chrono::steady_clock::now();
     bool images_written = false;
@@ -401,7 +381,7 @@ TEST_CASE("an interrupted imagenet-like generation leaves no tree under its name
     }
     REQUIRE(images_written);  // needs the wallpaper packages tools/setup.sh installs
     ::kill(pid, signal_number);
-    const int status = wait_for(pid);
+    const int status = test::wait_for_exit(pid);
     CHECK(WIFSIGNALED(status));
     CHECK(!fs::exists(images));
     CHECK(!fs::exists(dir.file("i.beton")));

@@ -2,7 +2,9 @@
 #pragma once
 
 #include <ftw.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -12,6 +14,7 @@
 #include <fstream>
 #include <functional>
 #include <iterator>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -168,6 +171,29 @@ inline int run_cli(const std::string& arguments, std::string& output,
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+// Starts `ffcv ARGUMENTS` without waiting for it, as a program started from a terminal would be
+// (SIGINT, SIGTERM and SIGHUP at their default actions); its output goes to `output_file`, or to
+// this process's stdout and stderr when empty. Returns its pid, for signals and wait_for_exit.
+inline pid_t start_cli(const std::string& arguments, const std::string& output_file = "") {
+  std::string command = "exec " + std::string(FFCV_CLI_PATH) + " " + arguments;
+  if (!output_file.empty()) command += " >'" + output_file + "' 2>&1";
+  const pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error("fork failed");
+  if (pid == 0) {
+    for (const int other : {SIGINT, SIGTERM, SIGHUP}) ::signal(other, SIG_DFL);
+    ::execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  return pid;
+}
+
 #endif  // FFCV_CLI_PATH
+
+// Waits for child `pid` to end; returns its wait status (WIFEXITED, WTERMSIG...).
+inline int wait_for_exit(pid_t pid) {
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return status;
+}
 
 }  // namespace ffcv::test

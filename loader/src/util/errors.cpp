@@ -8,7 +8,11 @@ namespace {
 std::string format_message(const std::string& path, const std::string& problem,
                            std::optional<std::uint64_t> offset) {
   std::string message = path + ": " + problem;
-  if (offset) message += " (at byte offset " + std::to_string(*offset) + ")";
+  if (offset) {
+    message += " (at byte offset ";
+    message += std::to_string(*offset);
+    message += ')';
+  }
   return message;
 }
 
