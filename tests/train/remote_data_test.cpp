@@ -78,7 +78,6 @@ TEST_CASE("ffcv run trains over HTTP and over slow storage to the local run's we
   recipe.data.storage_latency_ms = 300;
   recipe.data.storage_bandwidth_mbs = 50;
   CHECK(train_cli(dir, recipe, dir.file("slow")) == local);
+  // (A bound, not a comparison with the local run's time, which a loaded machine can stretch.)
   CHECK(epoch_sum(dir.file("slow"), "epoch_seconds") >= 2 * 0.3);
-  CHECK(epoch_sum(dir.file("local"), "epoch_seconds") <
-        epoch_sum(dir.file("slow"), "epoch_seconds"));
 }

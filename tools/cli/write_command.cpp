@@ -47,7 +47,7 @@ Arguments write_arguments() {
       .flag("pack-bits",
             "KIND npy, bool features only: store each row as numpy.packbits(row) (uint8, "
             "d/8 bytes rounded up, first feature in the high bit); d goes to "
-            "OUT.sources.json as packed_bits")
+            "OUT.beton.sources.json as packed_bits")
       .option("images-dir", "DIR", "where imagenet-like puts its JPEG tree [default: OUT-jpegs]")
       .option("count", "N", "number of imagenet-like images", "5000")
       .int_range(1, static_cast<long long>(kMaxImagenetLikeCount))
@@ -72,7 +72,7 @@ Arguments write_arguments() {
       .int_range(0, kMaxSeed)
       .option("on-bad-image", "fail|skip",
               "a source image that cannot be decoded (KIND folder, imagenet-like): stop, or "
-              "leave it out and list it in OUT.sources.json",
+              "leave it out and list it in OUT.beton.sources.json",
               "fail")
       .flag("shuffle",
             "store the samples in a random order keyed by --seed (FFCV's shuffle_indices), so "
