@@ -361,7 +361,8 @@ void check_resumed_run_matches(const test::TempDir& dir, const Recipe& recipe,
 
 }  // namespace
 
-TEST_CASE("resuming a mid-epoch checkpoint gives the uninterrupted run's weights", "[trainer]") {
+TEST_CASE("resuming gives the uninterrupted run's weights; a finished run validates them again",
+          "[trainer]") {
   test::TempDir dir;
   const Recipe recipe = test::tiny_recipe(dir);
   RunOptions options;
@@ -371,19 +372,9 @@ TEST_CASE("resuming a mid-epoch checkpoint gives the uninterrupted run's weights
   REQUIRE(straight.finished);
 
   check_resumed_run_matches(dir, recipe, straight);
-}
 
-TEST_CASE("resuming a finished run trains nothing and validates its final weights once",
-          "[trainer]") {
-  test::TempDir dir;
-  const Recipe recipe = test::tiny_recipe(dir);
-  RunOptions options;
-  options.quiet = true;
-  options.run_dir = dir.file("straight");
-  const RunSummary straight = run_training(recipe, options);
-  REQUIRE(straight.finished);
+  // Resuming the finished run trains nothing and validates its final weights once.
   REQUIRE(straight.val_top1 > 0);
-
   Recipe again = recipe;
   again.checkpoint.resume = dir.file("straight/checkpoint.pt");
   options.run_dir = dir.file("again");
