@@ -361,7 +361,7 @@ void check_resumed_run_matches(const test::TempDir& dir, const Recipe& recipe,
 
 }  // namespace
 
-TEST_CASE("resuming gives the uninterrupted run's weights; a finished run validates them again",
+TEST_CASE("resuming gives the uninterrupted run's weights, and a finished run validates them again",
           "[trainer]") {
   test::TempDir dir;
   const Recipe recipe = test::tiny_recipe(dir);
