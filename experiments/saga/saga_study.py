@@ -325,10 +325,29 @@ def render(report, out):
         f.write(markdown(report, os.path.basename(out) + ".png"))
 
 
+def effective(report, section, key):
+    """A recipe value as the runs saw it: the written recipe's, or the last --set of it."""
+    value = report["recipe"][section][key]
+    for extra in report.get("set", []):
+        name, _, text = extra.partition("=")
+        if name.strip() == section + "." + key:
+            value = text.strip()
+    return value
+
+
+def figure(value, spec):
+    """`value` formatted by `spec`, or n/a where a run had none (no lambda finished)."""
+    if value is None or (isinstance(value, float) and value != value):
+        return "n/a"
+    return spec % value
+
+
 def markdown(report, png):
     m, p, ratios, best = report["machine"], report["problem"], report["ratios"], report["best"]
     saga, data = report["recipe"]["saga"], report["recipe"]["data"]
     met = lambda ok: "met" if ok else "**not met**"
+    refit = str(effective(report, "saga", "refit")).lower() in ("true", "1")
+    max_epochs = int(effective(report, "saga", "max_epochs"))
     lines = [
         "# SAGA case study: a LASSO path per target, FFCV loader against memory-mapped .npy", "",
         "The fast_l1 datamodels recipe (`[saga] objective = \"lasso_path\"`) on datamodels-like "
@@ -349,12 +368,13 @@ def markdown(report, png):
             report["size"], p["n_train"], p["n_val"], p["d"], p["k"], p["support"],
             report["bytes"]["beton"] / 1e6, report["bytes"]["masks_npy"] / 1e6),
         "Recipe: batch %d, workers %s, lr %g, %d lambdas down to %g of lambda_max, "
-        "early_stop_freq %d, early_stop_eps %g, min_lambdas %d, max_epochs %d, refit on "
-        "train + validation; each figure the fastest of %d runs" % (
+        "early_stop_freq %d, early_stop_eps %g, min_lambdas %d, max_epochs %d, %s; each "
+        "figure the fastest of %d runs" % (
             data["batch_size"], "0 (one per core)" if data.get("workers") == 0 else
             data.get("workers"), saga["lr"], saga["num_lambdas"],
             saga["epsilon"], saga["early_stop_freq"], saga["early_stop_eps"],
-            saga["min_lambdas"], saga["max_epochs"], report["repeats"]), "",
+            saga["min_lambdas"], max_epochs,
+            "refit on train + validation" if refit else "no refit", report["repeats"]), "",
         "| loader | solver s/epoch | stream s/epoch | solver / stream | epochs | waited for "
         "batches, s | time to selected model, s | run wall s | mean val loss | nnz | support "
         "precision / recall |",
@@ -362,13 +382,13 @@ def markdown(report, png):
     for loader in LOADERS:
         b = best[loader]
         wait = b.get("loader_wait_seconds")
-        lines.append("| %s | %.4f | %.4f | %.2f | %d | %s | %.1f | %.1f | %.4g | %d | "
+        lines.append("| %s | %.4f | %.4f | %.2f | %d | %s | %.1f | %.1f | %s | %d | "
                      "%.2f / %.2f |" % (
                          loader, b["seconds_per_epoch"], b["stream_seconds_per_epoch"],
                          b["seconds_per_epoch"] / b["stream_seconds_per_epoch"], b["epochs"],
-                         "%.2f" % wait if wait is not None else "?",
-                         b["time_to_selected_seconds"], b["wall_seconds"], b["val_loss"],
-                         b["nnz"], b["precision"], b["recall"]))
+                         figure(wait, "%.2f"), b["time_to_selected_seconds"],
+                         b["wall_seconds"], figure(b["val_loss"], "%.4g"), b["nnz"],
+                         b["precision"], b["recall"]))
     lines += ["", "All runs (s/epoch, stream s/epoch, time to selected s; the share of the "
               "machine's %d cores that other processes used during the run):" % m["cores"], ""]
     for loader in LOADERS:
@@ -388,6 +408,7 @@ def markdown(report, png):
             met(ratios["mmap_over_ffcv_epoch"] >= GOAL_MMAP_OVER_FFCV),
             ratios["mmap_over_ffcv_stream"], ratios["mmap_over_ffcv_time_to_selected"]),
         reading(report),
+        bounded(report, max_epochs),
         "- The two loaders' selected models differ by at most %.3g in any weight (same batches, "
         "same order: 0 expected up to the order of floating-point sums)." %
         report["weights_max_difference_ffcv_mmap"],
@@ -411,6 +432,17 @@ def markdown(report, png):
                  "fast_l1 with a PyTorch DataLoader.")
     lines.append("")
     return "\n".join(lines)
+
+
+def bounded(report, max_epochs):
+    """A line when max_epochs ended the runs before every target's path was done."""
+    b = report["best"]["ffcv"]
+    if not b.get("unfinished"):
+        return None
+    return ("- The runs were bounded at max_epochs = %d: %d of %d targets had not finished their "
+            "path, so the seconds per epoch stand, while the time to the selected model, the "
+            "fit (val loss, nnz, support) and the path are those of where the runs stopped." % (
+                max_epochs, b["unfinished"], report["problem"]["k"]))
 
 
 def reading(report):
@@ -454,6 +486,11 @@ def plot(report, path):
         right.axvline(chosen, color="gray", linestyle="--", label="selected lambda")
         right.set_xscale("log")
         right.legend()
+    else:
+        right.text(0.5, 0.5, "no lambda of target 0 finished\n(the run was bounded by max_epochs)",
+                   ha="center", va="center", transform=right.transAxes)
+        right.set_xticks([])
+        right.set_yticks([])
     right.set(xlabel="lambda", ylabel="loss (path.csv)", title="Lambda path of target 0 (ffcv)")
     p = report["problem"]
     fig.suptitle("%s; n=%d, d=%d, K=%d; device %s" % (
