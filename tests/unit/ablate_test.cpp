@@ -1,7 +1,6 @@
 // `ffcv ablate`: the spec's checks, the cells, and whole sweeps through the CLI (written once,
 // failed cells reported, interrupted sweeps resumed).
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 
 #include <catch2/catch.hpp>
@@ -20,8 +19,6 @@
 using namespace ffcv;
 using namespace ffcv::tools;
 using test::TempDir;
-
-extern char** environ;
 
 namespace {
 
@@ -209,19 +206,13 @@ readers = [1, 2]
 )");
   const std::string out = dir.file("out");
   const std::string cells_tsv = out + "/cells.tsv";
-  std::vector<std::string> strings{FFCV_CLI_PATH, "ablate", spec, "--output", out, "--quiet"};
-  std::vector<char*> argv;
-  for (std::string& s : strings) argv.push_back(s.data());
-  argv.push_back(nullptr);
-  pid_t pid = 0;
-  REQUIRE(::posix_spawn(&pid, FFCV_CLI_PATH, nullptr, nullptr, argv.data(), environ) == 0);
+  const pid_t pid = test::start_cli("ablate " + spec + " --output " + out + " --quiet");
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
   while (lines_of(cells_tsv).empty() && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   ::kill(pid, SIGINT);
-  int status = 0;
-  ::waitpid(pid, &status, 0);
+  const int status = test::wait_for_exit(pid);
   REQUIRE(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 130);
   const std::size_t finished = lines_of(cells_tsv).size();

@@ -23,20 +23,17 @@ bool starts_with(const std::vector<std::uint8_t>& bytes, std::size_t at, std::st
                     [](char m, std::uint8_t b) { return static_cast<std::uint8_t>(m) == b; });
 }
 
-// The format of the formats an image folder may hold, from the file's first bytes; "" for any
-// other. OpenCV's imdecode would try every decoder it was built with (DICOM, JPEG 2000, OpenEXR,
-// GDAL, ...), some of which abort the process on a damaged file: only these reach it.
-std::string_view image_format(const std::vector<std::uint8_t>& bytes) {
-  if (starts_with(bytes, 0, "\xff\xd8\xff")) return "JPEG";
-  if (starts_with(bytes, 0, "\x89PNG\r\n\x1a\n")) return "PNG";
-  if (starts_with(bytes, 0, "BM")) return "BMP";
-  if (bytes.size() >= 2 && bytes[0] == 'P' && bytes[1] >= '1' && bytes[1] <= '6') return "PNM";
-  if (starts_with(bytes, 0, std::string_view("II*\0", 4)) ||
-      starts_with(bytes, 0, std::string_view("MM\0*", 4))) {
-    return "TIFF";
-  }
-  if (starts_with(bytes, 0, "RIFF") && starts_with(bytes, 8, "WEBP")) return "WebP";
-  return "";
+// Whether the file's first bytes are those of a format an image folder may hold. OpenCV's
+// imdecode would try every decoder it was built with (DICOM, JPEG 2000, OpenEXR, GDAL, ...),
+// some of which abort the process on a damaged file: only these formats reach it.
+bool is_folder_image_format(const std::vector<std::uint8_t>& bytes) {
+  const bool pnm = bytes.size() >= 2 && bytes[0] == 'P' && bytes[1] >= '1' && bytes[1] <= '6';
+  return starts_with(bytes, 0, "\xff\xd8\xff") ||                           // JPEG
+         starts_with(bytes, 0, "\x89PNG\r\n\x1a\n") ||                      // PNG
+         starts_with(bytes, 0, "BM") || pnm ||                              // BMP, PNM
+         starts_with(bytes, 0, std::string_view("II*\0", 4)) ||             // TIFF, little-endian
+         starts_with(bytes, 0, std::string_view("MM\0*", 4)) ||             // TIFF, big-endian
+         (starts_with(bytes, 0, "RIFF") && starts_with(bytes, 8, "WEBP"));  // WebP
 }
 
 }  // namespace
@@ -51,7 +48,7 @@ FieldValue read_image_value(const std::string& path) {
   } catch (const EncodeError&) {
     // Not a JPEG (or a damaged one): let OpenCV try, and report its verdict.
   }
-  if (image_format(bytes).empty()) {
+  if (!is_folder_image_format(bytes)) {
     throw EncodeError("cannot decode image file '" + path + "' (" + std::to_string(bytes.size()) +
                       " bytes): not a JPEG, PNG, BMP, PNM, TIFF or WebP file");
   }
