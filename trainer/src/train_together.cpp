@@ -11,7 +11,6 @@
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <thread>
 #include <utility>
 
 #include "ffcv/cpu_count.hpp"
@@ -68,19 +67,20 @@ std::string error_text(std::exception_ptr error) {
   }
 }
 
-// A thread that runs the jobs posted to it one after another.
+// A thread that runs the jobs posted to it one after another (a ThreadGroup of one).
 class SerialWorker {
  public:
   // `setup` runs first on the new thread (its thread-local settings).
-  explicit SerialWorker(std::function<void()> setup)
-      : thread_([this, setup = std::move(setup)] {
-          try {
-            setup();
-          } catch (...) {
-            // The jobs run with the thread's defaults; they report their own errors.
-          }
-          serve();
-        }) {}
+  explicit SerialWorker(std::function<void()> setup) {
+    thread_.start(1, [this, setup = std::move(setup)](int) {
+      try {
+        setup();
+      } catch (...) {
+        // The jobs run with the thread's defaults; they report their own errors.
+      }
+      serve();
+    });
+  }
   ~SerialWorker() {
     {
       const std::lock_guard<std::mutex> hold(mutex_);
@@ -124,7 +124,7 @@ class SerialWorker {
   std::condition_variable changed_;
   std::function<void()> job_;
   bool quit_ = false;
-  std::thread thread_;  // last: it starts once the members above exist
+  ThreadGroup thread_;  // destroyed first: its thread never outlives the members above
 };
 
 // One thread's work: the runs of one group (shared) or one run (threads).
