@@ -28,6 +28,7 @@ Writes results/pipeline-benchmark.{json,md,png}.
 import argparse
 import importlib.util
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -157,7 +158,7 @@ def export_stored_jpegs(beton, folder):
     size_at = dict(zip(reader.alloc_table["ptr"].tolist(), reader.alloc_table["size"].tolist()))
     data = np.memmap(beton, dtype=np.uint8, mode="r")
     partial = folder.with_name(folder.name + ".partial")
-    subprocess.run(["rm", "-rf", str(partial)], check=True)
+    shutil.rmtree(partial, ignore_errors=True)
     for index, (pointer, label) in enumerate(zip(images["data_ptr"].tolist(), labels.tolist())):
         target = partial / f"c{label:03d}" / f"{index:06d}.jpg"
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -233,7 +234,7 @@ def prepare_data(args):
                         str(beton), "--quiet"], check=True)
     stored = beton.with_name(beton.stem + "-stored-jpegs")
     if not stored.exists() or stored.stat().st_mtime < beton.stat().st_mtime:
-        subprocess.run(["rm", "-rf", str(stored)], check=True)
+        shutil.rmtree(stored, ignore_errors=True)
         export_stored_jpegs(beton, stored)
     subprocess.run(["cat", str(beton)], stdout=subprocess.DEVNULL, check=True)
     inspect = subprocess.run([str(CLI), "inspect", str(beton), "--json"], check=True,
