@@ -303,13 +303,18 @@ def write_report(rows, beton, count, results):
     print(f"wrote {results / 'pipeline-benchmark.md'}")
 
 
+def worker_counts(text):
+    """--workers: a comma-separated list of counts, e.g. 1,2."""
+    return [int(count) for count in text.split(",")]
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--images-dir", default=str(ROOT / "data" / "imagenet-like-jpegs"))
     parser.add_argument("--beton", default=str(ROOT / "data" / "imagenet-like-jpg512.beton"))
     parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--batch-size", type=int, default=128)
-    parser.add_argument("--workers", type=lambda text: [int(w) for w in text.split(",")],
+    parser.add_argument("--workers", type=worker_counts,
                         default=[1], help="worker counts to measure, e.g. 1,2 (default 1)")
     parser.add_argument("--repeats", type=int, default=1,
                         help="rounds over all peers; each peer keeps its best round")
