@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # The checks that need a CUDA device, in one command: builds the CUDA configuration and runs the
-# GPU test entries, the SAGA solver against scikit-learn on the GPU, and (optionally) the SAGA
-# case study at the paper's size. Each stage writes its log to OUT and prints one line with its
-# result and seconds; the script stops at the first stage that fails and exits with its status.
+# GPU test entries, the SAGA solver against scikit-learn on the GPU, the SAGA case study at the
+# paper's size, many models on one GPU and the cores one GPU needs. Each stage writes its log to
+# OUT and prints one line with its result and seconds; the script stops at the first stage that
+# fails and exits with its status.
 #
 #   tools/gpu_checks.sh [--build DIR] [--out DIR] [--work DIR] [--python PY] [--arch LIST] [--jobs N]
-#                       [--repeats N] [--study-arg ARG]... [STAGE...]
+#                       [--repeats N] [--study-arg ARG]... [--device cuda|cpu] [--images N]
+#                       [--grid-images N] [--models LIST] [--cores LIST] [--iterations N]
+#                       [--photos DIR]
+#                       [--time-limit S] [--pack NAME] [STAGE...]
 #
 # Stages, in the order given (default: build tests saga-reference):
 #   build           configure DIR with FFCV_WITH_CUDA=ON for this machine's GPU (or --arch) and
@@ -18,13 +22,57 @@
 #   saga-paper      experiments/saga/saga_study.py --size paper --device cuda (n = 100,000,
 #                   d = 50,000 masks: about 5 GB of .npy and a 625 MB .beton under WORK);
 #                   its report goes to OUT/saga-paper.{json,md,png}
-#   suite           every CTest entry of DIR (needs a full build: `ninja -C DIR` first)
+#   suite           builds all of DIR (`ninja -C DIR`), then runs every CTest entry; with
+#                   --time-limit it stops when the script's time is up and says how far it got
+#   imagenet-like   the ImageNet-like sets the next two stages read, made here and now: `ffcv
+#                   write imagenet-like --count N` cuts ImageNet-sized JPEGs from Debian's
+#                   wallpaper photographs, then writes them as results/training-benchmark.md's
+#                   set was written (proportion, max 500 px, half JPEG at quality 90): under
+#                   WORK, imagenet-like.beton (--images, default 61440: 60 batches of 1024) for
+#                   cores-per-gpu, imagenet-like-grid.beton (--grid-images, default 16384) for
+#                   many-models' training and imagenet-like-val.beton (2048) for its validation.
+#                   The photographs: /usr/share/{wallpapers,backgrounds}
+#                   when they hold any, else those of the carried lomiri-wallpapers-16.04 .deb
+#                   (gather-debs.sh's argument; 15 MB), unpacked by .devdeps/env.sh under
+#                   /tmp/devdeps and copied to /usr/share/backgrounds (or --photos DIR's *.jpg).
+#                   A set WORK already holds at its count is kept. The next two stages run this
+#                   one first themselves
+#   many-models     experiments/many_models/many_models_study.py --device cuda: K = 1, 2, 4, 8
+#                   (--models) ResNet-18 at 160 px (recipes/many_models/rn18_4_per_gpu.toml,
+#                   2 epochs of the grid set) in `sequential`, `threads` and `shared` on
+#                   the one GPU: images/s of all models (whole command and last epoch), decode
+#                   core-seconds per model, nvidia-smi's utilisation; then K = 2 once more with
+#                   training.deterministic, each placement's weights against sequential's.
+#                   Writes OUT/many-models.{json,md,png}
+#   cores-per-gpu   experiments/training_benchmark/cores_per_gpu.py: ffcv_training_benchmark of
+#                   ResNet-18 (batch 1024) and ResNet-50 (512) of recipes/imagenet_like/ at
+#                   160 px, loader-fed against the fixed-batch ceiling, the process pinned with
+#                   taskset to 4, 8 and 16 cores (--cores), --iterations timed steps (150) after
+#                   20 untimed. Writes OUT/cores-per-gpu.{json,md,png}
+#
+# Options:
+#   --device cpu    runs imagenet-like, many-models and cores-per-gpu without a GPU to check the
+#                   plumbing (not the figures): sets of 256, 128 and 64 images, K = 1, 2,
+#                   cores 1, 2, 4 steps, and
+#                   training.device = cpu, fp32, 64 px, batch 32 for every model
+#   --time-limit S  seconds the whole script may take; the suite stage uses what is left (less
+#                   20 s for packing)
+#   --pack NAME     at the end (also after a failure), moves every file of OUT but the stages'
+#                   .json figures into OUT/NAME.tar.gz, so that few files come back
 #
 # Defaults: DIR build-gpu; OUT gpu-checks (logs and reports only); WORK /tmp/ffcv-gpu-checks (data
 # and run folders); PY python3, which must import torch (and scikit-learn, numpy and matplotlib
-# for the SAGA stages); jobs = the cores; repeats 1.
+# for the SAGA stages, matplotlib for many-models and cores-per-gpu); jobs = the cores;
+# repeats 1.
+#
+# Turning the figures into results/ (here, after the run):
+#   python3 experiments/many_models/many_models_study.py --render OUT/many-models.json \
+#       --output results/many-models-h100
+#   python3 experiments/training_benchmark/cores_per_gpu.py --render OUT/cores-per-gpu.json \
+#       --output results/cores-per-gpu-h100
 set -euo pipefail
-cd "$(dirname "$0")/.."
+script=$(realpath "$0")
+cd "$(dirname "$script")/.."
 
 build="build-gpu"
 out=gpu-checks
@@ -34,6 +82,15 @@ arch=""
 jobs=$(nproc)
 repeats=1
 study_args=()
+device=cuda
+images=""
+grid_images=""
+models=""
+cores=""
+iterations=""
+photos=""
+time_limit=""
+pack=""
 stages=()
 while (($#)); do
   case "$1" in
@@ -45,7 +102,16 @@ while (($#)); do
     --jobs) jobs=$2; shift 2 ;;
     --repeats) repeats=$2; shift 2 ;;
     --study-arg) study_args+=("$2"); shift 2 ;;
-    -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;;
+    --device) device=$2; shift 2 ;;
+    --images) images=$2; shift 2 ;;
+    --grid-images) grid_images=$2; shift 2 ;;
+    --models) models=$2; shift 2 ;;
+    --cores) cores=$2; shift 2 ;;
+    --iterations) iterations=$2; shift 2 ;;
+    --photos) photos=$2; shift 2 ;;
+    --time-limit) time_limit=$2; shift 2 ;;
+    --pack) pack=$2; shift 2 ;;
+    -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$script"; exit 0 ;;
     -*) echo "gpu_checks.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     *) stages+=("$1"); shift ;;
   esac
@@ -53,11 +119,45 @@ done
 ((${#stages[@]})) || stages=(build tests saga-reference)
 for stage in "${stages[@]}"; do
   case "$stage" in
-    build|tests|saga-reference|saga-paper|suite) ;;
+    build|tests|saga-reference|saga-paper|suite|imagenet-like|many-models|cores-per-gpu) ;;
     *) echo "gpu_checks.sh: unknown stage '$stage' (build, tests, saga-reference, saga-paper," \
-            "suite)" >&2; exit 2 ;;
+            "suite, imagenet-like, many-models, cores-per-gpu)" >&2; exit 2 ;;
   esac
 done
+# Option values are checked before any stage runs.
+usage_error() { echo "gpu_checks.sh: $*" >&2; exit 2; }
+positive() { [[ $2 =~ ^[1-9][0-9]*$ ]] || usage_error "$1 takes a positive whole number, not '$2'"; }
+count_list() {
+  [[ $2 =~ ^[1-9][0-9]*(,[1-9][0-9]*)*$ ]] ||
+    usage_error "$1 takes comma-separated positive whole numbers, not '$2'"
+}
+case "$device" in
+  cuda)
+    : "${images:=61440}" "${grid_images:=16384}" "${models:=1,2,4,8}" "${cores:=4,8,16}"
+    : "${iterations:=150}"
+    val_images=2048
+    warmup=20
+    model_sets=()
+    ;;
+  cpu)
+    : "${images:=256}" "${grid_images:=128}" "${models:=1,2}" "${cores:=1,2}" "${iterations:=4}"
+    val_images=64
+    warmup=2
+    model_sets=(training.device=cpu training.precision=fp32 training.batch_size=32
+                resolution.min_res=64 resolution.max_res=64 validation.batch_size=32
+                validation.resolution=64)
+    ;;
+  *) usage_error "--device takes cuda or cpu, not '$device'" ;;
+esac
+positive --images "$images"
+positive --grid-images "$grid_images"
+positive --iterations "$iterations"
+count_list --models "$models"
+count_list --cores "$cores"
+[[ -z $time_limit ]] || positive --time-limit "$time_limit"
+[[ -z $pack || $pack =~ ^[A-Za-z0-9._-]+$ ]] ||
+  usage_error "--pack takes a file name of letters, digits, '.', '_' and '-', not '$pack'"
+[[ -z $photos || -d $photos ]] || usage_error "--photos: no folder '$photos'"
 mkdir -p "$out" "$work"
 out=$(cd "$out" && pwd)
 work=$(cd "$work" && pwd)
@@ -72,9 +172,9 @@ detect_arch() {
 stage_build() {
   [[ -n $arch ]] || arch=$(detect_arch)
   cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFFCV_WITH_CUDA=ON \
-    -DFFCV_CUDA_ARCHITECTURES="$arch" -DFFCV_PYTHON="$python" -DFFCV_BUILD_BENCHMARKS=OFF || return
+    -DFFCV_CUDA_ARCHITECTURES="$arch" -DFFCV_PYTHON="$python" -DFFCV_BUILD_BENCHMARKS=ON || return
   ninja -C "$build" -j "$jobs" ffcv ffcv_device_parity_test ffcv_trainer_tests ffcv_torch_tests \
-    ffcv_saga_tests
+    ffcv_saga_tests ffcv_training_benchmark
 }
 
 # Runs CTest on DIR with the given arguments; fails when an entry failed or was skipped.
@@ -109,7 +209,127 @@ stage_saga_paper() {
     --repeats "$repeats" --work "$work" --out "$out/saga-paper" "${study_args[@]}"
 }
 
-stage_suite() { run_ctest "$out/suite" -j "$jobs"; }
+# Seconds left of --time-limit, less a margin for packing; empty without a limit.
+seconds_left() {
+  [[ -n $time_limit ]] || return 0
+  local left=$((time_limit - SECONDS - 20))
+  echo $((left > 0 ? left : 1))
+}
+
+# Runs the command under `timeout` with the seconds left (or plainly without a limit); exit
+# status 124 when the time ran out.
+within_time_limit() {
+  local left
+  left=$(seconds_left)
+  if [[ -n $left ]]; then timeout --signal=TERM --kill-after=10 "$left" "$@"; else "$@"; fi
+}
+
+stage_suite() {
+  local status=0
+  within_time_limit ninja -C "$build" -j "$jobs" || status=$?
+  if ((status == 124)); then
+    echo "the time limit ended the full build: no CTest entry ran"
+    return 124
+  fi
+  ((status == 0)) || return "$status"
+  within_time_limit ctest --test-dir "$build" --output-on-failure -j "$jobs" 2>&1 |
+    tee "$out/suite.log.ctest" || status=$?
+  if ((status == 124)); then
+    echo "the time limit stopped CTest after $(grep -c 'Test *#' "$out/suite.log.ctest") entries"
+    return 124
+  fi
+  return "$status"
+}
+
+# Source photographs for `ffcv write imagenet-like`, which reads /usr/share/wallpapers and
+# /usr/share/backgrounds: when neither holds a JPEG, those of --photos DIR or of the carried
+# wallpaper package (unpacked by .devdeps/env.sh) are copied to /usr/share/backgrounds.
+ensure_photos() {
+  # (-print -quit, not `| grep -q`: under pipefail find's broken pipe would read as "none")
+  if [[ -n $(find /usr/share/wallpapers /usr/share/backgrounds -name '*.jpg' -print -quit \
+    2>/dev/null) ]]; then
+    return 0
+  fi
+  local from=${photos:-${DEVDEPS:-/tmp/devdeps}/usr/share/backgrounds}
+  if [[ -z $(find "$from" -maxdepth 1 -name '*.jpg' -print -quit 2>/dev/null) ]]; then
+    echo "no photographs: /usr/share/{wallpapers,backgrounds} and $from hold no .jpg (carry" \
+      ".devdeps made by gather-debs.sh lomiri-wallpapers-16.04, or give --photos DIR)"
+    return 1
+  fi
+  mkdir -p /usr/share/backgrounds || return
+  cp "$from"/*.jpg /usr/share/backgrounds/ || return
+  echo "copied $(find "$from" -maxdepth 1 -name '*.jpg' | wc -l) photographs from $from to" \
+    "/usr/share/backgrounds"
+}
+
+beton="$work/imagenet-like.beton"
+grid_beton="$work/imagenet-like-grid.beton"
+val_beton="$work/imagenet-like-val.beton"
+
+# Writes an ImageNet-like .beton of COUNT images at PATH (seeded by SEED) unless PATH already
+# holds that many (PATH.count, written after a complete write).
+write_imagenet_like() {
+  local count=$1 path=$2 seed=$3
+  if [[ -f $path && "$(cat "$path.count" 2>/dev/null)" == "$count" ]]; then
+    echo "$path already holds $count images"
+    return 0
+  fi
+  ensure_photos || return
+  rm -f "$path.count"
+  "$build/bin/ffcv" write imagenet-like --count "$count" --classes 100 --seed "$seed" \
+    --images-dir "$path-jpegs" --write-mode proportion --max-resolution 500 \
+    --compress-probability 0.5 --jpeg-quality 90 --output "$path" || return
+  echo "$count" >"$path.count"
+  rm -rf "$path-jpegs"  # the .beton holds them all
+}
+
+stage_imagenet_like() {
+  write_imagenet_like "$images" "$beton" 0 || return
+  write_imagenet_like "$grid_images" "$grid_beton" 1 || return
+  write_imagenet_like "$val_images" "$val_beton" 2
+}
+
+# Appends `--set KEY=VALUE` for each of the device mode's recipe overrides to the named array.
+add_model_sets() {
+  local -n into=$1
+  local set
+  for set in "${model_sets[@]}"; do into+=(--set "$set"); done
+}
+
+stage_many_models() {
+  stage_imagenet_like || return
+  local command=("$python" experiments/many_models/many_models_study.py --build "$build"
+    --device "$device" --recipe recipes/many_models/rn18_4_per_gpu.toml --train "$grid_beton"
+    --val "$val_beton" --models "$models" --placements "sequential,threads,shared" --epochs 2
+    --learning-rates "0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8" --repeats "$repeats" --no-baseline
+    --no-alone --deterministic-check 2 --work "$work/many-models"
+    --output "$out/many-models")
+  add_model_sets command
+  rm -rf "$work/many-models"
+  "${command[@]}"
+}
+
+stage_cores_per_gpu() {
+  stage_imagenet_like || return
+  local resolution=160
+  [[ $device == cuda ]] || resolution=64
+  local command=("$python" experiments/training_benchmark/cores_per_gpu.py --build "$build"
+    --train "$beton" --cores "$cores" --resolution "$resolution" --iterations "$iterations"
+    --warmup "$warmup" --output "$out/cores-per-gpu")
+  add_model_sets command
+  "${command[@]}"
+}
+
+# --pack: every file of OUT but the stages' .json figures into one archive.
+pack_outputs() {
+  [[ -n $pack ]] || return 0
+  local files
+  mapfile -t files < <(cd "$out" && find . -type f ! -name '*.json' ! -name "$pack.tar.gz" | sort)
+  ((${#files[@]})) || return 0
+  tar -czf "$out/$pack.tar.gz" -C "$out" "${files[@]}" && (cd "$out" && rm -f "${files[@]}")
+  echo "packed ${#files[@]} files into $out/$pack.tar.gz"
+}
+trap pack_outputs EXIT
 
 export PYTHONUNBUFFERED=1
 for stage in "${stages[@]}"; do
@@ -118,6 +338,11 @@ for stage in "${stages[@]}"; do
   status=0
   "stage_${stage//-/_}" >"$log" 2>&1 || status=$?
   seconds=$((SECONDS - start))
+  if ((status == 124)) && [[ $stage == suite && -n $time_limit ]]; then
+    echo "$stage: INCOMPLETE, stopped at the time limit after ${seconds} s; the end of $log:"
+    tail -n 5 "$log"
+    continue
+  fi
   if ((status != 0)); then
     echo "$stage: FAILED (exit $status) in ${seconds} s; the end of $log:"
     tail -n 40 "$log"
