@@ -9,6 +9,7 @@
 
 #include "cli/arguments.hpp"
 #include "cli/commands.hpp"
+#include "ffcv/storage/url_credentials.hpp"
 
 namespace {
 
@@ -37,6 +38,15 @@ void print_usage(std::FILE* out) {
     std::fprintf(out, "  %-10s %s\n", name.c_str(), command.summary);
   }
   std::fprintf(out, "\n`ffcv <command> --help` shows a command's arguments and options.\n");
+  std::fprintf(out,
+               "\nA .beton may be an http:// or https:// URL (a server that answers range "
+               "requests).\n"
+               "  login: ~/.netrc (or $NETRC), or FFCV_HTTP_USER / FFCV_HTTP_PASSWORD; a password "
+               "in the URL\n"
+               "         is used but never printed or stored\n"
+               "  time limits: FFCV_HTTP_CONNECT_TIMEOUT (10 s), FFCV_HTTP_STALL_TIMEOUT (15 s),\n"
+               "         FFCV_HTTP_REQUEST_TIMEOUT (300 s), FFCV_HTTP_ATTEMPTS (4); see "
+               "docs/operations.md\n");
 }
 
 }  // namespace
@@ -57,7 +67,8 @@ int main(int argc, char** argv) {
   try {
     return it->second.run(args);
   } catch (const ffcv::tools::UsageError& error) {
-    std::fprintf(stderr, "ffcv %s: %s (see ffcv %s --help)\n", argv[1], error.what(), argv[1]);
+    std::fprintf(stderr, "ffcv %s: %s (see ffcv %s --help)\n", argv[1],
+                 ffcv::redact_url_passwords(error.what()).c_str(), argv[1]);
     return 2;
   } catch (const std::bad_alloc&) {
     const bool loads = it->first == "bench" || it->first == "doctor";
@@ -71,7 +82,8 @@ int main(int argc, char** argv) {
                  threads ? " (cannot start more threads: lower --workers or --readers)" : "");
     return 1;
   } catch (const std::exception& error) {
-    std::fprintf(stderr, "ffcv %s: error: %s\n", argv[1], error.what());
+    std::fprintf(stderr, "ffcv %s: error: %s\n", argv[1],
+                 ffcv::redact_url_passwords(error.what()).c_str());
     return 1;
   }
 }

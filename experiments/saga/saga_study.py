@@ -427,7 +427,7 @@ def markdown(report, png):
                      "the tables keep the fastest repeat." % (
                          len(busy), sum(len(v) for v in report["runs"].values()),
                          100 * OTHER_WORK))
-    lines.append("- The FFCV paper's own baseline is not documented (training-recipes.md §3.3); "
+    lines.append("- The FFCV paper (§4.4) does not describe its own baseline's loader; "
                  "mmap here is our solver fed from memory-mapped .npy arrays, not the Python "
                  "fast_l1 with a PyTorch DataLoader.")
     lines.append("")

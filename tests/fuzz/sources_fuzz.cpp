@@ -1,7 +1,8 @@
 // Fuzz harness: the sources `ffcv write` reads, on any bytes. The first byte picks the source:
 //   0: IDX (Fashion-MNIST's format, gzipped or not): images and labels files;
 //   1: .npy features and targets (NpySource, bit-packed when the second byte is odd);
-//   2: one image file of an image folder (read_image_value: JPEG kept encoded, others by OpenCV).
+//   2: one image file of an image folder (read_image_value: RGB and gray JPEGs kept encoded,
+//      every other format through its own decoder, tools/sources/image_decoders.hpp).
 // The second byte is an option (its low bit: pack bits); for two files, the next two bytes give
 // the first file's length (little-endian). The first 64 samples are loaded. A file may be refused
 // with an ffcv::Error; anything else is a finding.

@@ -15,9 +15,8 @@ What is checked, against numpy and scikit-learn (tolerances in TOLERANCES below)
 
   standardization  feature_mean/feature_std equal numpy's mean and population std of the rows
                    the model was fitted on
-  lambda_max       numpy's lambda_max equals the path's first lambda; the weights there are zero
-                   (elastic_net: within the weight tolerance, as one weight sits on the boundary
-                   of the zero region there; lasso_path: path.csv's nnz is 0); a solve at
+  lambda_max       numpy's lambda_max equals the path's first lambda; the weights there are
+                   exactly zero (path_weights.npy; lasso_path: every target's); a solve at
                    0.9 lambda_max (elastic_net: its own run, saga.lambdas) or at the lasso
                    path's next lambda has nonzero weights
   lambda path      elastic_net: lambda_max * epsilon^(j/(num_lambdas-1)), then 0 with do_zero
@@ -159,7 +158,8 @@ COMMON_DATA = {"features": "features", "targets": "target", "num_train": N_TRAIN
                "loader": "ffcv"}
 # One loader thread and one torch thread: these problems are too small to share out, and on a
 # machine busy with other work, threads waiting on each other slow the solve down many times.
-COMMON_SAGA = {"threads": 1}
+# Every path point's model is kept (path_weights.npy) for the checks at every λ.
+COMMON_SAGA = {"threads": 1, "path_weights": True}
 CASES = {
     "gaussian": {"make": make_gaussian, "pack": False,
                  "saga": {"objective": "elastic_net", "family": "gaussian", "alpha": 0.9,
@@ -468,11 +468,10 @@ def check_elastic_net(table, case, cfg, run, x, Y, family, probe=None):
     lams = np.array([r["lambda"] for r in rows])
     table.add(case, "lambda_max: first lambda (rel)", rel(lams[0], lmax), TOLERANCES["lambda"],
               rel(lams[0], lmax) <= TOLERANCES["lambda"], "numpy %.6g, run %.6g" % (lmax, lams[0]))
-    # At lambda_max exactly one weight sits on the boundary of the zero region, where a
-    # stochastic solver approaches 0 only asymptotically: "zero" is within the weight tolerance.
-    residue = float(np.abs(pw[0]).max()) / max(float(np.abs(pw).max()), 1e-12)
-    table.add(case, "lambda_max: max|w| at first point", residue, TOLERANCES["weights"],
-              residue <= TOLERANCES["weights"], "path.csv nnz %d" % rows[0]["nnz"])
+    # At lambda_max the KKT bound says every weight is 0: exactly, not within a tolerance.
+    residue = float(np.abs(pw[0]).max())
+    table.add(case, "lambda_max: max|w| at first point", residue, 0.0, residue == 0.0,
+              "path.csv nnz %d" % rows[0]["nnz"])
     m = cfg["num_lambdas"]
     expected = [lmax * cfg["epsilon"] ** (j / (m - 1)) for j in range(m)]
     if cfg.get("do_zero"):
@@ -576,6 +575,19 @@ def check_lasso_path(table, case, cfg, run, x, Y, refit_run=None):
               first_bad <= TOLERANCES["lambda"],
               "numpy " + ", ".join("%.4g" % v for v in lmax))
     table.add(case, "lambda_max: nnz at first lambda", nnz_first, 0, nnz_first == 0)
+    # path_weights.npy has one row per "path" row of path.csv: at each target's lambda_max the
+    # row is exactly zero.
+    pw = run["path_weights"]
+    if pw is None or pw.shape[0] != len(rows):
+        table.add(case, "path_weights rows = path.csv rows", None if pw is None else pw.shape[0],
+                  len(rows), False)
+    else:
+        at_max = [i for i, r in enumerate(rows)
+                  if r["lambda"] > 0 and rel(r["lambda"], lmax[int(r["target"])]) <=
+                  TOLERANCES["lambda"]]
+        residue = max(float(np.abs(pw[i]).max()) for i in at_max) if at_max else None
+        table.add(case, "lambda_max: max|w| (path_weights)", residue, 0.0,
+                  len(at_max) == k and residue == 0.0, "%d of %d targets" % (len(at_max), k))
     table.add(case, "next lambda: nnz > 0", min(nnz_next), "> 0", min(nnz_next) > 0,
               "per target " + ", ".join(str(v) for v in nnz_next))
     table.add(case, "selected lambda = argmin val_loss", len(sel_bad), 0, not sel_bad,

@@ -5,141 +5,29 @@
 // and the KKT conditions are checked by check_saga_reference.py.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
+#include <map>
 #include <random>
 
 #include "ffcv/errors.hpp"
 #include "ffcv/npy_array.hpp"
+#include "ffcv/saga/saga_path.hpp"
 #include "ffcv/saga/saga_recipe.hpp"
 #include "ffcv/saga/saga_run.hpp"
-#include "test_support.hpp"
+#include "saga_test_support.hpp"
 
 namespace ffcv::saga {
-namespace {
+using namespace test_saga;
 
-// y = X w* + noise with 3 nonzero weights per target; X standard normal (float32) or, with
-// `masks`, Bernoulli(1/2) booleans.
-struct Problem {
-  std::uint64_t rows = 500, features = 12, targets = 2;
-  bool masks = false;
-  bool labels = false;  // class labels 0..2 from the first three weight columns (argmax)
-};
-
-void write_problem(const Problem& problem, const test::TempDir& dir) {
-  std::mt19937_64 random(7);
-  std::normal_distribution<double> normal(0.0, 1.0);
-  std::bernoulli_distribution coin(0.5);
-  const std::uint64_t n = problem.rows, d = problem.features, k = problem.targets;
-  std::vector<double> x(n * d), truth(d * 3, 0.0);
-  for (std::uint64_t c = 0; c < 3; ++c) {
-    for (std::uint64_t j = c; j < d; j += 4) truth[j * 3 + c] = (j % 2 ? 1.5 : -2.0) / (c + 1);
-  }
-  NpyArray features, targets;
-  features.dtype = DType::parse(problem.masks ? "bool" : "<f4");
-  features.shape = {n, d};
-  for (std::uint64_t i = 0; i < n * d; ++i) {
-    x[i] = problem.masks ? (coin(random) ? 1.0 : 0.0) : normal(random);
-    if (problem.masks) {
-      features.data.push_back(x[i] != 0);
-    } else {
-      const float value = static_cast<float>(x[i]);
-      const auto* bytes = reinterpret_cast<const std::uint8_t*>(&value);
-      features.data.insert(features.data.end(), bytes, bytes + 4);
-    }
-  }
-  targets.dtype = DType::parse(problem.labels ? "<i8" : "<f4");
-  targets.shape = problem.labels ? std::vector<std::uint64_t>{n} : std::vector<std::uint64_t>{n, k};
-  for (std::uint64_t i = 0; i < n; ++i) {
-    std::vector<double> score(3, 0.0);
-    for (std::uint64_t c = 0; c < 3; ++c) {
-      for (std::uint64_t j = 0; j < d; ++j) score[c] += x[i * d + j] * truth[j * 3 + c];
-    }
-    if (problem.labels) {
-      const std::int64_t label = std::max_element(score.begin(), score.end()) - score.begin();
-      const auto* bytes = reinterpret_cast<const std::uint8_t*>(&label);
-      targets.data.insert(targets.data.end(), bytes, bytes + 8);
-      continue;
-    }
-    for (std::uint64_t t = 0; t < k; ++t) {
-      const float value = static_cast<float>(score[t % 3] + 0.3 * normal(random));
-      const auto* bytes = reinterpret_cast<const std::uint8_t*>(&value);
-      targets.data.insert(targets.data.end(), bytes, bytes + 4);
-    }
-  }
-  write_npy(dir.file("x.npy"), features);
-  write_npy(dir.file("y.npy"), targets);
-  std::string output;
-  const std::string common = "write npy --features " + dir.file("x.npy") + " --targets " +
-                             dir.file("y.npy") + " --output ";
-  REQUIRE(test::run_cli(common + dir.file("data.beton"), output) == 0);
-  if (problem.masks) {
-    REQUIRE(test::run_cli(common + dir.file("packed.beton") + " --pack-bits", output) == 0);
-  }
-}
-
-SagaRecipe recipe_for(const test::TempDir& dir, const std::vector<std::string>& overrides) {
-  const std::string path = dir.file("saga.toml");
-  std::ofstream(path) << "[data]\ntrain = \"" << dir.file("data.beton")
-                      << "\"\nnum_val = 100\nbatch_size = 50\nfeatures_npy = \""
-                      << dir.file("x.npy") << "\"\ntargets_npy = \"" << dir.file("y.npy")
-                      << "\"\nworkers = 1\n[saga]\nlr = 0.02\ntol = 1e-7\nmax_epochs = 3000\n"
-                      << "threads = 1\n";
-  return load_saga_recipe(path, overrides);
-}
-
-// Runs the recipe into a fresh folder under `dir`; returns that folder.
-std::string run_into(const test::TempDir& dir, const std::string& name, const SagaRecipe& recipe) {
-  const std::string out = dir.file(name);
-  std::filesystem::create_directories(out);
-  SagaRunOptions options;
-  options.run_dir = out;
-  options.quiet = true;
-  run_saga(recipe, options);
-  return out;
-}
-
-std::vector<float> floats_of(const std::string& npy) {
-  const NpyArray array = read_npy(npy);
-  std::vector<float> values(array.data.size() / 4);
-  std::memcpy(values.data(), array.data.data(), array.data.size());
-  return values;
-}
-
-double largest_difference(const std::vector<float>& a, const std::vector<float>& b) {
-  REQUIRE(a.size() == b.size());
-  double worst = 0;
-  for (std::size_t i = 0; i < a.size(); ++i)
-    worst = std::max(worst, std::fabs(double(a[i]) - b[i]));
-  return worst;
-}
-
-double largest_magnitude(const std::vector<float>& a) {
-  double worst = 0;
-  for (const float value : a) worst = std::max(worst, std::fabs(double(value)));
-  return worst;
-}
-
-// The CSV's rows as fields, header first.
-std::vector<std::vector<std::string>> csv_rows(const std::string& path) {
-  std::vector<std::vector<std::string>> rows;
-  std::istringstream text(test::text_of(path));
-  for (std::string line; std::getline(text, line);) {
-    std::vector<std::string> fields;
-    std::istringstream cells(line);
-    for (std::string cell; std::getline(cells, cell, ',');) fields.push_back(cell);
-    rows.push_back(fields);
-  }
-  return rows;
-}
-
-}  // namespace
-
-TEST_CASE("λ_max zeroes every weight and 0.9 λ_max does not", "[saga]") {
-  // At λ_max the largest feature sits on the KKT boundary, where the iterates return to 0 only
-  // geometrically: the step-size rule with a tight tolerance lets them get there.
+TEST_CASE("λ at or above λ_max gives weights that are exactly 0, and 0.9 λ_max does not",
+          "[saga]") {
+  // The solver's own stopping rule (look-behind, tol 1e-7): at λ_max one weight sits on the
+  // boundary of the zero region, where the iterates approach 0 only slowly; the KKT bound says
+  // the optimum is 0 there, and so must the weights be.
   const std::vector<std::string> path = {"saga.num_lambdas=2", "saga.epsilon=0.9",
-                                         "saga.do_zero=false", "saga.lookbehind=0",
-                                         "saga.tol=1e-9"};
+                                         "saga.do_zero=false"};
   for (const bool labels : {false, true}) {
     INFO((labels ? "multinomial" : "gaussian"));
     test::TempDir dir;
@@ -154,7 +42,57 @@ TEST_CASE("λ_max zeroes every weight and 0.9 λ_max does not", "[saga]") {
     CHECK(rows[0][0] == "target");
     CHECK(rows[1][5] == "0");            // nnz at λ_max
     CHECK(std::stoull(rows[2][5]) > 0);  // and below it
-    CHECK(std::stod(rows[2][1]) == Approx(0.9 * std::stod(rows[1][1])).epsilon(1e-9));
+    const double lambda_max = std::stod(rows[1][1]);
+    CHECK(std::stod(rows[2][1]) == Approx(0.9 * lambda_max).epsilon(1e-9));
+    const std::vector<float> weights = floats_of(out + "/path_weights.npy");
+    const std::size_t per_point = weights.size() / 2;
+    CHECK(largest_magnitude({weights.begin(), weights.begin() + per_point}) == 0.0);
+    CHECK(largest_magnitude({weights.begin() + per_point, weights.end()}) > 0.0);
+
+    // Above λ_max too; the bias is then the optimum of a model without weights.
+    std::vector<std::string> above = {"saga.lambdas=[" + std::to_string(2 * lambda_max) + "]",
+                                      "saga.do_zero=false"};
+    if (labels) above.push_back("saga.family=multinomial");
+    const std::string high = run_into(dir, "above", recipe_for(dir, above));
+    CHECK(largest_magnitude(floats_of(high + "/weights.npy")) == 0.0);
+    if (!labels) {
+      // Gaussian: b = the training targets' mean (rows 0..399), computed here in double.
+      const std::vector<float> targets = floats_of(dir.file("y.npy"));
+      const std::vector<float> bias = floats_of(high + "/bias.npy");
+      for (std::size_t k = 0; k < bias.size(); ++k) {
+        double mean = 0;
+        for (std::size_t i = 0; i < 400; ++i) mean += targets[i * bias.size() + k];
+        CHECK(bias[k] == Approx(mean / 400).epsilon(1e-6).margin(1e-6));
+      }
+    }
+  }
+  // The lasso path: every target's λ_max point, and only that one, has no nonzero weight.
+  test::TempDir dir;
+  Problem problem;
+  problem.targets = 3;
+  write_problem(problem, dir);
+  const std::string out =
+      run_into(dir, "lasso",
+               recipe_for(dir, {"saga.objective=lasso_path", "saga.num_lambdas=4",
+                                "saga.epsilon=0.1", "saga.refit=false", "saga.min_lambdas=5"}));
+  const auto rows = csv_rows(out + "/path.csv");
+  const std::vector<float> weights = floats_of(out + "/path_weights.npy");
+  REQUIRE(weights.size() == (rows.size() - 1) * 12);
+  std::vector<double> largest_lambda(3, 0.0);
+  for (std::size_t i = 1; i < rows.size(); ++i) {
+    const auto k = static_cast<std::size_t>(std::stoi(rows[i][0]));
+    largest_lambda[k] = std::max(largest_lambda[k], std::stod(rows[i][1]));
+  }
+  for (std::size_t i = 1; i < rows.size(); ++i) {
+    INFO("path.csv row " << i << ": target " << rows[i][0] << ", λ " << rows[i][1]);
+    const auto k = static_cast<std::size_t>(std::stoi(rows[i][0]));
+    const std::vector<float> row(weights.begin() + static_cast<std::ptrdiff_t>((i - 1) * 12),
+                                 weights.begin() + static_cast<std::ptrdiff_t>(i * 12));
+    if (std::stod(rows[i][1]) == largest_lambda[k]) {
+      CHECK(largest_magnitude(row) == 0.0);
+    } else {
+      CHECK(largest_magnitude(row) > 0.0);
+    }
   }
 }
 
@@ -253,6 +191,125 @@ TEST_CASE("the lasso path gives each target its own λ, selected on validation r
   const std::string summary = test::text_of(out + "/summary.json");
   CHECK_THAT(summary, Catch::Contains("\"objective\": \"lasso_path\""));
   CHECK_THAT(summary, Catch::Contains("\"unfinished\": 0"));
+}
+
+TEST_CASE("the lasso path reports each target's λ and keeps its path's weights when asked",
+          "[saga]") {
+  test::TempDir dir;
+  Problem problem;
+  problem.targets = 3;
+  write_problem(problem, dir);
+  const std::vector<std::string> lasso = {"saga.objective=lasso_path", "saga.num_lambdas=8",
+                                          "saga.epsilon=0.01", "saga.min_lambdas=3",
+                                          "saga.refit=false"};
+  const std::string out = run_into(dir, "lasso", recipe_for(dir, lasso));
+  const auto rows = csv_rows(out + "/path.csv");
+  const NpyArray path_weights = read_npy(out + "/path_weights.npy");
+  REQUIRE(path_weights.shape == std::vector<std::uint64_t>{rows.size() - 1, 12});
+  CHECK(read_npy(out + "/path_bias.npy").shape == std::vector<std::uint64_t>{rows.size() - 1});
+  const std::vector<float> path = floats_of(out + "/path_weights.npy");
+  const std::vector<float> weights = floats_of(out + "/weights.npy");  // [12, 3]
+  const std::vector<double> lambdas = doubles_of(out + "/lambda.npy");
+  REQUIRE(lambdas.size() == 3);
+
+  // summary.json lists every target's λ as lambda.npy holds it; no single λ stands for them.
+  const std::string summary = test::text_of(out + "/summary.json");
+  const std::vector<double> listed = json_list(summary, "selected_lambdas");
+  REQUIRE(listed.size() == 3);
+  for (std::size_t k = 0; k < 3; ++k) CHECK(listed[k] == lambdas[k]);
+  CHECK(lambdas[0] != lambdas[1]);
+  CHECK_THAT(summary, Catch::Contains("\"selected_lambda\": null"));
+  CHECK_THAT(summary, Catch::Contains("\"selection\": \"val_loss\""));
+
+  // Each target's selected model is the path point of least validation loss, stored as it was.
+  for (std::size_t k = 0; k < 3; ++k) {
+    INFO("target " << k);
+    std::size_t best = 0;
+    double least = std::numeric_limits<double>::infinity();
+    for (std::size_t i = 1; i < rows.size(); ++i) {
+      if (std::stoul(rows[i][0]) != k) continue;
+      if (std::stod(rows[i][4]) < least) least = std::stod(rows[i][4]), best = i;
+    }
+    REQUIRE(best > 0);
+    CHECK(std::stod(rows[best][1]) == Approx(lambdas[k]).epsilon(1e-12));
+    for (std::size_t j = 0; j < 12; ++j) CHECK(weights[j * 3 + k] == path[(best - 1) * 12 + j]);
+  }
+
+  // Not asked for: not written.
+  const std::string bare =
+      run_into(dir, "bare", recipe_for(dir, with(lasso, "saga.path_weights=false")));
+  CHECK_FALSE(std::filesystem::exists(bare + "/path_weights.npy"));
+  CHECK(test::read_file(bare + "/weights.npy") == test::read_file(out + "/weights.npy"));
+}
+
+TEST_CASE("each selection rule picks the path point it names", "[saga]") {
+  // Few true features among many (3 of 60 per target), noisy targets: λ = 0 fits the noise.
+  test::TempDir dir;
+  Problem problem;
+  problem.features = 60;
+  problem.targets = 1;
+  problem.spacing = 20;
+  problem.noise = 2.0;
+  write_problem(problem, dir);
+  const std::vector<std::string> base = {"saga.num_lambdas=12", "saga.epsilon=1e-3", "saga.alpha=1",
+                                         "saga.lr=0.05"};
+  std::map<std::string, double> chosen;
+  for (const std::string rule : {"val_loss", "one_se", "penalized_val_loss"}) {
+    INFO("saga.selection = " << rule);
+    const std::string out =
+        run_into(dir, rule, recipe_for(dir, with(base, "saga.selection=" + rule)));
+    const auto rows = csv_rows(out + "/path.csv");
+    REQUIRE(rows.size() == 14);  // 12 λ and λ = 0
+    REQUIRE(rows[0][10] == "val_se");
+    REQUIRE(rows[0][11] == "penalty");
+    // The rule, computed here from path.csv: the least score, ties to the larger λ (earlier).
+    std::size_t best = 1;
+    const auto score = [&](std::size_t i) {
+      const double loss = std::stod(rows[i][4]);
+      return rule == "penalized_val_loss" ? loss + std::stod(rows[i][11]) : loss;
+    };
+    for (std::size_t i = 2; i < rows.size(); ++i) {
+      if (score(i) < score(best)) best = i;
+    }
+    if (rule == "one_se") {
+      const double limit = std::stod(rows[best][4]) + std::stod(rows[best][10]);
+      for (std::size_t i = 1; i < best; ++i) {
+        if (std::stod(rows[i][4]) <= limit) {
+          best = i;
+          break;
+        }
+      }
+    }
+    const std::vector<double> lambda = doubles_of(out + "/lambda.npy");
+    CHECK(lambda[0] == Approx(std::stod(rows[best][1])).epsilon(1e-12));
+    const std::vector<float> path = floats_of(out + "/path_weights.npy");
+    const std::vector<float> weights = floats_of(out + "/weights.npy");
+    CHECK(std::equal(weights.begin(), weights.end(),
+                     path.begin() + static_cast<std::ptrdiff_t>((best - 1) * weights.size())));
+    chosen[rule] = lambda[0];
+  }
+  // Least validation loss is a sparse model here, not the last λ; one standard error allows a
+  // sparser one still; adding the penalty leans to the smallest λ.
+  CHECK(chosen["val_loss"] > 0);
+  CHECK(chosen["one_se"] >= chosen["val_loss"]);
+  CHECK(chosen["penalized_val_loss"] <= chosen["val_loss"]);
+}
+
+TEST_CASE("selection ties go to the larger λ and one_se to the largest λ within one SE", "[saga]") {
+  // A lasso column's path order: λ = 0 first, then λ_max falling.
+  const std::vector<Candidate> path = {{0.0, 1.00, 0.05, 0.50},
+                                       {5.0, 2.00, 0.05, 1.00},
+                                       {2.0, 1.02, 0.05, 0.61},
+                                       {1.0, 0.99, 0.05, 0.52}};
+  CHECK(select_point(path, "val_loss") == 3);
+  CHECK(select_point(path, "one_se") == 2);  // 1.02 <= 0.99 + 0.05, the largest such λ
+  CHECK(select_point(path, "penalized_val_loss") == 0);
+  std::vector<Candidate> tie = path;
+  tie[2].val_loss = 0.99;
+  CHECK(select_point(tie, "val_loss") == 2);
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  CHECK(select_point({{3.0, nan, nan, nan}, {1.0, nan, nan, nan}}, "val_loss") == 1);
+  CHECK(standard_error(6.0, 14.0, 3.0) == Approx(std::sqrt(1.0 / 3.0)));  // 1, 2, 3
 }
 
 TEST_CASE("every SAGA recipe in recipes/saga loads and writes back the same", "[saga]") {

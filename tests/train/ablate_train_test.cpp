@@ -71,15 +71,15 @@ TEST_CASE("ffcv ablate trains each cell of a recipe sweep and tables its accurac
   }
   CHECK_THAT(test::text_of(out + "/ablation.md"), Catch::Contains("| data.order | val top-1 |"));
 
-  // A value the recipe refuses stops the sweep before any run, naming the cell.
+  // A value the recipe refuses stops the sweep before any run, naming the cell: a bad spec, exit 2.
   std::ofstream(spec) << "[train]\nrecipe = \"" << dir.file("tiny.toml")
                       << "\"\n[sweep]\n\"data.order\" = [\"random\", \"shuffled\"]\n";
-  CHECK(test::run_cli("ablate " + spec + " --output " + dir.file("bad"), output) == 1);
+  CHECK(test::run_cli("ablate " + spec + " --output " + dir.file("bad"), output) == 2);
   CHECK_THAT(output, Catch::Contains("cell data.order=shuffled"));
   CHECK_FALSE(std::filesystem::exists(dir.file("bad")));
   // Loader settings of a training sweep are recipe keys, not bench options.
   std::ofstream(spec) << "[train]\nrecipe = \"" << dir.file("tiny.toml")
                       << "\"\n[sweep]\nworkers = [1, 2]\n";
-  CHECK(test::run_cli("ablate " + spec, output) == 1);
+  CHECK(test::run_cli("ablate " + spec, output) == 2);
   CHECK_THAT(output, Catch::Contains("recipe keys such as data.num_workers"));
 }

@@ -17,8 +17,10 @@
 
 #include "ffcv/cpu_count.hpp"
 #include "ffcv/json_text.hpp"
+#include "ffcv/train/folder_lock.hpp"
 #include "ffcv/train/recipe.hpp"
 #include "ffcv/train/run_log.hpp"
+#include "process_scan.hpp"
 #include "tiny_dataset.hpp"
 
 using namespace ffcv;
@@ -267,6 +269,15 @@ TEST_CASE("an interrupted grid resumes where it stopped, and a finished one is n
                         output) == 0);
   CHECK_THAT(output, Catch::Contains("0 of 4 points finished"));
   CHECK(lines_of(out + "/grid.csv")[1].rfind("0,0.05,0.0,stopped,", 0) == 0);
+  // The training time of each point's first session (5 steps, no whole epoch).
+  std::vector<double> first_seconds;
+  for (std::size_t i = 0; i < 4; ++i) {
+    const std::string point = out + "/point-00" + std::to_string(i);
+    REQUIRE(json_numbers(test::text_of(point + "/log.jsonl"), "epoch_seconds").empty());
+    first_seconds.push_back(
+        json_numbers(test::text_of(point + "/summary.json"), "train_seconds")[0]);
+    CHECK(first_seconds.back() > 0);
+  }
   // Point 3 alone, as a job array's task 3 would run it: it resumes from its checkpoint.
   REQUIRE(::setenv("SLURM_ARRAY_TASK_ID", "3", 1) == 0);
   const int task_status =
@@ -282,6 +293,27 @@ TEST_CASE("an interrupted grid resumes where it stopped, and a finished one is n
   CHECK_THAT(output, Catch::Contains("1 already finished"));
   for (std::size_t i = 0; i < 4; ++i) {
     CHECK(digest_of(out + "/point-00" + std::to_string(i)) == alone[i]);
+  }
+  // The table has each point's whole run: the first session's training time and the epochs
+  // logged after the resume; the last epoch's loss as the lone run has it.
+  const std::string table = test::text_of(out + "/grid.json");
+  const std::vector<double> table_seconds = json_numbers(table, "train_seconds");
+  const std::vector<double> table_loss = json_numbers(table, "train_loss");
+  REQUIRE(table_seconds.size() == 4);
+  REQUIRE(table_loss.size() == 4);
+  for (std::size_t i = 0; i < 4; ++i) {
+    INFO("point " << i);
+    const std::string point = out + "/point-00" + std::to_string(i);
+    double resumed_seconds = 0;
+    for (const double seconds :
+         json_numbers(test::text_of(point + "/log.jsonl"), "epoch_seconds")) {
+      resumed_seconds += seconds;
+    }
+    CHECK(table_seconds[i] == Approx(first_seconds[i] + resumed_seconds).margin(0.006));
+    const double lone_loss = json_numbers(
+        test::text_of(fixture.dir.file("alone-" + std::to_string(i)) + "/summary.json"),
+        "train_loss")[0];
+    CHECK(table_loss[i] == Approx(lone_loss).margin(0.00006));
   }
   // Again: nothing left to train; the table is written from the folders alone.
   const auto summary_time = fs::last_write_time(out + "/point-000/summary.json");
@@ -364,4 +396,110 @@ TEST_CASE("shared with share_seeds decodes once for points of different seeds, c
   CHECK_THAT(output, Catch::Contains("0 of 4 points finished"));
   CHECK_THAT(test::text_of(fixture.dir.file("mixup/point-003/error.txt")),
              Catch::Contains("grid.share_seeds") && Catch::Contains("no mixup"));
+}
+
+TEST_CASE("kill -9 of a grid leaves none of its points running", "[trainer][cli][grid]") {
+  FashionGrid fixture;
+  for (const std::string placement : {"sequential", "processes"}) {
+    INFO("placement " << placement);
+    const std::string out = fixture.dir.file("killed-" + placement);
+    // Long enough (40 epochs a point) that the points are training when the grid is killed.
+    const pid_t pid = test::start_cli("run " + fixture.grid + " --set training.epochs=40" +
+                                          " --placement " + placement + " --output-dir " + out,
+                                      fixture.dir.file("killed-" + placement + ".log"));
+    // A point process names the grid's folder in its command line (--output-dir).
+    REQUIRE(test::wait_until(
+        [&] {
+          for (const pid_t p : test::processes_naming(out)) {
+            if (p != pid) return true;
+          }
+          return false;
+        },
+        std::chrono::seconds(60)));
+    REQUIRE(::kill(pid, SIGKILL) == 0);
+    test::wait_for_exit(pid);
+    INFO(test::text_of(fixture.dir.file("killed-" + placement + ".log")));
+    CHECK(test::wait_until([&] { return test::processes_naming(out).empty(); },
+                           std::chrono::seconds(5)));
+  }
+}
+
+TEST_CASE("a grid recipe trains as one run with --no-grid", "[trainer][cli][grid]") {
+  FashionGrid fixture;
+  const std::string out = fixture.dir.file("one");
+  std::string output;
+  INFO(output);
+  REQUIRE(test::run_cli("run " + fixture.grid + " --no-grid --quiet --output-dir " + out +
+                            " --set training.epochs=1",
+                        output) == 0);
+  // One run with the recipe's own values: its folder holds the run, no points, no table.
+  CHECK_THAT(test::text_of(out + "/summary.json"), Catch::Contains("\"finished\": true"));
+  CHECK_FALSE(fs::exists(out + "/point-000"));
+  CHECK_FALSE(fs::exists(out + "/grid.csv"));
+  CHECK_THAT(test::text_of(out + "/recipe.toml"), Catch::Contains("lr = 0.5"));
+}
+
+TEST_CASE("a grid folder remembers its recipe and data, and one process at a time trains into it",
+          "[trainer][cli][grid]") {
+  FashionGrid fixture;
+  const std::string out = fixture.dir.file("grid");
+  const std::string command =
+      "run " + fixture.base + " --grid lr.lr=0.05,0.2 --placement sequential --output-dir " + out;
+  std::string output;
+  INFO(output);
+  // Every point stops after its first step: the folder holds the grid and its record.
+  REQUIRE(test::run_cli(command + " --stop-after-steps 1", output) == 0);
+  CHECK_THAT(test::text_of(out + "/made_from.tsv"),
+             Catch::Contains("recipe training.epochs\t2") &&
+                 Catch::Contains("data " + fixture.dir.file("train.beton") + "\t"));
+  const std::string pid = std::to_string(::getpid());
+
+  // Another process holds a point's folder, or the grid's: refused, naming the folder and pid.
+  {
+    const train::FolderLock held(out + "/point-001", "point folder");
+    CHECK(test::run_cli(command, output) == 1);
+    CHECK_THAT(output,
+               Catch::Contains("point folder " + out + "/point-001 is in use by process " + pid));
+  }
+  {
+    const train::FolderLock held(out, "grid folder");
+    CHECK(test::run_cli(command, output) == 1);
+    CHECK_THAT(output, Catch::Contains("grid folder " + out + " is in use by process " + pid));
+    CHECK(test::run_cli(command + " --fresh", output) == 1);
+    CHECK_THAT(output, Catch::Contains("is in use by process " + pid));
+  }
+  // So is a single run's folder.
+  {
+    const std::string run_dir = fixture.dir.file("single");
+    const train::FolderLock held(run_dir, "run folder");
+    CHECK(test::run_cli("run " + fixture.base + " --output-dir " + run_dir, output) == 1);
+    CHECK_THAT(output, Catch::Contains("run folder " + run_dir + " is in use by process " + pid));
+    CHECK_FALSE(fs::exists(run_dir + "/log.jsonl"));
+  }
+  const std::string log_before = test::text_of(out + "/point-000/log.jsonl");
+
+  // Another training.epochs: refused before any work, naming the key and --fresh.
+  CHECK(test::run_cli(command + " --set training.epochs=3", output) == 2);
+  CHECK_THAT(output,
+             Catch::Contains("training.epochs was 2 and is now 3") && Catch::Contains("--fresh"));
+  // The training file written again with other samples: the same name, another identity.
+  REQUIRE(test::run_cli("write fashion-mnist --split train --subset 200 --write-mode raw --quiet " +
+                            std::string("--output ") + fixture.dir.file("train.beton"),
+                        output) == 0);
+  CHECK(test::run_cli(command, output) == 2);
+  CHECK_THAT(output,
+             Catch::Contains("the data file " + fixture.dir.file("train.beton") + " changed") &&
+                 Catch::Contains("--fresh"));
+  CHECK(test::text_of(out + "/point-000/log.jsonl") == log_before);
+
+  // --fresh sets the earlier results aside, never deleting them, and starts afresh.
+  REQUIRE(test::run_cli(command + " --stop-after-steps 1 --fresh", output) == 0);
+  CHECK_THAT(output, Catch::Contains("were moved to " + out + "-before-"));
+  std::string aside;
+  for (const auto& entry : fs::directory_iterator(fixture.dir.path())) {
+    if (entry.path().filename().string().rfind("grid-before-", 0) == 0) aside = entry.path();
+  }
+  REQUIRE(!aside.empty());
+  CHECK(test::text_of(aside + "/point-000/log.jsonl") == log_before);
+  CHECK(test::run_cli(command + " --stop-after-steps 1", output) == 0);
 }

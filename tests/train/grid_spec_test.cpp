@@ -114,12 +114,57 @@ TEST_CASE("a grid that cannot run is refused before any work, naming what is wro
   CHECK_THAT(grid_error("", {"lr.lr"}), Catch::Contains("expected section.key=value1"));
   CHECK_THAT(grid_error("", {"lr.lr=1,,2"}), Catch::Contains("an empty value"));
   CHECK_THAT(grid_error("", {"lr.rate=1"}), Catch::Contains("not a recipe key"));
-  CHECK_THAT(grid_error("", {}, "everywhere"), Catch::Contains("grid.placement must be"));
+  CHECK_THAT(grid_error("", {}, "everywhere"), Catch::Contains("--placement must be"));
   CHECK_THAT(grid_error("grid = 3\n"), Catch::Contains("'grid' must be a table"));
   CHECK_THAT(grid_error("[grid]\nshare_seeds = true\nlr.lr = [1]\n", {}, "threads"),
              Catch::Contains("only the shared placement"));
   CHECK(grid_error("[grid]\nshare_seeds = true\nlr.lr = [1]\n", {}, "shared").empty());
   CHECK(grid_error("[grid]\nlr.lr = [1, 2]\n", {"lr.lr=3"}).empty());
+}
+
+TEST_CASE("a bad --grid or --placement value blames the option, not the recipe file", "[grid]") {
+  TempDir dir;
+  const std::string path = write_recipe(dir, "[grid]\nlr.lr = [1, 2]\n");
+  // The message of the GridOptionError, or "" when another error or none was thrown.
+  const auto option_error = [&](const std::vector<std::string>& cli,
+                                const std::string& placement = "") -> std::string {
+    try {
+      load_grid(path, cli, placement);
+    } catch (const GridOptionError& error) {
+      return error.what();
+    } catch (const ConfigError&) {
+      return "";
+    }
+    return "";
+  };
+  CHECK_THAT(option_error({"lr.lr="}), Catch::StartsWith("--grid lr.lr=: an empty value"));
+  CHECK_THAT(option_error({"lr.lr"}), Catch::StartsWith("--grid lr.lr: expected section.key="));
+  CHECK_THAT(option_error({"=1,2"}), Catch::StartsWith("--grid =1,2: expected"));
+  CHECK_THAT(option_error({"lr.rate=1"}),
+             Catch::StartsWith("--grid lr.rate=1: 'lr.rate' is not a recipe key"));
+  CHECK_THAT(option_error({"dist.world_size=1,2"}), Catch::Contains("cannot be swept"));
+  // The same key twice is refused rather than the first one dropped.
+  CHECK_THAT(option_error({"lr.lr=1,2", "data.seed=0", "lr.lr=3"}),
+             Catch::StartsWith("--grid lr.lr=3: lr.lr is given by two --grid options"));
+  CHECK_THAT(option_error({}, "bogus"),
+             Catch::StartsWith("--placement must be sequential, processes, threads or shared") &&
+                 Catch::Contains("\"bogus\"") && !Catch::Contains(path));
+  // Found before the file is read: a recipe that does not exist is not the first complaint.
+  CHECK_THROWS_AS(load_grid(dir.file("missing.toml"), {"lr.lr="}), GridOptionError);
+  // --grid still replaces the file's axis of that key.
+  const GridSpec replaced = load_grid(path, {"lr.lr=3,4,5"});
+  REQUIRE(replaced.axes.size() == 1);
+  CHECK(replaced.axes[0].values == std::vector<std::string>{"3", "4", "5"});
+  // The file's own mistakes still name the file, and are not option errors.
+  const std::string bad = write_recipe(dir, "[grid]\nplacement = \"bogus\"\nlr.lr = [1]\n");
+  try {
+    load_grid(bad, {});
+    FAIL("a bad grid.placement loaded");
+  } catch (const GridOptionError&) {
+    FAIL("the file's grid.placement was blamed on --placement");
+  } catch (const ConfigError& error) {
+    CHECK_THAT(error.what(), Catch::StartsWith(bad + ": grid.placement must be"));
+  }
 }
 
 }  // namespace ffcv::train

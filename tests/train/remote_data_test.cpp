@@ -1,11 +1,13 @@
 // `ffcv run` with its data on another machine (data.train / data.val as http:// URLs, served by
 // nginx on loopback) and on storage the recipe makes slow (data.storage_latency_ms): the run
 // trains on the same bytes, so it ends with the weights of the run over the local files.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <vector>
 
 #include "ffcv/train/recipe.hpp"
 #include "ffcv/train/run_log.hpp"
@@ -80,4 +82,164 @@ TEST_CASE("ffcv run trains over HTTP and over slow storage to the local run's we
   CHECK(train_cli(dir, recipe, dir.file("slow")) == local);
   // (A bound, not a comparison with the local run's time, which a loaded machine can stretch.)
   CHECK(epoch_sum(dir.file("slow"), "epoch_seconds") >= 2 * 0.3);
+}
+
+namespace {
+
+// Trains `recipe` (its data.train: `dir`/train.beton, served by the fault server) once through a
+// correct server, to count the run's requests, then again into `out` with the file replaced on
+// the server before the last request, a page read of the last epoch. Returns the failed run's
+// output; its status must be 1.
+std::string run_failing_last_read(const test::TempDir& dir, train::Recipe recipe,
+                                  const std::string& out) {
+  const std::string recipe_path = dir.file("recipe.toml");
+  const std::string file = dir.file("train.beton");
+  const auto served_requests = [&] {
+    // The fault server logs "REQUEST START END" per range it served.
+    std::uint64_t last = 0;
+    std::ifstream log(file + ".log");
+    for (std::uint64_t n, start, end; log >> n >> start >> end;) last = std::max(last, n);
+    return last;
+  };
+  std::filesystem::remove(file + ".log");
+  std::uint64_t requests = 0;
+  {
+    const auto server = test::TestHttpServer::faulty(file, "correct");
+    recipe.data.train = server->url("train.beton");
+    train::write_text_file(recipe_path, train::recipe_to_toml(recipe));
+    std::string output;
+    INFO(output);
+    REQUIRE(test::run_cli("run " + recipe_path + " --quiet --output-dir " + out + "-whole",
+                          output) == 0);
+    requests = served_requests();
+  }
+  REQUIRE(requests > 2);
+  const auto server =
+      test::TestHttpServer::faulty(file, "changed-after-" + std::to_string(requests - 1));
+  recipe.data.train = server->url("train.beton");
+  train::write_text_file(recipe_path, train::recipe_to_toml(recipe));
+  std::string output;
+  CHECK(test::run_cli("run " + recipe_path + " --output-dir " + out, output) == 1);
+  return output;
+}
+
+// The records of `event` in `run_dir`/log.jsonl.
+std::vector<std::string> log_records(const std::string& run_dir, const std::string& event) {
+  std::ifstream log(run_dir + "/log.jsonl");
+  std::vector<std::string> records;
+  for (std::string line; std::getline(log, line);) {
+    if (line.find("\"event\": \"" + event + "\"") != std::string::npos) records.push_back(line);
+  }
+  return records;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "a storage error in training is logged in log.jsonl and named in the progress line's "
+    "numbering",
+    "[trainer][cli][http]") {
+  ::setenv("no_proxy", "127.0.0.1,localhost", 1);
+  ::setenv("NO_PROXY", "127.0.0.1,localhost", 1);
+  test::TempDir dir;
+  train::Recipe recipe = test::tiny_recipe(dir);  // 2 epochs of 8 batches; validation stays local
+  {
+    // The last epoch fails: epoch 2 of 2 on the progress line.
+    const std::string output = run_failing_last_read(dir, recipe, dir.file("failed"));
+    INFO(output);
+    CHECK_THAT(output, Catch::Contains("epoch 2/2"));
+    CHECK_THAT(output, Catch::Contains("error: epoch 2/2, batch ") &&
+                           Catch::Contains("changed on the server"));
+    CHECK_THAT(output, !Catch::Contains("epoch 1, batch"));  // the loader's index, from 0
+    // log.jsonl: the first epoch's record, then one "failed" record in the log's own numbering
+    // (from 0, as the epoch records count), with the error line as printed.
+    const std::vector<std::string> epochs = log_records(dir.file("failed"), "epoch");
+    const std::vector<std::string> failures = log_records(dir.file("failed"), "failed");
+    REQUIRE(epochs.size() == 1);
+    CHECK_THAT(epochs[0], Catch::Contains("\"epoch\": 0,"));
+    REQUIRE(failures.size() == 1);
+    CHECK_THAT(failures[0], Catch::Contains("\"epoch\": 1,") &&
+                                Catch::Contains("\"error\": \"epoch 2/2, batch ") &&
+                                Catch::Contains("changed on the server"));
+  }
+  {
+    // A run of one epoch fails in it, before any checkpoint: its folder stays, with the record.
+    recipe.training.epochs = 1;
+    const std::string output = run_failing_last_read(dir, recipe, dir.file("first"));
+    INFO(output);
+    CHECK_THAT(output, Catch::Contains("error: epoch 1/1, batch "));
+    CHECK_FALSE(std::filesystem::exists(dir.file("first/checkpoint.pt")));
+    CHECK(log_records(dir.file("first"), "epoch").empty());
+    const std::vector<std::string> failures = log_records(dir.file("first"), "failed");
+    REQUIRE(failures.size() == 1);
+    CHECK_THAT(failures[0], Catch::Contains("\"epoch\": 0,") &&
+                                Catch::Contains("\"error\": \"epoch 1/1, batch "));
+  }
+}
+
+TEST_CASE("a password in a data URL logs in but is kept out of every output and the run folder",
+          "[trainer][cli][http]") {
+  ::setenv("no_proxy", "127.0.0.1,localhost", 1);
+  ::setenv("NO_PROXY", "127.0.0.1,localhost", 1);
+  test::TempDir dir;
+  const train::Recipe recipe = test::tiny_recipe(dir);
+  const std::string recipe_path = dir.file("recipe.toml");
+  train::write_text_file(recipe_path, train::recipe_to_toml(recipe));
+  const auto server =
+      test::TestHttpServer::faulty(dir.file("train.beton"), "basic-auth-alice:s3cret-pw");
+  const std::string url = server->url("train.beton");
+  const std::string host_and_path = url.substr(std::string("http://").size());
+  const std::string secret_url = "http://alice:s3cret-pw@" + host_and_path;
+  std::ofstream(dir.file("empty-netrc")) << "";
+  std::ofstream(dir.file("netrc")) << "machine 127.0.0.1 login alice password s3cret-pw\n";
+  const std::string no_netrc = "NETRC=" + dir.file("empty-netrc") + " ";
+
+  // The password given on the command line: used, and written nowhere.
+  const std::string first = dir.file("first");
+  std::string output;
+  REQUIRE(test::run_cli(
+              "run " + recipe_path + " --output-dir " + first + " --set data.train=" + secret_url,
+              output, no_netrc) == 0);
+  CHECK_THAT(output, !Catch::Contains("s3cret"));
+  std::size_t files = 0;
+  for (const auto& folder : {first, dir.file("runs")}) {
+    if (!std::filesystem::exists(folder)) continue;
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(folder)) {
+      if (!entry.is_regular_file()) continue;
+      ++files;
+      INFO(entry.path());
+      CHECK(test::text_of(entry.path().string()).find("s3cret") == std::string::npos);
+    }
+  }
+  CHECK(std::filesystem::exists(first + "/checkpoint.pt"));
+  CHECK(files >= 4);  // recipe.toml, checkpoint.pt, log.jsonl, summary.json at the least
+  CHECK_THAT(test::text_of(first + "/recipe.toml"),
+             Catch::Contains("train = \"http://alice@" + host_and_path + "\""));
+
+  // The run folder's recipe again: the password now comes from netrc, and the weights are the
+  // same; without it the server's refusal says where to give it.
+  CHECK(test::run_cli("run " + first + "/recipe.toml --quiet --output-dir " + dir.file("again"),
+                      output, "NETRC=" + dir.file("netrc") + " ") == 0);
+  CHECK(digest_of(dir.file("again")) == digest_of(first));
+  CHECK(digest_of(first).size() == 16);
+  CHECK(test::run_cli("run " + first + "/recipe.toml --quiet --output-dir " + dir.file("refused"),
+                      output, no_netrc) != 0);
+  CHECK_THAT(output, Catch::Contains("HTTP 401") && Catch::Contains("netrc") &&
+                         Catch::Contains("http://alice@" + host_and_path));
+
+  // A grid of processes: its tables (which quote the command line), folder record and points.
+  const std::string grid = dir.file("grid");
+  REQUIRE(test::run_cli("run " + recipe_path + " --grid lr.lr=0.1,0.2 --placement processes" +
+                            " --output-dir " + grid + " --set data.train=" + secret_url,
+                        output, no_netrc) == 0);
+  CHECK_THAT(output, !Catch::Contains("s3cret"));
+  std::size_t grid_files = 0;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(grid)) {
+    if (!entry.is_regular_file()) continue;
+    ++grid_files;
+    INFO(entry.path());
+    CHECK(test::text_of(entry.path().string()).find("s3cret") == std::string::npos);
+  }
+  CHECK(grid_files >= 8);
+  CHECK_THAT(test::text_of(grid + "/grid.md"), Catch::Contains("http://alice@" + host_and_path));
 }

@@ -357,6 +357,21 @@ void check_resumed_run_matches(const test::TempDir& dir, const Recipe& recipe,
   CHECK(second.steps == straight.steps);
   CHECK(second.parameter_checksum == straight.parameter_checksum);
   CHECK(second.val_top1 == straight.val_top1);
+  // The summary is the whole run's: the last epoch's mean loss over all of its batches (3 of
+  // them trained before the stop), as the uninterrupted run has it, and the training time of
+  // both sessions (the first's, then the epochs the second logged).
+  CHECK(second.train_loss == Approx(straight.train_loss).epsilon(1e-12));
+  double resumed_seconds = 0;
+  const auto resumed_epochs =
+      lines_with(read_text(dir.file("resumed/log.jsonl")), "\"event\": \"epoch\"");
+  REQUIRE(resumed_epochs.size() == 1);
+  for (const std::string& line : resumed_epochs)
+    resumed_seconds += json_number(line, "epoch_seconds");
+  CHECK(first.train_seconds > 0);
+  CHECK(second.train_seconds == Approx(first.train_seconds + resumed_seconds).epsilon(1e-6));
+  const std::string summary_json = read_text(dir.file("resumed/summary.json"));
+  CHECK(json_number(summary_json, "train_loss") == Approx(straight.train_loss).epsilon(1e-8));
+  CHECK(json_number(summary_json, "train_seconds") == Approx(second.train_seconds).epsilon(1e-6));
 }
 
 }  // namespace

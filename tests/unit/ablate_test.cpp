@@ -1,5 +1,6 @@
 // `ffcv ablate`: the spec's checks, the cells, and whole sweeps through the CLI (written once,
-// failed cells reported, interrupted sweeps resumed).
+// failed cells reported and tried again, interrupted sweeps resumed, a folder of another
+// dataset refused).
 #include <signal.h>
 #include <sys/wait.h>
 
@@ -14,6 +15,8 @@
 
 #include "ablate/ablation_spec.hpp"
 #include "ffcv/errors.hpp"
+#include "ffcv/fields/scalar_fields.hpp"
+#include "ffcv/train/folder_lock.hpp"
 #include "test_support.hpp"
 
 using namespace ffcv;
@@ -149,7 +152,8 @@ cache_budget = ["1M", "1G"]
 )");
   const std::string out = dir.file("out");
   std::string output;
-  REQUIRE(test::run_cli("ablate " + spec + " --output " + out, output) == 0);
+  // Two cells fail: the sweep finishes the others, tables all four, and exits 1.
+  REQUIRE(test::run_cli("ablate " + spec + " --output " + out, output) == 1);
   INFO(output);
   CHECK(count_files(out + "/datasets", ".beton") == 2);
   const std::vector<std::string> csv = lines_of(out + "/ablation.csv");
@@ -180,11 +184,18 @@ cache_budget = ["1M", "1G"]
   CHECK_THAT(markdown, Catch::Contains("| jpeg_quality | cache_budget | samples/s |"));
   CHECK_THAT(markdown, Catch::Contains("Command: `ffcv ablate"));
 
-  // Run again: every cell is reused, nothing is written or measured again.
+  // Run again: the finished cells are reused, the failed ones tried again (and fail again).
   const auto cells_before = lines_of(out + "/cells.tsv");
-  REQUIRE(test::run_cli("ablate " + spec + " --output " + out, output) == 0);
-  CHECK_THAT(output, Catch::Contains("4 of 4 cells measured before"));
-  CHECK(lines_of(out + "/cells.tsv") == cells_before);
+  REQUIRE(test::run_cli("ablate " + spec + " --output " + out, output) == 1);
+  CHECK_THAT(output, Catch::Contains("2 of 4 cells measured before") &&
+                         Catch::Contains("running 2, of which 2 failed before"));
+  const auto cells_after = lines_of(out + "/cells.tsv");
+  REQUIRE(cells_after.size() == 6);
+  CHECK(std::vector<std::string>(cells_after.begin(), cells_after.begin() + 4) == cells_before);
+  for (std::size_t i = 4; i < 6; ++i) {
+    CHECK(split(cells_after[i], '\t')[0].find("cache_budget=1M") != std::string::npos);
+    CHECK(split(cells_after[i], '\t')[1] == "failed");
+  }
 
   // A folder of other files is not a place for a sweep.
   std::filesystem::create_directories(dir.file("other"));
@@ -230,4 +241,144 @@ readers = [1, 2]
   for (const std::string& line : lines) keys.insert(split(line, '\t')[0]);
   CHECK(keys.size() == 4);  // each cell measured once
   CHECK(lines_of(out + "/ablation.csv").size() == 5);
+}
+
+TEST_CASE("an ablation spec's values are checked by write's and bench's own option parsers",
+          "[ablate]") {
+  TempDir dir;
+  const auto error_of = [&](const std::string& text) {
+    try {
+      load_ablation_spec(write_spec(dir, "[dataset]\nsource = \"imagenet-like\"\n" + text));
+    } catch (const ConfigError& error) {
+      return std::string(error.what());
+    }
+    return std::string("no error");
+  };
+  CHECK_THAT(error_of("[bench]\nworkers = -1\n[sweep]\nepochs = [1]\n"),
+             Catch::Contains("sweep.toml: [bench] workers: --workers must be between 0 and"));
+  CHECK_THAT(error_of("[sweep]\nbatch_size = [8, 0]\n"),
+             Catch::Contains("[sweep] batch_size: --batch-size must be between 1 and"));
+  CHECK_THAT(error_of("[sweep]\nworkers = [\"two\"]\n"),
+             Catch::Contains("[sweep] workers: must be a number, not the string \"two\""));
+  CHECK_THAT(error_of("[sweep]\nworkers = [\"2\"]\n"), Catch::Contains("not the string \"2\""));
+  CHECK_THAT(error_of("[sweep]\nprocess_cache = [0, 1]\n"),
+             Catch::Contains("[sweep] process_cache: is a flag: true or false"));
+  CHECK_THAT(error_of("[bench]\nbatch_size = true\n[sweep]\nworkers = [1]\n"),
+             Catch::Contains("[bench] batch_size: takes a value, not true or false"));
+  CHECK_THAT(error_of("[sweep]\norder = [\"random\", \"shuffled\"]\n"),
+             Catch::Contains("[sweep] order:") && Catch::Contains("shuffled"));
+  CHECK_THAT(error_of("[sweep]\njpeg_quality = [50, 101]\n"),
+             Catch::Contains("[sweep] jpeg_quality: --jpeg-quality must be between 1 and 100"));
+  CHECK_THAT(error_of("[write]\npage_size = \"3M\"\n[sweep]\nworkers = [1]\n"),
+             Catch::Contains("[write] page_size: --page-size must be a power of two"));
+  CHECK_THAT(error_of("[bench]\ncache_budget = \"1K\"\n[sweep]\nworkers = [1]\n"),
+             Catch::Contains("[bench] cache_budget: --cache-budget"));
+  // Good values of every kind pass.
+  CHECK(error_of("[write]\npage_size = \"4M\"\njpeg_quality = 80\n[bench]\ncache_budget = "
+                 "\"64M\"\nprocess_cache = true\n[sweep]\nworkers = [0, 2]\n"
+                 "order = [\"random\", \"quasi_random\"]\n") == "no error");
+}
+
+TEST_CASE("ffcv ablate refuses a bad spec, or a folder as the spec, with exit 2 before any work",
+          "[ablate][cli]") {
+  TempDir dir;
+  const std::string out = dir.file("out");
+  std::string output;
+  const std::string bad = write_spec(dir, std::string(kSmallDataset) + "[sweep]\nworkers = [-1]\n");
+  CHECK(test::run_cli("ablate " + bad + " --output " + out, output) == 2);
+  CHECK_THAT(output, Catch::Contains("[sweep] workers: --workers must be between 0 and"));
+  CHECK(test::run_cli("ablate " + bad + " --output ''", output) == 2);
+  CHECK_THAT(output, Catch::Contains("--output needs a value, got an empty one"));
+  CHECK_FALSE(std::filesystem::exists(out));
+  CHECK_FALSE(std::filesystem::exists(dir.file("images")));
+
+  std::filesystem::create_directories(dir.file("specs"));
+  CHECK(test::run_cli("ablate " + dir.file("specs") + " --output " + out, output) == 2);
+  CHECK_THAT(output, Catch::Contains(dir.file("specs") + " is a folder, not an ablation spec"));
+  // A sweep's own folder given in the spec's place: the message says where it belongs.
+  std::ofstream(dir.file("specs/cells.tsv")) << "";
+  CHECK(test::run_cli("ablate " + dir.file("specs"), output) == 2);
+  CHECK_THAT(output, Catch::Contains("give it as --output DIR"));
+  CHECK_FALSE(std::filesystem::exists(out));
+}
+
+namespace {
+
+// A small image + label .beton; `offset` shifts the labels (same sizes, other samples).
+void write_beton(const std::string& path, std::int64_t offset) {
+  RgbImageOptions raw;
+  raw.write_mode = ImageWriteMode::kRaw;
+  DatasetWriter(path, {{"image", std::make_shared<RgbImageField>(raw)},
+                       {"label", std::make_shared<IntField>()}})
+      .write(test::FunctionSource(32, [offset](std::uint64_t i) {
+        return std::vector<FieldValue>{test::gradient_image(16, 12, i),
+                                       static_cast<std::int64_t>(i % 4) + offset};
+      }));
+}
+
+}  // namespace
+
+TEST_CASE("an ablation folder remembers its dataset, and failed cells run again once fixed",
+          "[ablate][cli]") {
+  TempDir dir;
+  const std::string data = dir.file("data.beton");
+  const auto spec_for = [&](const std::string& path) {
+    return write_spec(dir, "[dataset]\nsource = \"beton\"\npath = \"" + path +
+                               "\"\n[bench]\nbatch_size = 8\nepochs = 1\n[sweep]\n"
+                               "workers = [1, 2]\n");
+  };
+  const std::string spec = spec_for(data);
+  const std::string out = dir.file("out");
+  std::string output;
+  INFO(output);
+  // Not a .beton yet: both cells fail, and the sweep says so with its exit status.
+  std::ofstream(data) << "not a dataset";
+  CHECK(test::run_cli("ablate " + spec + " --output " + out + " --quiet", output) == 1);
+  CHECK_THAT(output, Catch::Contains("2 of 2 cells failed"));
+  CHECK(lines_of(out + "/cells.tsv").size() == 2);
+  // Its cause fixed, the same command runs the failed cells again; then nothing is left to run.
+  write_beton(data, 0);
+  REQUIRE(test::run_cli("ablate " + spec + " --output " + out, output) == 0);
+  CHECK_THAT(output, Catch::Contains("running 2, of which 2 failed before"));
+  std::vector<std::string> csv = lines_of(out + "/ablation.csv");
+  REQUIRE(csv.size() == 3);
+  CHECK(split(csv[1], ',')[1] == "ok");
+  CHECK(split(csv[2], ',')[1] == "ok");
+  REQUIRE(test::run_cli("ablate " + spec + " --output " + out, output) == 0);
+  CHECK_THAT(output,
+             Catch::Contains("2 of 2 cells measured before") && Catch::Contains("running 0"));
+  const std::vector<std::string> cells = lines_of(out + "/cells.tsv");
+  REQUIRE(cells.size() == 4);
+
+  // Other samples in the same file: the old figures are not reused, nor mixed with new ones.
+  write_beton(data, 1);
+  CHECK(test::run_cli("ablate " + spec + " --output " + out, output) == 2);
+  CHECK_THAT(output, Catch::Contains("holds results made from another dataset or recipe") &&
+                         Catch::Contains("the data file " + data + " changed") &&
+                         Catch::Contains("--fresh"));
+  // Another file named in the spec: the difference is named too.
+  std::filesystem::copy_file(data, dir.file("other.beton"));
+  CHECK(test::run_cli("ablate " + spec_for(dir.file("other.beton")) + " --output " + out, output) ==
+        2);
+  CHECK_THAT(output, Catch::Contains("dataset path was " + data + " and is now " +
+                                     dir.file("other.beton")));
+  CHECK(lines_of(out + "/cells.tsv") == cells);
+
+  // Another process measuring into the folder: refused, naming it.
+  {
+    const train::FolderLock held(out, "ablation folder");
+    CHECK(test::run_cli("ablate " + spec_for(data) + " --output " + out + " --fresh", output) == 1);
+    CHECK_THAT(output, Catch::Contains("ablation folder " + out + " is in use by process " +
+                                       std::to_string(::getpid())));
+  }
+  // --fresh sets the old results aside (never deleted) and measures afresh.
+  REQUIRE(test::run_cli("ablate " + spec + " --output " + out + " --fresh", output) == 0);
+  CHECK_THAT(output, Catch::Contains("were moved to " + out + "-before-"));
+  std::string aside;
+  for (const auto& entry : std::filesystem::directory_iterator(dir.path())) {
+    if (entry.path().filename().string().rfind("out-before-", 0) == 0) aside = entry.path();
+  }
+  REQUIRE(!aside.empty());
+  CHECK(lines_of(aside + "/cells.tsv") == cells);
+  CHECK(lines_of(out + "/cells.tsv").size() == 2);
 }

@@ -119,3 +119,35 @@ TEST_CASE("a file of another format under an image name is refused before any de
   CHECK_THAT(sources, Catch::Contains("scan.png") && Catch::Contains("photo.tif") &&
                           Catch::Contains("not a JPEG, PNG, BMP, PNM, TIFF or WebP file"));
 }
+
+TEST_CASE("a PNM file holding DICOM's signature goes to the PNM decoder only, under any name",
+          "[cli][bad_source]") {
+  // Found by fuzzing: it starts "P4" (PNM) and holds "DICM" at byte 128, so OpenCV's imdecode
+  // handed it to its DICOM decoder, which asserted and aborted the writer, leaving its temp file.
+  const std::vector<std::uint8_t> input =
+      test::read_file(std::string(FFCV_SOURCE_DIR) +
+                      "/tests/fuzz/regressions/sources/pnm-with-dicom-signature-aborts-gdcm");
+  const std::vector<std::uint8_t> file(input.begin() + 4, input.end());
+  REQUIRE(file.size() == 135);
+  REQUIRE(std::string(file.begin() + 128, file.begin() + 132) == "DICM");
+  test::TempDir dir;
+  fs::create_directories(dir.file("img/a"));
+  test::write_file(dir.file("img/a/good.jpg"), encode_jpeg(test::gradient_image(30, 20, 1), 90));
+  const std::vector<std::string> names = {"x.png", "x.jpg", "x.bmp", "x.pnm"};
+  for (const std::string& name : names) test::write_file(dir.file("img/a/" + name), file);
+  std::string out;
+  REQUIRE(test::run_cli("write folder " + dir.file("img") + " --output " + dir.file("o.beton") +
+                            " --on-bad-image skip",
+                        out) == 0);
+  INFO(out);
+  CHECK(Reader(dir.file("o.beton")).num_samples() == 1);
+  const std::string sources = test::text_of(dir.file("o.beton.sources.json"));
+  for (const std::string& name : names) {
+    CHECK_THAT(out, Catch::Contains("skipped " + dir.file("img/a/" + name)));
+    CHECK_THAT(sources, Catch::Contains("a/" + name));
+  }
+  CHECK_THAT(sources, Catch::Contains("PNM") && Catch::Contains("not followed by whitespace"));
+  for (const auto& entry : fs::directory_iterator(dir.path())) {
+    CHECK_THAT(entry.path().filename().string(), !Catch::Contains("tmp"));
+  }
+}

@@ -6,8 +6,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <limits>
 
 #include "cli/arguments.hpp"
@@ -380,4 +382,127 @@ TEST_CASE("generate_imagenet_like refuses a count outside 1..10000000 before any
         "imagenet-like: the number of images must be in 1..10000000, not " + std::to_string(count));
   }
   CHECK_FALSE(std::filesystem::exists(dir.file("tree")));
+}
+
+namespace {
+
+// Runs the CLI; returns its exit status and puts only its stderr in `errors`.
+int run_cli_stderr(const std::string& arguments, std::string& errors) {
+  const std::string command = std::string(FFCV_CLI_PATH) + " " + arguments + " 2>&1 >/dev/null";
+  errors.clear();
+  FILE* pipe = ::popen(command.c_str(), "r");
+  char buffer[4096];
+  std::size_t got;
+  while ((got = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) errors.append(buffer, got);
+  const int status = ::pclose(pipe);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+bool has_trainer() {
+  return std::filesystem::exists(std::filesystem::path(FFCV_CLI_PATH).parent_path() / "ffcv-train");
+}
+
+// A recipe whose data files exist (the recipe itself stands in for them: nothing here reads
+// them), with `grid` appended.
+std::string grid_recipe(const test::TempDir& dir, const std::string& grid) {
+  const std::string path = dir.file("grid.toml");
+  std::ofstream(path) << "[data]\ntrain = \"" << path << "\"\nval = \"" << path
+                      << "\"\n[model]\nnum_classes = 10\n"
+                      << grid;
+  return path;
+}
+
+}  // namespace
+
+TEST_CASE("ffcv run: a bad grid value exits 2 naming the option, before any work",
+          "[cli][bad_input][grid]") {
+  if (!has_trainer()) return test::skip_test("a build without LibTorch has no `ffcv run`");
+  test::TempDir dir;
+  const std::string recipe = grid_recipe(dir, "[grid]\nlr.lr = [0.1, 0.2]\n");
+  const std::string out = dir.file("out");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"--grid lr.lr=", "--grid lr.lr=: an empty value"},
+      {"--grid lr.lr", "--grid lr.lr: expected section.key=value1,value2"},
+      {"--grid lr.rate=1,2", "--grid lr.rate=1,2: 'lr.rate' is not a recipe key"},
+      {"--grid data.seed=1,2 --grid data.seed=3", "data.seed is given by two --grid options"},
+      {"--placement bogus", "--placement must be sequential, processes, threads or shared"},
+      {"--placement ''", "--placement needs a value, got an empty one"},
+      {"--output-dir ''", "--output-dir needs a value, got an empty one"},
+      {"--set lr.lr=0.3", "--set lr.lr=0.3: the grid sweeps lr.lr (0.1, 0.2)"},
+      {"--no-grid --grid lr.lr=1", "--grid belongs to a grid, and --no-grid trains"},
+  };
+  for (const auto& [arguments, message] : cases) {
+    std::string output;
+    INFO(arguments);
+    const Timed run =
+        run_timed("run " + recipe + " " + arguments +
+                      (arguments.find("output-dir") == std::string::npos ? " --output-dir " + out
+                                                                         : std::string()),
+                  output);
+    INFO(output);
+    CHECK(run.status == 2);
+    CHECK(run.seconds < kAnswerSecondsWithLibTorch);
+    CHECK_THAT(output, Catch::Contains(message) && !Catch::Contains(recipe + ":"));
+    CHECK_FALSE(std::filesystem::exists(out));
+  }
+  // A job array's task id that is no index.
+  for (const std::string task : {"-1", "x", "18446744073709551616"}) {
+    std::string output;
+    CHECK(test::run_cli("run " + recipe + " --output-dir " + out, output,
+                        "SLURM_ARRAY_TASK_ID='" + task + "' ") == 2);
+    CHECK_THAT(output,
+               Catch::Contains("SLURM_ARRAY_TASK_ID=\"" + task + "\" is not a point index"));
+  }
+  CHECK_FALSE(std::filesystem::exists(out));
+}
+
+TEST_CASE("ffcv run refuses a grid of which not even one point fits in memory",
+          "[cli][bad_input][grid]") {
+  if (!has_trainer()) return test::skip_test("a build without LibTorch has no `ffcv run`");
+  test::TempDir dir;
+  const std::string recipe = grid_recipe(dir, "[grid]\nlr.lr = [0.1, 0.2]\n");
+  const std::string out = dir.file("out");
+  std::string output;
+  // A million images of 4096 x 4096 per batch: petabytes, on any machine.
+  CHECK(test::run_cli(
+            "run " + recipe + " --set training.batch_size=1000000 --set resolution.min_res=4096" +
+                " --set resolution.max_res=4096 --set training.device=cpu" + " --output-dir " + out,
+            output) == 2);
+  CHECK_THAT(output, Catch::Contains("the grid needs about") &&
+                         Catch::Contains("TiB of memory even one point at a time") &&
+                         Catch::Contains("available") && Catch::Contains("--no-memory-check"));
+  CHECK_FALSE(std::filesystem::exists(out));
+  // --no-memory-check starts it anyway, with the estimate as a warning; here its points then fail
+  // at once, on data files that are no datasets.
+  std::string errors;
+  CHECK(run_cli_stderr("run " + recipe +
+                           " --set training.batch_size=1000000 --set resolution.min_res=4096" +
+                           " --set resolution.max_res=4096 --set training.device=cpu" +
+                           " --no-memory-check --quiet --output-dir " + out,
+                       errors) == 1);
+  INFO(errors);
+  CHECK_THAT(errors, Catch::Contains("warning: the grid needs about") &&
+                         Catch::Contains("starting anyway (--no-memory-check)") &&
+                         Catch::Contains("grid: point 0 FAILED"));
+  CHECK(std::filesystem::exists(out + "/point-000/error.txt"));
+}
+
+TEST_CASE("a failed grid point's error reaches stderr, even with --quiet", "[cli][grid]") {
+  if (!has_trainer()) return test::skip_test("a build without LibTorch has no `ffcv run`");
+  test::TempDir dir;
+  const std::string recipe = grid_recipe(dir, "");
+  for (const std::string placement : {"sequential", "shared"}) {
+    INFO(placement);
+    const std::string out = dir.file("out-" + placement);
+    std::string errors;
+    // Neither value is an order the recipe accepts: both points fail as they load.
+    CHECK(run_cli_stderr("run " + recipe + " --grid data.order=shuffled,backwards --placement " +
+                             placement + " --quiet --output-dir " + out,
+                         errors) == 1);
+    INFO(errors);
+    CHECK_THAT(errors, Catch::Contains("grid: point 0 FAILED") &&
+                           Catch::Contains("grid: point 1 FAILED") && Catch::Contains("shuffled") &&
+                           Catch::Contains("backwards"));
+    CHECK(std::filesystem::exists(out + "/point-001/error.txt"));
+  }
 }

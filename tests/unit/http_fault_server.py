@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """An HTTP server of one file that misbehaves on purpose, for the HTTP page source's tests.
 
-    http_fault_server.py FILE MODE PORT_FILE
+    http_fault_server.py FILE MODE PORT_FILE [OTHER_FILE]
 
 Serves FILE at /FILE's name on 127.0.0.1 (a free port, written to PORT_FILE once listening),
-answering "Range: bytes=A-B" requests with 206 as a correct server does, except as MODE says:
+answering "Range: bytes=A-B" requests with 206 as a correct server does (an If-Match that is not
+the current ETag gets 412), except as MODE says:
 
     drop-every-N      every Nth request (N >= 2) sends half of the body, then closes the connection
     error-every-N     every Nth request answers 503
@@ -14,11 +15,18 @@ answering "Range: bytes=A-B" requests with 206 as a correct server does, except 
     changed-after-N   after N requests, the ETag changes (the file was replaced on the server)
     resized-after-N   after N requests, the file's size reads one page longer
     stall-after-N     after N requests, sends the headers and then nothing (a hung server)
+    silent            accepts connections and never answers
+    trickle-after-N   after N requests, sends each answer (headers included) at 2 bytes/s
+    swap-on-reopen    serves OTHER_FILE (ETag "replaced") from the second request for bytes=0-0
+                      on (the file was replaced between two opens)
+    basic-auth-U:P    answers 401 to every request that does not log in as user U, password P
     correct           none of these
 
-The request count and every (start, end) range served are appended to FILE.log, one line each.
+The request count and every (start, end) range served are appended to FILE.log, one line each;
+the user name and password of each request that sends them, to FILE.auth.
 """
 
+import base64
 import http.server
 import os
 import sys
@@ -30,10 +38,16 @@ def main():
     path, mode, port_file = sys.argv[1], sys.argv[2], sys.argv[3]
     with open(path, "rb") as f:
         data = f.read()
+    other = None
+    if len(sys.argv) > 4:
+        with open(sys.argv[4], "rb") as f:
+            other = f.read()
     name = "/" + os.path.basename(path)
     lock = threading.Lock()
     count = [0]
+    probes = [0]
     log = open(path + ".log", "a", buffering=1)
+    auth_log = open(path + ".auth", "a", buffering=1)
 
     def number_after(prefix):
         return int(mode[len(prefix):]) if mode.startswith(prefix) else None
@@ -45,33 +59,60 @@ def main():
             pass
 
         def do_GET(self):
+            header = self.headers.get("Range", "")
             with lock:
                 count[0] += 1
                 n = count[0]
+                if header == "bytes=0-0":
+                    probes[0] += 1
+                swapped = mode == "swap-on-reopen" and probes[0] > 1
+            if mode == "silent":
+                time.sleep(3600)
+                return
+            authorization = self.headers.get("Authorization", "")
+            sent = ""
+            if authorization.startswith("Basic "):
+                sent = base64.b64decode(authorization[6:]).decode()
+                auth_log.write(sent + "\n")
+            if mode.startswith("basic-auth-") and sent != mode[len("basic-auth-"):]:
+                self.send_response(401)
+                self.send_header("WWW-Authenticate", 'Basic realm="data"')
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
+            trickle = number_after("trickle-after-")
+            if trickle is not None and n > trickle:
+                self.wfile = Trickle(self.wfile)
             if self.path != name:
                 self.send_error(404)
                 return
-            size = len(data)
-            etag = '"original"'
+            body_source = other if swapped else data
+            size = len(body_source)
+            etag = '"replaced"' if swapped else '"original"'
             resized = number_after("resized-after-")
             if resized is not None and n > resized:
                 size += 4096
             changed = number_after("changed-after-")
             if changed is not None and n > changed:
                 etag = '"replaced"'
+            if_match = self.headers.get("If-Match")
+            if if_match is not None and if_match != etag:
+                self.send_response(412)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
             error_every = number_after("error-every-")
             if error_every is not None and n % error_every == 0:
                 self.send_response(503)
                 self.send_header("Content-Length", "0")
                 self.end_headers()
                 return
-            header = self.headers.get("Range", "")
             if mode == "no-ranges" or not header.startswith("bytes="):
                 self.send_response(200)
-                self.send_header("Content-Length", str(len(data)))
+                self.send_header("Content-Length", str(len(body_source)))
                 self.send_header("ETag", etag)
                 self.end_headers()
-                self.wfile.write(data)
+                self.wfile.write(body_source)
                 return
             start_text, end_text = header[len("bytes="):].split("-")
             start, end = int(start_text), int(end_text)
@@ -84,7 +125,7 @@ def main():
             end = min(end, size - 1)
             if mode == "other-bytes":
                 start, end = start + 1, min(end + 1, size - 1)
-            body = data[start:end + 1]
+            body = body_source[start:end + 1]
             if len(body) < end + 1 - start:  # beyond the real file (resized): zeros
                 body += bytes(end + 1 - start - len(body))
             if mode == "too-long" and n > 1:
@@ -107,6 +148,22 @@ def main():
                 self.connection.shutdown(2)
                 return
             self.wfile.write(body)
+
+    class Trickle:
+        """A response stream that sends 2 bytes a second."""
+
+        def __init__(self, stream):
+            self.stream = stream
+
+        def write(self, chunk):
+            for i in range(0, len(chunk), 1):
+                self.stream.write(chunk[i:i + 1])
+                self.stream.flush()
+                time.sleep(0.5)
+            return len(chunk)
+
+        def flush(self):
+            self.stream.flush()
 
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True

@@ -7,11 +7,13 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <random>
 #include <set>
 #include <thread>
 
+#include "cli/spawn.hpp"
 #include "epoch_bytes.hpp"
 #include "ffcv/errors.hpp"
 #include "ffcv/fields/rgb_image_field.hpp"
@@ -21,6 +23,8 @@
 #include "ffcv/storage/epoch_plan.hpp"
 #include "ffcv/storage/page_source.hpp"
 #include "ffcv/storage/range_reader.hpp"
+#include "ffcv/storage/url_credentials.hpp"
+#include "ffcv/storage/version_pins.hpp"
 #include "http_test_server.hpp"
 #include "test_support.hpp"
 
@@ -60,10 +64,13 @@ std::vector<std::uint8_t> random_bytes(std::uint64_t size, std::uint32_t seed) {
 }
 
 // 1200 raw 48x40 images (5760 B each) whose pixels encode the index, and the index as label:
-// about 6.6 MiB in 2 MiB pages, so an epoch reads 4 data pages.
-std::string write_dataset(const TempDir& dir, const std::string& name = "data.beton") {
+// about 6.6 MiB in 2 MiB pages, so an epoch reads 4 data pages. With `rotate`, sample i holds
+// what sample (i + rotate) % 1200 holds otherwise: a file of the same size, in another order.
+std::string write_dataset(const TempDir& dir, const std::string& name = "data.beton",
+                          std::uint64_t rotate = 0) {
   const std::string path = dir.file(name);
-  auto make = [](std::uint64_t i) -> std::vector<FieldValue> {
+  auto make = [rotate](std::uint64_t sample) -> std::vector<FieldValue> {
+    const std::uint64_t i = (sample + rotate) % 1200;
     RgbImage image{48, 40, std::vector<std::uint8_t>(48 * 40 * 3)};
     for (std::size_t p = 0; p < image.pixels.size(); ++p) {
       image.pixels[p] = static_cast<std::uint8_t>(i * 13 + p * 7);
@@ -465,4 +472,316 @@ TEST_CASE("ffcv inspect, bench and doctor take a URL where they take a path", "[
   // A URL that does not answer is one clear error naming it.
   CHECK(test::run_cli("inspect " + server->url("missing.beton"), remote) == 1);
   CHECK_THAT(remote, Catch::Contains("missing.beton") && Catch::Contains("404"));
+}
+
+namespace {
+
+// Every line of a file (the fault server's FILE.auth), empty when it does not exist.
+std::vector<std::string> lines_of(const std::string& path) {
+  std::vector<std::string> lines;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+std::size_t occurrences(const std::string& text, const std::string& part) {
+  std::size_t count = 0;
+  for (std::size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) {
+    ++count;
+  }
+  return count;
+}
+
+// "http://127.0.0.1:PORT/..." with "USER_INFO@" after the scheme.
+std::string with_user_info(const std::string& url, const std::string& user_info) {
+  return "http://" + user_info + "@" + url.substr(std::string("http://").size());
+}
+
+}  // namespace
+
+TEST_CASE("a file replaced on the server between two opens is one clear error, never a mix",
+          "[http]") {
+  bypass_proxies();
+  TempDir dir;
+  const std::string path = write_dataset(dir);
+  const std::string shuffled = write_dataset(dir, "shuffled.beton", 600);
+  REQUIRE(std::filesystem::file_size(path) == std::filesystem::file_size(shuffled));
+  const std::string changed = "changed on the server since this command first opened it";
+  {
+    // The first open pins "original"; from the second open on, the server has the other file.
+    const auto server = TestHttpServer::faulty(path, "swap-on-reopen", shuffled);
+    const std::string url = server->url("data.beton");
+    const Reader first(url);
+    CHECK(pinned_version(url).has_value());
+    const std::string error =
+        error_of<FileChangedError>([&] { Loader(url, {}, cached_options(OrderKind::kRandom)); });
+    CHECK_THAT(error,
+               Catch::Contains(url) && Catch::Contains(changed) && Catch::Contains("\"original\""));
+    // The first reader's own later reads are refused too (the server answers 412 to If-Match).
+    CHECK_THAT(error_of<FileChangedError>([&] { first.payload(first.allocations()[1100].ptr); }),
+               Catch::Contains(changed));
+    // Without the pin, the second open takes the new file: what the pin prevents.
+    forget_pinned_versions();
+    Loader fresh(url, {}, cached_options(OrderKind::kSequential));
+    CHECK(fresh.reader().num_samples() == 1200);
+  }
+  {
+    // nginx, the file rewritten in place with the same size (a later modification time, so a
+    // new ETag): the loader opened after it is refused before any batch.
+    const auto server = TestHttpServer::nginx(dir.path());
+    const std::string url = server->url("data.beton");
+    const Reader first(url);
+    const auto mtime = std::filesystem::last_write_time(path);
+    std::filesystem::copy_file(shuffled, path, std::filesystem::copy_options::overwrite_existing);
+    std::filesystem::last_write_time(path, mtime + std::chrono::seconds(5));
+    CHECK_THAT(error_of<FileChangedError>(
+                   [&] { Loader(url, {}, cached_options(OrderKind::kQuasiRandom)).epoch(0); }),
+               Catch::Contains(changed));
+    CHECK(served_ranges(server->settled_access_log()).size() < 10);  // the tables, no page
+  }
+}
+
+TEST_CASE("ffcv bench and inspect --verify over a replaced file stop with one error",
+          "[http][cli]") {
+  bypass_proxies();
+  TempDir dir;
+  const std::string path = write_dataset(dir);
+  const std::string shuffled = write_dataset(dir, "shuffled.beton", 600);
+  std::string output;
+  {
+    const auto server = TestHttpServer::faulty(path, "swap-on-reopen", shuffled);
+    CHECK(test::run_cli("bench " + server->url("data.beton") + " --workers 2", output) == 1);
+    CHECK(occurrences(output, "changed on the server") == 1);
+  }
+  // How many requests inspect makes to open the file; the ETag changes right after them.
+  std::size_t open_requests = 0;
+  {
+    const auto server = TestHttpServer::faulty(path, "correct");
+    REQUIRE(test::run_cli("inspect " + server->url("data.beton") + " --json", output) == 0);
+    open_requests = lines_of(path + ".log").size();
+    REQUIRE(open_requests > 0);
+  }
+  const auto server =
+      TestHttpServer::faulty(path, "changed-after-" + std::to_string(open_requests));
+  CHECK(test::run_cli("inspect " + server->url("data.beton") + " --verify", output) == 1);
+  INFO(output);
+  CHECK(occurrences(output, "changed on the server") == 1);
+  CHECK(occurrences(output, "sample ") == 0);
+}
+
+TEST_CASE("pinned versions pass to child processes, which refuse another version", "[http][cli]") {
+  bypass_proxies();
+  TempDir dir;
+  const std::string path = write_dataset(dir);
+  const auto server = TestHttpServer::faulty(path, "correct");
+  const std::string url = server->url("data.beton");
+  open_range_reader(url, quick_http());
+  // A child started as the CLI starts ranks and grid points sees the pin.
+  const pid_t child = tools::spawn_process(
+      "/bin/sh", {"-c", "printf '%s' \"$FFCV_HTTP_PINS\" > " + dir.file("pins.txt")});
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  const std::string pins = test::text_of(dir.file("pins.txt"));
+  CHECK_THAT(pins, Catch::Contains(url) && Catch::Contains("\"original\"") &&
+                       Catch::Contains(std::to_string(std::filesystem::file_size(path))));
+  // A child whose parent pinned an older version refuses the file the server has now.
+  std::string output;
+  const std::string stale =
+      std::string(kPinsEnvironmentVariable) + "=\"$(printf '%s\\t%s\\t\\t%s' " +
+      std::to_string(std::filesystem::file_size(path)) + " '\"older\"' " + url + ")\" ";
+  CHECK(test::run_cli("inspect " + url, output, stale) == 1);
+  CHECK_THAT(output, Catch::Contains("changed on the server") && Catch::Contains("\"older\""));
+  CHECK(test::run_cli("inspect " + url, output) == 0);
+  CHECK(test::run_cli("inspect " + url, output, kPinsEnvironmentVariable + std::string("=junk ")) ==
+        1);
+  CHECK_THAT(output, Catch::Contains(kPinsEnvironmentVariable));
+}
+
+TEST_CASE("HTTP timeouts: documented defaults, the environment, the setting", "[http]") {
+  for (const char* name : {"FFCV_HTTP_CONNECT_TIMEOUT", "FFCV_HTTP_STALL_TIMEOUT",
+                           "FFCV_HTTP_REQUEST_TIMEOUT", "FFCV_HTTP_ATTEMPTS"}) {
+    ::unsetenv(name);
+  }
+  const ResolvedHttpOptions defaults = resolve_http_options({});
+  CHECK(defaults.connect_timeout_seconds == 10);
+  CHECK(defaults.stall_timeout_seconds == 15);
+  CHECK(defaults.request_timeout_seconds == 300);
+  CHECK(defaults.max_attempts == 4);
+  ::setenv("FFCV_HTTP_STALL_TIMEOUT", "2.5", 1);
+  ::setenv("FFCV_HTTP_ATTEMPTS", "7", 1);
+  CHECK(resolve_http_options({}).stall_timeout_seconds == 2.5);
+  CHECK(resolve_http_options({}).max_attempts == 7);
+  HttpOptions given;
+  given.stall_timeout_seconds = 4;
+  CHECK(resolve_http_options(given).stall_timeout_seconds == 4);  // the setting wins
+  ::setenv("FFCV_HTTP_REQUEST_TIMEOUT", "soon", 1);
+  CHECK_THROWS_WITH(resolve_http_options({}),
+                    Catch::Contains("FFCV_HTTP_REQUEST_TIMEOUT") && Catch::Contains("soon"));
+  ::setenv("FFCV_HTTP_REQUEST_TIMEOUT", "-1", 1);
+  CHECK_THROWS_AS(resolve_http_options({}), ConfigError);
+  ::setenv("FFCV_HTTP_ATTEMPTS", "0", 1);
+  ::unsetenv("FFCV_HTTP_REQUEST_TIMEOUT");
+  CHECK_THROWS_WITH(resolve_http_options({}), Catch::Contains("FFCV_HTTP_ATTEMPTS"));
+  given.max_attempts = 0;
+  CHECK_THROWS_WITH(resolve_http_options(given), Catch::Contains("max_attempts"));
+  ::unsetenv("FFCV_HTTP_STALL_TIMEOUT");
+  ::unsetenv("FFCV_HTTP_ATTEMPTS");
+}
+
+TEST_CASE("a trickling or silent server fails in about its timeout, naming it and the attempts",
+          "[http]") {
+  bypass_proxies();
+  TempDir dir;
+  const std::string path = write_dataset(dir);
+  HttpOptions http;
+  http.first_retry_delay_seconds = 0.01;
+  http.max_attempts = 2;
+  {
+    // 2 bytes/s after the open: under the stall limit, so each attempt ends after 1 s.
+    const auto server = TestHttpServer::faulty(path, "trickle-after-1");
+    http.stall_timeout_seconds = 1;
+    const auto reader = open_range_reader(server->url("data.beton"), http);
+    std::vector<std::uint8_t> out(1000);
+    const Clock::time_point start = Clock::now();
+    const std::string error = error_of<IoError>([&] { reader->read(5000, out); });
+    const double seconds = seconds_since(start);
+    CHECK_THAT(error, Catch::Contains("read bytes [5000, 6000)") &&
+                          Catch::Contains("stall timeout") && Catch::Contains("1 s") &&
+                          Catch::Contains("2 attempts"));
+    CHECK(seconds >= 1.5);
+    CHECK(seconds < 8);
+  }
+  {
+    // The same server with a generous stall limit: the request timeout ends each attempt.
+    const auto server = TestHttpServer::faulty(path, "trickle-after-1");
+    http.stall_timeout_seconds = 100;
+    http.request_timeout_seconds = 1.5;
+    const auto reader = open_range_reader(server->url("data.beton"), http);
+    std::vector<std::uint8_t> out(1000);
+    const Clock::time_point start = Clock::now();
+    CHECK_THAT(error_of<IoError>([&] { reader->read(5000, out); }),
+               Catch::Contains("request timeout") && Catch::Contains("1.5 s") &&
+                   Catch::Contains("2 attempts"));
+    CHECK(seconds_since(start) >= 2.5);
+    CHECK(seconds_since(start) < 8);
+  }
+  {
+    // ffcv inspect against a server that never answers, timeouts from the environment.
+    const auto server = TestHttpServer::faulty(path, "silent");
+    std::string output;
+    const Clock::time_point start = Clock::now();
+    CHECK(test::run_cli("inspect " + server->url("data.beton"), output,
+                        "FFCV_HTTP_STALL_TIMEOUT=1 FFCV_HTTP_ATTEMPTS=2 ") == 1);
+    CHECK(seconds_since(start) < 8);
+    CHECK_THAT(output, Catch::Contains(server->url("data.beton")) &&
+                           Catch::Contains("stall timeout, FFCV_HTTP_STALL_TIMEOUT") &&
+                           Catch::Contains("2 attempts"));
+  }
+}
+
+TEST_CASE("passwords in URLs are used but never shown, and netrc or the environment give them too",
+          "[http][cli]") {
+  bypass_proxies();
+  CHECK(url_without_password("http://alice:s3cret@host:80/a.beton") ==
+        "http://alice@host:80/a.beton");
+  CHECK(url_without_credentials("https://alice:s3cret@host/a.beton") == "https://host/a.beton");
+  CHECK(url_without_password("data/a@b.beton") == "data/a@b.beton");
+  CHECK(url_without_password("http://host/a@b.beton") == "http://host/a@b.beton");
+  CHECK(redact_url_passwords("x: http://u:p@h/a and https://v:q@g/b.") ==
+        "x: http://u@h/a and https://v@g/b.");
+  TempDir dir;
+  const std::string path = write_dataset(dir);
+  const auto server = TestHttpServer::faulty(path, "correct");
+  const std::string url = server->url("data.beton");
+  const std::string secret_url = with_user_info(url, "alice:s3cret");
+  {
+    const Reader reader(secret_url);
+    CHECK(reader.path() == with_user_info(url, "alice"));
+    CHECK(lines_of(path + ".auth").back() == "alice:s3cret");  // it was sent
+  }
+  std::string output;
+  CHECK(test::run_cli("inspect " + secret_url + " --json", output) == 0);
+  CHECK_THAT(output, Catch::Contains("alice@") && !Catch::Contains("s3cret"));
+  CHECK(test::run_cli("inspect " + secret_url + " --verify", output) == 0);
+  CHECK_THAT(output, !Catch::Contains("s3cret"));
+  CHECK(test::run_cli("inspect " + with_user_info(server->url("missing.beton"), "alice:s3cret"),
+                      output) == 1);
+  CHECK_THAT(output,
+             Catch::Contains("404") && Catch::Contains("alice@") && !Catch::Contains("s3cret"));
+  CHECK_THAT(error_of<IoError>([&] {
+               open_range_reader(with_user_info(server->url("missing.beton"), "alice:s3cret"));
+             }),
+             !Catch::Contains("s3cret"));
+  // From the environment, and from a netrc file, when the URL holds none.
+  CHECK(test::run_cli("inspect " + url, output, "FFCV_HTTP_USER=bob FFCV_HTTP_PASSWORD=pw2 ") == 0);
+  CHECK(lines_of(path + ".auth").back() == "bob:pw2");
+  std::ofstream(dir.file("netrc")) << "machine 127.0.0.1 login carol password pw3\n";
+  CHECK(test::run_cli("inspect " + url, output, "NETRC=" + dir.file("netrc") + " ") == 0);
+  CHECK(lines_of(path + ".auth").back() == "carol:pw3");
+}
+
+TEST_CASE("URL schemes other than http and https are refused, naming those supported", "[http]") {
+  for (const std::string location :
+       {"file:///tmp/data.beton", "ftp://example.org/data.beton", "gopher://example.org/x",
+        "FTP://user:pw@example.org/data.beton"}) {
+    INFO(location);
+    CHECK_THAT(error_of<ConfigError>([&] { open_range_reader(location); }),
+               Catch::Contains("is not supported") && Catch::Contains("http:// or https://") &&
+                   !Catch::Contains(":pw@"));
+    CHECK_THAT(error_of<ConfigError>([&] { Reader{location}; }),
+               Catch::Contains("is not supported"));
+    CHECK_THAT(error_of<ConfigError>([&] { make_process_cache(location, 4096, {}); }),
+               Catch::Contains("is not supported"));
+  }
+  CHECK_THAT(error_of<ConfigError>([&] { open_range_reader("file:///tmp/data.beton"); }),
+             Catch::Contains("file://") && Catch::Contains("give its path"));
+  std::string output;
+  CHECK(test::run_cli("inspect ftp://example.org/data.beton", output) == 1);
+  CHECK_THAT(output, Catch::Contains("ftp:// is not supported"));
+  // A local path is no URL, whatever characters it holds.
+  CHECK_THAT(error_of<IoError>([&] { open_range_reader("no-such-folder/a:b.beton"); }),
+             Catch::Contains("no-such-folder/a:b.beton"));
+}
+
+TEST_CASE(
+    "a server that needs a login gets it from netrc or the environment, and says how when "
+    "none is given",
+    "[http][cli]") {
+  bypass_proxies();
+  TempDir dir;
+  const std::string path = write_dataset(dir);
+  const auto server = TestHttpServer::faulty(path, "basic-auth-carol:pw3");
+  const std::string url = server->url("data.beton");
+  std::ofstream(dir.file("empty-netrc")) << "";
+  std::ofstream(dir.file("netrc")) << "machine 127.0.0.1\n  login carol\n  password pw3\n";
+  const std::string no_netrc = "NETRC=" + dir.file("empty-netrc") + " ";
+  const std::string netrc = "NETRC=" + dir.file("netrc") + " ";
+  std::string output;
+  // No credentials: refused, with where to give them.
+  CHECK(test::run_cli("inspect " + url, output, no_netrc) == 1);
+  CHECK_THAT(output, Catch::Contains(url) && Catch::Contains("HTTP 401") &&
+                         Catch::Contains("~/.netrc") && Catch::Contains("FFCV_HTTP_PASSWORD"));
+  // A wrong password in the URL: refused, and not shown.
+  CHECK(test::run_cli("inspect " + with_user_info(url, "carol:wrong-pw"), output, no_netrc) == 1);
+  CHECK_THAT(output, Catch::Contains("HTTP 401") && Catch::Contains(with_user_info(url, "carol")) &&
+                         !Catch::Contains("wrong-pw"));
+  // From a netrc file: every sample read and decoded, pages included.
+  CHECK(test::run_cli("inspect " + url + " --verify", output, netrc) == 0);
+  CHECK_THAT(output, Catch::Contains("1200 samples decoded"));
+  // The user in the URL, the password from netrc.
+  CHECK(test::run_cli("inspect " + with_user_info(url, "carol"), output, netrc) == 0);
+  // From the environment.
+  CHECK(test::run_cli("inspect " + url, output,
+                      no_netrc + "FFCV_HTTP_USER=carol FFCV_HTTP_PASSWORD=pw3 ") == 0);
+  CHECK(test::run_cli("inspect " + with_user_info(url, "carol"), output,
+                      no_netrc + "FFCV_HTTP_PASSWORD=pw3 ") == 0);
+  // The library with the password in the URL: the loader's page reads log in too, and give the
+  // bytes of the local file.
+  Loader local(path, {}, cached_options(OrderKind::kRandom));
+  Loader remote(with_user_info(url, "carol:pw3"), {}, cached_options(OrderKind::kRandom));
+  CHECK(remote.reader().path() == with_user_info(url, "carol"));
+  CHECK(epoch_bytes(remote, 0) == epoch_bytes(local, 0));
+  for (const std::string& login : lines_of(path + ".auth")) {
+    CHECK((login == "carol:pw3" || login == "carol:wrong-pw"));
+  }
 }

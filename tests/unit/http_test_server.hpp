@@ -28,6 +28,7 @@
 #include <thread>
 #include <vector>
 
+#include "ffcv/storage/version_pins.hpp"
 #include "test_support.hpp"
 
 namespace ffcv::test {
@@ -89,15 +90,19 @@ class TestHttpServer {
     return owner;
   }
 
-  // tests/unit/http_fault_server.py serving `file` with `mode` (see that script).
-  static std::unique_ptr<TestHttpServer> faulty(const std::string& file, const std::string& mode) {
+  // tests/unit/http_fault_server.py serving `file` with `mode` (see that script); `other`: the
+  // file a swap mode serves instead.
+  static std::unique_ptr<TestHttpServer> faulty(const std::string& file, const std::string& mode,
+                                                const std::string& other = "") {
     std::unique_ptr<TestHttpServer> owner(new TestHttpServer);
     TestHttpServer& server = *owner;
     const std::string port_file = server.dir_.file("port");
     const std::string log = server.dir_.file("server.log");
-    server.start({"/usr/bin/python3", FFCV_SOURCE_DIR "/tests/unit/http_fault_server.py", file,
-                  mode, port_file},
-                 log, port_file);
+    std::vector<std::string> argv{"/usr/bin/python3",
+                                  FFCV_SOURCE_DIR "/tests/unit/http_fault_server.py", file, mode,
+                                  port_file};
+    if (!other.empty()) argv.push_back(other);
+    server.start(argv, log, port_file);
     return owner;
   }
 
@@ -172,6 +177,9 @@ class TestHttpServer {
   // port_, or on the port it writes into `port_file`.
   void start(const std::vector<std::string>& argv, const std::string& log,
              const std::string& port_file = "") {
+    // A new server may reuse an earlier one's port: what this process pinned for those URLs
+    // (version_pins.hpp) was another file.
+    forget_pinned_versions();
     pid_ = ::fork();
     if (pid_ < 0) throw std::runtime_error("fork failed");
     if (pid_ == 0) {

@@ -1,6 +1,10 @@
 // `ffcv bench` and `ffcv doctor` end to end on a small file.
 #include <catch2/catch.hpp>
 
+#include <filesystem>
+#include <string>
+#include <vector>
+
 #include "ffcv/fields/bytes_fields.hpp"
 #include "ffcv/fields/scalar_fields.hpp"
 #include "test_support.hpp"
@@ -43,6 +47,46 @@ TEST_CASE("ffcv bench reports throughput, stages and the memcpy baseline", "[cli
                       Catch::Contains("storage:") && Catch::Contains("loader / memcpy"));
   CHECK(test::run_cli("bench " + path + " --order randomly", out) == 2);
   CHECK_THAT(out, Catch::Contains("randomly"));
+}
+
+TEST_CASE("ffcv bench reports each epoch's storage reads, not a running total", "[cli][loader]") {
+  test::TempDir dir;
+  const std::string path = small_file(dir);
+  std::string out;
+  REQUIRE(test::run_cli("bench " + path + " --batch-size 100 --epochs 3 --process-cache --json",
+                        out) == 0);
+  // Every epoch reads the same pages once (the cache frees them at the end of the epoch), at
+  // most the whole file: equal figures, each no more than the file's size.
+  const auto values_of = [&](const std::string& key) {
+    std::vector<std::uint64_t> values;
+    const std::string quoted = "\"" + key + "\": ";
+    for (std::size_t at = out.find(quoted); at != std::string::npos;
+         at = out.find(quoted, at + 1)) {
+      values.push_back(std::stoull(out.substr(at + quoted.size())));
+    }
+    return values;
+  };
+  const std::vector<std::uint64_t> bytes = values_of("storage_bytes_read");
+  const std::vector<std::uint64_t> calls = values_of("storage_read_calls");
+  INFO(out);
+  REQUIRE(bytes.size() == 3);
+  REQUIRE(calls.size() == 3);
+  CHECK(bytes[0] > 0);
+  CHECK(bytes[0] <= std::filesystem::file_size(path));
+  CHECK(bytes[1] == bytes[0]);
+  CHECK(bytes[2] == bytes[0]);
+  CHECK(calls[0] > 0);
+  CHECK(calls[1] == calls[0]);
+  CHECK(calls[2] == calls[0]);
+  // The text report prints the same per-epoch figure on each epoch's storage line.
+  REQUIRE(test::run_cli("bench " + path + " --batch-size 100 --epochs 2 --process-cache", out) ==
+          0);
+  const std::size_t first = out.find("storage: ");
+  REQUIRE(first != std::string::npos);
+  const std::size_t second = out.find("storage: ", first + 1);
+  REQUIRE(second != std::string::npos);
+  CHECK(out.substr(first, out.find(" read in", first) - first) ==
+        out.substr(second, out.find(" read in", second) - second));
 }
 
 TEST_CASE("ffcv doctor names the bottleneck it was given", "[cli][loader]") {

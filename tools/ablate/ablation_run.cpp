@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "cli/child_process.hpp"
@@ -23,22 +24,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// `--max-resolution 256` / `--flip`: a setting as command-line arguments.
 void append_arguments(const Settings& settings, std::vector<std::string>& arguments) {
-  for (const auto& [key, value] : settings) {
-    if (key == "cold") {
-      if (value.text == "true") arguments.push_back("--cold");
-      continue;
-    }
-    std::string flag = "--" + key;
-    std::replace(flag.begin(), flag.end(), '_', '-');
-    if (value.is_bool) {
-      if (value.text == "true") arguments.push_back(flag);
-    } else {
-      arguments.push_back(flag);
-      arguments.push_back(value.text);
-    }
-  }
+  for (std::string& argument : setting_arguments(settings))
+    arguments.push_back(std::move(argument));
 }
 
 // "jpeg_quality=50,write_mode=jpg" made safe as a file name; "default" with no settings.
@@ -287,17 +275,29 @@ AblationOutcome run_ablation(const AblationSpec& spec, const std::vector<Ablatio
                              const AblationRunOptions& options) {
   fs::create_directories(options.output_dir);
   const std::string cells_tsv = (fs::path(options.output_dir) / "cells.tsv").string();
+  // Finished cells are reused; a cell that failed runs again (its cause may be fixed).
   std::map<std::string, CellResult> done;
-  for (CellResult& r : read_cell_results(cells_tsv)) done[r.key] = std::move(r);
+  std::set<std::string> failed;
+  for (CellResult& r : read_cell_results(cells_tsv)) {
+    if (r.ok) {
+      done[r.key] = std::move(r);
+    } else {
+      failed.insert(r.key);
+    }
+  }
+  std::uint64_t failed_before = 0;
+  for (const AblationCell& cell : cells) failed_before += failed.count(cell.key());
 
   AblationOutcome outcome;
   std::uint64_t to_run = 0;
   for (const AblationCell& cell : cells) to_run += done.count(cell.key()) == 0;
   outcome.reused = cells.size() - to_run;
-  if (outcome.reused > 0) {
-    say(options, std::to_string(outcome.reused) + " of " + std::to_string(cells.size()) +
-                     " cells measured before (" + cells_tsv + "); running " +
-                     std::to_string(to_run));
+  if (outcome.reused > 0 || failed_before > 0) {
+    say(options,
+        std::to_string(outcome.reused) + " of " + std::to_string(cells.size()) +
+            " cells measured before (" + cells_tsv + "); running " + std::to_string(to_run) +
+            (failed_before > 0 ? ", of which " + std::to_string(failed_before) + " failed before"
+                               : ""));
   }
   std::uint64_t index = 0;
   for (const AblationCell& cell : cells) {

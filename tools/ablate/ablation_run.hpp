@@ -12,11 +12,13 @@
 // `ffcv run RECIPE --set ...` per cell instead, in runs/cell-HASH/, and takes the validation
 // top-1, images/s and the loader's wait share from the run's summary and log.
 //
-// Resuming: a cell whose key (ablation_spec.hpp) is already in cells.tsv is not run again, and
+// Resuming: a cell whose key (ablation_spec.hpp) finished in cells.tsv is not run again, and
 // a dataset already written is not written again; so an interrupted sweep, run again with the
 // same spec and output folder, goes on where it stopped. A cell that failed (a setting the
 // loader refuses, such as a budget too small for the order) is recorded with its error and
-// reported as failed; the others go on.
+// reported as failed; the others go on, and the next run tries it again. What the cells do not
+// name (the dataset, a training sweep's recipe) is the folder's record, checked by the command
+// before it calls run_ablation (folder_provenance.hpp).
 #pragma once
 
 #include <cstdint>

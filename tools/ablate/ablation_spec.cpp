@@ -8,6 +8,9 @@
 #include <fstream>
 #include <sstream>
 
+#include "cli/arguments.hpp"
+#include "cli/commands.hpp"
+#include "cli/loader_arguments.hpp"
 #include "ffcv/closest_name.hpp"
 #include "ffcv/errors.hpp"
 #include "ffcv/train/recipe.hpp"
@@ -32,7 +35,26 @@ namespace {
 
 const std::vector<std::string> kSources = {"imagenet-like", "folder", "fashion-mnist", "beton"};
 
+// Settings that are flags (true: given), and those whose value is a number (never a string).
+const std::vector<std::string> kFlagKeys = {"keep_last", "process_cache", "no_dct_scaling", "flip",
+                                            "cold"};
+const std::vector<std::string> kNumberKeys = {
+    "max_resolution", "jpeg_quality", "compress_probability", "batch_size",
+    "workers",        "seed",         "window_pages",         "batches_ahead",
+    "readers",        "latency_ms",   "bandwidth_mbs",        "image_size",
+    "epochs",         "max_batches"};
+
 std::string read_text(const std::string& path) {
+  std::error_code error;
+  if (std::filesystem::is_directory(path, error)) {
+    const bool output = std::filesystem::exists(std::filesystem::path(path) / "cells.tsv", error);
+    throw ConfigError(path +
+                      " is a folder, not an ablation spec (a TOML file with a [sweep] "
+                      "section)" +
+                      (output ? "; it holds a sweep's results: give it as --output DIR, after "
+                                "the spec"
+                              : ""));
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw IoError(path, "read the ablation spec", errno);
   std::stringstream text;
@@ -77,6 +99,45 @@ bool contains(const std::vector<std::string>& names, const std::string& name) {
   return std::find(names.begin(), names.end(), name) != names.end();
 }
 
+// A flag takes true or false; a number is a TOML number, not a string that looks like one.
+void check_kind(const std::string& key, const toml::node& node, const std::string& path,
+                const std::string& where) {
+  if (contains(kFlagKeys, key) && !node.is_boolean()) {
+    fail(path, where, "is a flag: true or false");
+  }
+  if (!contains(kFlagKeys, key) && node.is_boolean() &&
+      (contains(kWriterKeys, key) || contains(kBenchKeys, key))) {
+    fail(path, where, "takes a value, not true or false");
+  }
+  if (contains(kNumberKeys, key) && node.is_string()) {
+    fail(path, where, "must be a number, not the string \"" + node.as_string()->get() + "\"");
+  }
+}
+
+// Hands one setting to the option parser of `ffcv write` or `ffcv bench` (and the checks those
+// commands make next), raising its complaint as a ConfigError at `where`.
+void check_value(const std::string& key, const SettingValue& value, const std::string& path,
+                 const std::string& where) {
+  const bool writer = contains(kWriterKeys, key);
+  std::vector<std::string> argv =
+      writer ? std::vector<std::string>{"folder", "DIR"} : std::vector<std::string>{"FILE.beton"};
+  for (const std::string& argument : setting_arguments({{key, value}})) argv.push_back(argument);
+  try {
+    Arguments args = writer ? write_command_arguments() : bench_arguments();
+    args.parse(argv);
+    if (writer) {
+      check_write_command_options(args);
+    } else {
+      loader_options(args);
+      field_pipelines(args);
+    }
+  } catch (const UsageError& error) {
+    fail(path, where, error.what());
+  } catch (const ConfigError& error) {
+    fail(path, where, error.what());
+  }
+}
+
 const toml::table* section(const toml::table& root, const std::string& path, const char* name) {
   const toml::node* node = root.get(name);
   if (node == nullptr) return nullptr;
@@ -118,7 +179,10 @@ void read_settings(const toml::table* table, const std::string& path, const char
   for (const auto& [key_view, node] : *table) {
     const std::string key(key_view.str());
     if (!contains(known, key)) unknown_key(path, name, key, known);
-    settings[key] = setting_value(node, path, std::string("[") + name + "] " + key);
+    const std::string where = std::string("[") + name + "] " + key;
+    check_kind(key, node, path, where);
+    settings[key] = setting_value(node, path, where);
+    check_value(key, settings[key], path, where);
   }
 }
 
@@ -233,7 +297,9 @@ AblationSpec load_ablation_spec(const std::string& path) {
       fail(path, where, "must be a non-empty list of values");
     SweepAxis axis{key, {}};
     for (const toml::node& value : *values) {
+      if (!is_recipe_key(key)) check_kind(key, value, path, where);
       SettingValue setting = setting_value(value, path, where);
+      if (!is_recipe_key(key)) check_value(key, setting, path, where);
       if (std::find(axis.values.begin(), axis.values.end(), setting) != axis.values.end()) {
         fail(path, where, "lists " + setting.text + " twice");
       }
@@ -269,6 +335,63 @@ AblationSpec load_ablation_spec(const std::string& path) {
     }
   }
   return spec;
+}
+
+std::vector<std::string> setting_arguments(const Settings& settings) {
+  std::vector<std::string> arguments;
+  for (const auto& [key, value] : settings) {
+    if (key == "cold") {
+      if (value.text == "true") arguments.push_back("--cold");
+      continue;
+    }
+    std::string flag = "--" + key;
+    std::replace(flag.begin(), flag.end(), '_', '-');
+    if (value.is_bool) {
+      if (value.text == "true") arguments.push_back(flag);
+    } else {
+      arguments.push_back(flag);
+      arguments.push_back(value.text);
+    }
+  }
+  return arguments;
+}
+
+train::Provenance ablation_provenance(const AblationSpec& spec) {
+  train::Provenance record;
+  const DatasetSpec& data = spec.dataset;
+  if (!data.source.empty()) {
+    record.add("dataset source", data.source);
+    if (data.source == "imagenet-like") {
+      record.add("dataset count", std::to_string(data.count));
+      record.add("dataset classes", std::to_string(data.classes));
+    }
+    record.add("dataset seed", std::to_string(data.seed));
+    if (!data.path.empty()) record.add("dataset path", data.path);
+    if (data.source == "beton") record.add_dataset(data.path);
+    if (data.source == "folder" || (data.source == "fashion-mnist" && !data.path.empty())) {
+      try {
+        record.add("data " + data.path, train::folder_identity(data.path));
+      } catch (const Error&) {
+        // Unreadable: writing its dataset fails and says why.
+      }
+    }
+  }
+  if (!spec.training()) return record;
+  std::vector<std::string> swept;
+  for (const SweepAxis& axis : spec.axes) {
+    if (!is_recipe_key(axis.key)) continue;
+    swept.push_back(axis.key);
+    if (axis.key == "data.train" || axis.key == "data.val") {
+      for (const SettingValue& value : axis.values) record.add_dataset(value.text);
+    }
+  }
+  // With a [dataset], each cell trains on the file written for it.
+  if (!data.source.empty()) swept.push_back("data.train");
+  const train::Recipe recipe = train::load_recipe(spec.recipe, spec.recipe_set);
+  record.add_recipe(recipe, swept);
+  if (!contains(swept, "data.train")) record.add_dataset(recipe.data.train);
+  if (!contains(swept, "data.val")) record.add_dataset(recipe.data.val);
+  return record;
 }
 
 std::vector<AblationCell> expand_cells(const AblationSpec& spec) {

@@ -29,14 +29,18 @@
 // options, `cold = true` drops the file's pages from the OS page cache before each epoch.
 //
 // Every problem (an unknown key, with the closest known one; a sweep axis without values; a
-// writer setting over a `beton` source) is a ConfigError naming the spec file and the key,
-// raised before any work.
+// writer setting over a `beton` source; a value the command would refuse, such as workers = -1,
+// batch_size = 0, a string where a number belongs or a number for a flag) is a ConfigError
+// naming the spec file and the key, raised before any work. Values are checked by the very
+// option parsers of `ffcv write` and `ffcv bench`, so they accept exactly what those accept.
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
+
+#include "ffcv/train/folder_provenance.hpp"
 
 namespace ffcv::tools {
 
@@ -91,8 +95,18 @@ struct AblationCell {
 extern const std::vector<std::string> kWriterKeys;
 extern const std::vector<std::string> kBenchKeys;
 
-// Reads and checks a spec file. Throws ConfigError (or IoError when it cannot be read).
+// Reads and checks a spec file. Throws ConfigError (also for a folder given as the spec), or
+// IoError when it cannot be read.
 AblationSpec load_ablation_spec(const std::string& path);
+
+// `--max-resolution 256` / `--flip`: settings as the command-line arguments of write or bench.
+std::vector<std::string> setting_arguments(const Settings& settings);
+
+// What the sweep's results depend on beyond each cell's own settings, for the output folder's
+// record (folder_provenance.hpp): the [dataset] section and the identity of the data it names
+// (a .beton's tables, an image folder's files); for a training sweep the recipe with its fixed
+// `set` (swept keys left out) and the identity of its data files.
+train::Provenance ablation_provenance(const AblationSpec& spec);
 
 // The product of the axes, the first axis varying slowest.
 std::vector<AblationCell> expand_cells(const AblationSpec& spec);

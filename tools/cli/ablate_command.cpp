@@ -11,26 +11,66 @@
 #include "cli/commands.hpp"
 #include "cli/spawn.hpp"
 #include "ffcv/errors.hpp"
+#include "ffcv/train/folder_lock.hpp"
+#include "ffcv/train/folder_provenance.hpp"
 
 namespace ffcv::tools {
+namespace {
+
+// The spec and its cells, checked before any work; a spec that cannot run is a bad command
+// (exit 2), whatever is wrong with it.
+struct CheckedSpec {
+  AblationSpec spec;
+  std::vector<AblationCell> cells;
+};
+
+CheckedSpec checked_spec(const std::string& path) {
+  try {
+    CheckedSpec checked;
+    checked.spec = load_ablation_spec(path);
+    checked.cells = expand_cells(checked.spec);
+    check_training_cells(checked.spec, checked.cells);
+    return checked;
+  } catch (const ConfigError& error) {
+    throw UsageError(error.what());
+  }
+}
+
+// Whether `output` holds an earlier sweep's files.
+bool holds_sweep(const std::string& output) {
+  namespace fs = std::filesystem;
+  std::error_code error;
+  for (const char* name : {"cells.tsv", "datasets", "made_from.tsv", ".lock"}) {
+    if (fs::exists(fs::path(output) / name, error)) return true;
+  }
+  return false;
+}
+
+}  // namespace
 
 int ablate_command(const CommandArgs& argv) {
   Arguments args("ablate",
                  "Sweep loader and writer settings over one dataset: write each needed .beton "
                  "once, run `ffcv bench` per combination in a process of its own, and write a "
                  "table (CSV, JSON, Markdown) and plots of samples/s, peak memory, file size and "
-                 "bytes read. An interrupted sweep goes on where it stopped when run again. The "
+                 "bytes read. An interrupted sweep goes on where it stopped when run again, trying "
+                 "failed cells again; a folder of a sweep over another dataset or recipe is "
+                 "refused (--fresh moves it aside). Exit status 1 when cells failed. The "
                  "spec's format: docs/tuning.md.");
   args.positional("SPEC",
                   "the sweep, a TOML file ([dataset], [write], [bench], [sweep]; or [train] "
                   "with a recipe, to train each cell)")
       .option("output", "DIR", "where datasets, results and plots go [default: ablations/SPEC]")
+      .non_empty()
       .flag("list", "print the cells and exit")
+      .flag("fresh",
+            "move an earlier sweep's results in the output folder aside (to "
+            "DIR-before-DATE-TIME) and start afresh; needed once the dataset or recipe changed")
       .flag("quiet", "print nothing but errors and the report's paths");
   if (!args.parse(argv)) return 0;
-  const AblationSpec spec = load_ablation_spec(args.get("SPEC"));
-  const std::vector<AblationCell> cells = expand_cells(spec);
-  check_training_cells(spec, cells);
+  const CheckedSpec checked = checked_spec(args.get("SPEC"));
+  const AblationSpec& spec = checked.spec;
+  const std::vector<AblationCell>& cells = checked.cells;
   if (args.get_flag("list")) {
     for (std::size_t i = 0; i < cells.size(); ++i) {
       std::printf("%zu %s\n", i, cell_label(spec, cells[i]).c_str());
@@ -44,13 +84,30 @@ int ablate_command(const CommandArgs& argv) {
     if (!fs::is_directory(output, error)) {
       throw UsageError("--output " + output + " is a file, not a folder");
     }
-    const bool ours = fs::exists(fs::path(output) / "cells.tsv", error) ||
-                      fs::exists(fs::path(output) / "datasets", error);
+    const bool ours = holds_sweep(output);
     if (!ours && !fs::is_empty(output, error)) {
       throw UsageError("--output " + output +
                        " holds other files and no earlier sweep (cells.tsv); choose an empty or "
                        "new folder");
     }
+    if (ours && args.get_flag("fresh")) {
+      if (const long holder = train::folder_lock_holder(output); holder != 0) {
+        throw train::FolderBusyError(train::folder_busy_message(output, "ablation folder", holder));
+      }
+      const std::string aside = train::move_folder_aside(output);
+      std::printf("--fresh: the earlier results in %s were moved to %s\n", output.c_str(),
+                  aside.c_str());
+    }
+  }
+  // Held until the sweep ends: no second sweep measures into the folder meanwhile.
+  const train::FolderLock lock(output, "ablation folder");
+  const std::vector<train::ProvenanceDifference> differences =
+      train::check_provenance(output, ablation_provenance(spec));
+  if (!differences.empty()) {
+    throw UsageError("--output " + output + " holds results made from another dataset or recipe: " +
+                     train::describe_differences(differences) +
+                     "; run with --fresh to move them aside and start afresh, or give another "
+                     "--output");
   }
   AblationRunOptions options;
   options.output_dir = output;
@@ -73,7 +130,11 @@ int ablate_command(const CommandArgs& argv) {
   std::size_t failed = 0;
   for (const CellResult& result : outcome.results) failed += !result.ok;
   if (failed > 0) {
-    std::printf("%zu of %zu cells failed; their errors are in the table\n", failed, cells.size());
+    std::fprintf(stderr,
+                 "ffcv ablate: %zu of %zu cells failed; their errors are in the table, and the "
+                 "same command tries them again\n",
+                 failed, cells.size());
+    return 1;
   }
   return 0;
 }

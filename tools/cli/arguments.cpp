@@ -109,6 +109,14 @@ Arguments& Arguments::size_range(unsigned long long min, unsigned long long max)
   return *this;
 }
 
+Arguments& Arguments::non_empty() {
+  if (specs_.empty() || specs_.back().is_flag || specs_.back().is_positional) {
+    throw std::logic_error("non_empty follows no option with a value");
+  }
+  specs_.back().non_empty = true;
+  return *this;
+}
+
 std::string Arguments::range_text(const Range& range) const {
   switch (range.kind) {
     case RangeKind::kInt:
@@ -192,6 +200,9 @@ bool Arguments::parse(const std::vector<std::string>& argv) {
           throw UsageError("option --" + name + " needs a value");
         }
         std::string value = inline_value ? *inline_value : argv[++i];
+        if (spec->non_empty && value.empty()) {
+          throw UsageError("--" + name + " needs a value, got an empty one");
+        }
         if (spec->is_repeated) repeated_values_[name].push_back(value);
         values_[name] = std::move(value);
       }

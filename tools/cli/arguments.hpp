@@ -49,6 +49,10 @@ class Arguments {
   Arguments& int_range(long long min, long long max);
   Arguments& real_range(double min, double max);
   Arguments& size_range(unsigned long long min, unsigned long long max);
+  // The option declared just before takes no empty value: parse() refuses `--NAME ''` with
+  // "--NAME needs a value, got an empty one" (an empty folder name or choice is a slip, never a
+  // default).
+  Arguments& non_empty();
 
   // Parses argv (without the program and subcommand names) and checks every ranged option's
   // value. Returns false when --help was asked for (the help text is then printed on stdout).
@@ -87,6 +91,7 @@ class Arguments {
     std::string name, value_name, help, default_value;
     bool is_flag = false, is_positional = false, required = false, is_pair = false;
     bool is_repeated = false;
+    bool non_empty = false;
     Range range = {};
   };
   const Spec* find(const std::string& name) const;

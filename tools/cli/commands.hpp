@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "arguments.hpp"
+
 namespace ffcv::tools {
 
 using CommandArgs = std::vector<std::string>;
@@ -14,6 +16,12 @@ int inspect_command(const CommandArgs& args);
 int bench_command(const CommandArgs& args);
 int doctor_command(const CommandArgs& args);
 int ablate_command(const CommandArgs& args);
+// The options of `ffcv bench` and `ffcv write`, and the checks `write` makes of them before any
+// work: for a command that passes settings on to them (ablate) and checks them first.
+Arguments bench_arguments();
+Arguments write_command_arguments();
+void check_write_command_options(const Arguments& args);
+
 // Executes ffcv-train (the trainer, linked with LibTorch) with the same arguments.
 int run_trainer_command(const CommandArgs& args);
 

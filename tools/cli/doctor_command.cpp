@@ -7,6 +7,7 @@
 
 #include "arguments.hpp"
 #include "commands.hpp"
+#include "ffcv/available_memory.hpp"
 #include "ffcv/cpu_count.hpp"
 #include "ffcv/json_text.hpp"
 #include "loader_arguments.hpp"
@@ -122,7 +123,7 @@ int doctor_command(const CommandArgs& argv) {
   Arguments args("doctor",
                  "Run the loader for a while, name the stage that bounds throughput (storage, "
                  "CPU, the consumer) and suggest the settings that help.");
-  args.positional("FILE", "the .beton file: a path, or an http(s):// URL");
+  args.positional("FILE", "the .beton file: a path, or an http(s):// URL (see ffcv --help)");
   add_loader_arguments(args);
   args.option("batches", "N", "batches to run (0: one epoch)", "200")
       .int_range(0, kMaxBatchesToRun)

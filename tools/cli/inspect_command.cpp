@@ -163,7 +163,7 @@ int inspect_command(const CommandArgs& argv) {
   Arguments args("inspect",
                  "Describe a .beton file: fields, samples, pages, bytes per field and "
                  "image statistics. The file is fully validated first.");
-  args.positional("FILE", "the .beton file: a path, or an http(s):// URL")
+  args.positional("FILE", "the .beton file: a path, or an http(s):// URL (see ffcv --help)")
       .flag("json", "print one JSON object instead of text")
       .option("sample", "I", "show sample I's metadata instead")
       .pair_option("export", "I PATH.png", "decode sample I's image and write it to PATH.png")

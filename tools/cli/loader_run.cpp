@@ -4,12 +4,12 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <optional>
 #include <set>
 #include <thread>
 
 #include "arguments.hpp"
+#include "ffcv/available_memory.hpp"
 #include "ffcv/byte_size.hpp"
 #include "ffcv/errors.hpp"
 #include "ffcv/json_text.hpp"
@@ -36,34 +36,7 @@ std::string format(const char* pattern, double a, double b = 0, double c = 0, do
   return text;
 }
 
-// A number from a file such as /sys/fs/cgroup/memory.max; 0 when absent or "max".
-std::uint64_t read_number(const char* path) {
-  std::ifstream in(path);
-  std::uint64_t value = 0;
-  return in >> value ? value : 0;
-}
-
 }  // namespace
-
-std::uint64_t available_memory_bytes() {
-  std::uint64_t available = 0;
-  std::ifstream meminfo("/proc/meminfo");
-  std::string key, unit;
-  std::uint64_t value = 0;
-  while (meminfo >> key >> value >> unit) {
-    if (key == "MemAvailable:") {
-      available = value * 1024;
-      break;
-    }
-  }
-  const std::uint64_t limit = read_number("/sys/fs/cgroup/memory.max");
-  if (limit > 0) {
-    const std::uint64_t used = read_number("/sys/fs/cgroup/memory.current");
-    const std::uint64_t left = limit > used ? limit - used : 0;
-    available = available == 0 ? left : std::min(available, left);
-  }
-  return available;
-}
 
 void check_loader_run(const Loader& loader) {
   const LoaderOptions& options = loader.options();

@@ -35,10 +35,6 @@ struct EpochMeasurement {
 // to the process (UsageError naming the sizes).
 void check_loader_run(const Loader& loader);
 
-// The memory this process may still allocate, in bytes: /proc/meminfo's MemAvailable, capped by
-// the cgroup's memory.max less its usage when there is one. 0 when unknown.
-std::uint64_t available_memory_bytes();
-
 // Iterates one epoch (at most `max_batches` batches when non-zero), spending `step_seconds`
 // per batch as a stand-in for a training step. Draws a progress bar when `progress`.
 EpochMeasurement run_epoch(Loader& loader, std::uint64_t epoch, std::uint64_t max_batches,

@@ -14,20 +14,29 @@
 
 #include "cli/arguments.hpp"
 #include "cli/child_process.hpp"
+#include "cli/loader_run.hpp"
 #include "cli/rank_launcher.hpp"
 #include "cli/run_command.hpp"
+#include "ffcv/available_memory.hpp"
+#include "ffcv/byte_size.hpp"
 #include "ffcv/errors.hpp"
 #include "ffcv/interrupt_cleanup.hpp"
 #include "ffcv/saga/saga_recipe.hpp"
 #include "ffcv/saga/saga_run.hpp"
 #include "ffcv/saga/saga_step.hpp"
+#include "ffcv/storage/range_reader.hpp"
+#include "ffcv/storage/url_credentials.hpp"
+#include "ffcv/text_file.hpp"
 #include "ffcv/train/dataset_check.hpp"
+#include "ffcv/train/folder_lock.hpp"
 #include "ffcv/train/grid.hpp"
 #include "ffcv/train/recipe.hpp"
 #include "ffcv/train/run_results.hpp"
 #include "ffcv/train/train_together.hpp"
 #include "ffcv/train/trainer.hpp"
 #include "grid/grid_command.hpp"
+#include "grid/grid_memory.hpp"
+#include "grid/grid_preflight.hpp"
 #include "grid/grid_run.hpp"
 
 namespace ffcv::tools {
@@ -55,11 +64,19 @@ Arguments run_arguments() {
                  "  threads     one process, a thread and a loader per point, one GPU\n"
                  "  shared      one process; points that read the same batches share one loader\n"
                  "Running the same command again skips finished points and resumes stopped ones.\n"
+                 "Before any work the grid's memory is estimated (docs/recipes.md): fewer points\n"
+                 "run at once when all of them would not fit, and a grid of which not even one\n"
+                 "point fits is refused. --no-grid runs a grid recipe as one run. A failed\n"
+                 "point's first error line reaches stderr even with --quiet. A run, grid or\n"
+                 "point folder is locked while a process trains into it: a second command\n"
+                 "into it is refused, naming the first one's pid.\n"
                  "\n"
                  "A recipe with a [saga] table instead fits sparse linear models by SAGA fed by\n"
                  "the loader (elastic-net or many-target lasso paths; docs/recipes.md), writing\n"
                  "path.csv, weights.npy and summary.json; --set data.loader=mmap runs the\n"
-                 "memory-mapped .npy baseline on the same batches.");
+                 "memory-mapped .npy baseline on the same batches. The model is selected on the\n"
+                 "validation rows by saga.selection; a run whose memory estimate exceeds what is\n"
+                 "available (or saga.memory_limit_gib) is refused before its first pass.");
   args.positional("RECIPE", "the recipe, e.g. recipes/fashion_mnist.toml")
       .repeated_option("set", "SECTION.KEY=VALUE", "override one recipe key (repeatable)")
       .option("nproc", "N", "ranks to start on this machine [default: dist.world_size]")
@@ -67,6 +84,7 @@ Arguments run_arguments() {
       .option("output-dir", "DIR",
               "the run's folder [default: logging.folder/NAME-DATE-TIME]; with a grid, the "
               "grid's [default: logging.folder/NAME-grid-DATE-TIME]")
+      .non_empty()
       .option("stop-after-steps", "N", "stop with a checkpoint after N training iterations")
       .int_range(1, kMaxSteps)
       .repeated_option("grid", "SECTION.KEY=V1,V2,...",
@@ -74,6 +92,7 @@ Arguments run_arguments() {
                        "the recipe's [grid])")
       .option("placement", "P",
               "grid: sequential | processes | threads | shared [default: grid.placement]")
+      .non_empty()
       .option("parallel", "N",
               "grid: processes, threads or shared groups at once [default: grid.parallel]")
       .int_range(0, 4096)
@@ -82,14 +101,21 @@ Arguments run_arguments() {
               "default: $SLURM_ARRAY_TASK_ID when set)")
       .int_range(0, kMaxPoints)
       .flag("gather", "grid: write the table from the point folders in --output-dir, and exit")
+      .flag("fresh",
+            "grid: move the earlier results in --output-dir aside (to DIR-before-DATE-TIME) and "
+            "start the grid afresh; needed once the recipe or its data changed")
+      .flag("no-grid", "train the recipe as one run, leaving its [grid] section aside")
+      .flag("no-memory-check",
+            "grid: start even when the memory estimate says one point alone does not fit")
       .flag("print-recipe", "print the resolved recipe (defaults and overrides) and exit")
       .flag("quiet", "print nothing but errors");
   return args;
 }
 
 // A run folder made by this command, removed again (with the logging folder, when this command
-// made that too and it is left empty) if the run ends in an error before saving a checkpoint:
-// a failed start leaves no empty folders behind.
+// made that too and it is left empty) if the run ends in an error before it trained: a failed
+// start leaves no empty folders behind. A folder with a checkpoint, or whose log.jsonl records
+// a failure in training (a storage error in the first epoch, say), stays.
 class NewRunFolder {
  public:
   NewRunFolder() = default;
@@ -102,6 +128,9 @@ class NewRunFolder {
     if (dir_.empty() || kept_) return;
     std::error_code error;
     if (std::filesystem::exists(std::filesystem::path(dir_) / "checkpoint.pt", error)) return;
+    const std::string log =
+        read_text_if_present((std::filesystem::path(dir_) / "log.jsonl").string());
+    if (log.find("\"event\": \"failed\"") != std::string::npos) return;
     // Not std::filesystem::remove_all: LibTorch exports a copy of it that crashes here.
     remove_tree_signal_safe(dir_.c_str());
     if (!parent_.empty() && std::filesystem::is_empty(parent_, error)) {
@@ -130,7 +159,16 @@ void check_output_dir(const std::string& dir) {
   if (!fs::is_directory(dir, error)) {
     throw UsageError("--output-dir " + dir + " exists and is not a folder");
   }
-  if (!fs::is_empty(dir, error) && !fs::exists(fs::path(dir) / "recipe.toml", error)) {
+  // A run training into it: named first, whatever the folder holds yet.
+  if (const long holder = train::folder_lock_holder(dir); holder > 0 && holder != ::getpid()) {
+    throw train::FolderBusyError(train::folder_busy_message(dir, "run folder", holder));
+  }
+  // Its lock file alone (a run killed before it wrote anything) leaves it empty.
+  bool empty = true;
+  for (const fs::directory_entry& entry : fs::directory_iterator(dir, error)) {
+    if (entry.path().filename() != ".lock") empty = false;
+  }
+  if (!empty && !fs::exists(fs::path(dir) / "recipe.toml", error)) {
     throw UsageError("--output-dir " + dir +
                      " holds files of something other than a run (no recipe.toml); choose a new "
                      "or empty folder");
@@ -216,9 +254,10 @@ train::RunOptions point_options(const GridInvocation& grid, std::size_t index,
 // from its checkpoint when stopped, started again otherwise. An error is recorded in the point's
 // folder (error.txt) for the grid's table, then reported as usual.
 int run_grid_point(const GridInvocation& grid, std::size_t index, const std::string& stop_after) {
-  record_grid_points(grid.grid_dir, grid.points);
   const train::GridPoint& point = grid.points[index];
   const std::string dir = point_dir(grid, index);
+  // Before its files are read or cleared: no other process trains into the point's folder.
+  const train::FolderLock point_lock(dir, "point folder");
   const train::RunResults before = train::read_run_results(dir);
   if (before.state == train::RunState::kFinished) {
     if (!grid.quiet) std::printf("point %zu already finished: %s\n", index, dir.c_str());
@@ -245,7 +284,8 @@ int run_grid_point(const GridInvocation& grid, std::size_t index, const std::str
 // The grid's points in this process (placements threads and shared): finished points are
 // skipped, stopped ones resume from their checkpoints, a point whose recipe does not load fails
 // alone.
-int run_grid_together(const GridInvocation& grid, const std::string& stop_after) {
+int run_grid_together(const GridInvocation& grid, const std::string& stop_after,
+                      int models_per_group) {
   const std::vector<std::string> process_wide = {"training.cudnn_benchmark",
                                                  "training.deterministic"};
   for (const std::string& key : train::grid_keys(grid.spec)) {
@@ -257,12 +297,13 @@ int run_grid_together(const GridInvocation& grid, const std::string& stop_after)
   }
   const train::Recipe base = train::load_recipe(grid.recipe_path, grid.overrides);
   const int parallel = resolve_grid_parallel(grid, base);
-  record_grid_points(grid.grid_dir, grid.points);
   std::vector<train::TogetherRun> runs;
+  std::vector<train::FolderLock> point_locks;  // every point this process trains, held throughout
   std::vector<std::size_t> indices;
   std::size_t finished = 0, failed = 0;
   for (const train::GridPoint& point : grid.points) {
     const std::string dir = point_dir(grid, point.index);
+    point_locks.emplace_back(dir, "point folder");
     const train::RunResults before = train::read_run_results(dir);
     if (before.state == train::RunState::kFinished) {
       ++finished;
@@ -275,7 +316,7 @@ int run_grid_together(const GridInvocation& grid, const std::string& stop_after)
     } catch (const std::exception& error) {
       train::write_run_error(dir, error.what());
       ++failed;
-      if (!grid.quiet) std::printf("grid: point %zu FAILED: %s\n", point.index, error.what());
+      report_failed_point(point.index, error.what());
       continue;
     }
     run.options = point_options(grid, point.index, stop_after);
@@ -297,14 +338,13 @@ int run_grid_together(const GridInvocation& grid, const std::string& stop_after)
   together.parallel = parallel;
   together.forward_lock = grid.spec.forward_lock;
   together.share_seeds = grid.spec.share_seeds;
+  together.models_per_group = models_per_group;
   const std::vector<train::TogetherOutcome> outcomes = train::train_together(runs, together);
   for (std::size_t k = 0; k < outcomes.size(); ++k) {
     if (outcomes[k].ok || outcomes[k].not_started) continue;
     ++failed;
     train::write_run_error(point_dir(grid, indices[k]), outcomes[k].error);
-    if (!grid.quiet) {
-      std::printf("grid: point %zu FAILED: %s\n", indices[k], outcomes[k].error.c_str());
-    }
+    report_failed_point(indices[k], outcomes[k].error);
   }
   report_grid(grid);
   if (g_stop.load()) {
@@ -316,6 +356,75 @@ int run_grid_together(const GridInvocation& grid, const std::string& stop_after)
   return failed > 0 ? 1 : 0;
 }
 
+// How many points (shared: groups) run at once so that the grid's estimated memory fits what is
+// available; refuses (UsageError) a grid of which not even one point fits, unless `unchecked`.
+GridMemoryPlan grid_memory_plan(const GridInvocation& grid, const train::Recipe& base,
+                                const std::vector<train::Recipe>& recipes, bool unchecked) {
+  const bool on_gpu = !grid.gpus.empty();
+  std::vector<PointMemory> memory;
+  std::vector<std::vector<std::size_t>> groups;
+  for (std::size_t i = 0; i < recipes.size(); ++i) {
+    memory.push_back(estimate_point_memory(recipes[i], on_gpu));
+    auto group = std::find_if(groups.begin(), groups.end(), [&](const auto& g) {
+      return train::shares_batches(recipes[g.front()], recipes[i], grid.spec.share_seeds);
+    });
+    if (group == groups.end()) {
+      groups.push_back({i});
+    } else {
+      group->push_back(i);
+    }
+  }
+  const int asked = resolve_grid_parallel(grid, base);
+  const double available = static_cast<double>(available_memory_bytes());
+  if (available <= 0 || memory.empty()) {
+    GridMemoryPlan as_asked;
+    as_asked.at_once = asked;
+    return as_asked;
+  }
+  GridMemoryPlan plan = plan_grid_memory(grid.spec.placement, asked, memory, groups, available);
+  if (!plan.fits) {
+    const PointMemory& one = *std::max_element(
+        memory.begin(), memory.end(), [](const PointMemory& a, const PointMemory& b) {
+          return a.host_model_bytes() + a.loader < b.host_model_bytes() + b.loader;
+        });
+    const std::string estimate =
+        "the grid needs about " + byte_size_text(plan.needed) + " of memory even one point at a " +
+        "time (model " + byte_size_text(one.on_gpu ? 0 : one.model) + ", activations " +
+        byte_size_text(one.on_gpu ? 0 : one.activations) + ", loader " +
+        byte_size_text(one.loader) + ", process " + byte_size_text(kProcessBytes) +
+        "; docs/recipes.md, \"Memory\"), more than the " + byte_size_text(available) + " available";
+    if (!unchecked) {
+      throw UsageError(estimate +
+                       "; lower training.batch_size, the resolution or data.batches_ahead, or "
+                       "pass --no-memory-check to start anyway");
+    }
+    std::fprintf(stderr, "ffcv run: warning: %s; starting anyway (--no-memory-check)\n",
+                 estimate.c_str());
+    plan.at_once = asked;
+    plan.models_per_group = 0;
+    return plan;
+  }
+  if (unchecked) {
+    plan.at_once = asked;
+    plan.models_per_group = 0;
+    return plan;
+  }
+  const bool fewer = plan.needed < plan.requested;
+  if (fewer && !grid.quiet) {
+    std::string how = std::to_string(plan.at_once) + " at once";
+    if (plan.models_per_group > 0) {
+      how = "one group at a time, in turns of " + std::to_string(plan.models_per_group) + " models";
+    }
+    std::printf(
+        "grid: memory: all at once would need about %s, more than the %s available; %s "
+        "(about %s), the others wait their turn\n",
+        byte_size_text(plan.requested).c_str(), byte_size_text(available).c_str(), how.c_str(),
+        byte_size_text(plan.needed).c_str());
+    std::fflush(stdout);
+  }
+  return plan;
+}
+
 // `ffcv run` with a grid: the whole grid, one point (--point or a job array's task), or the table.
 int grid_command(const Arguments& args, const CommandArgs& argv, const train::GridSpec& spec) {
   GridInvocation grid;
@@ -325,7 +434,8 @@ int grid_command(const Arguments& args, const CommandArgs& argv, const train::Gr
   grid.spec = spec;
   grid.points = train::grid_points(spec);
   grid.quiet = args.get_flag("quiet");
-  grid.command_line = joined(argv);
+  grid.command_line = redact_url_passwords(joined(argv));  // shown in the grid's tables
+  check_set_not_swept(grid.overrides, spec);
   const train::Recipe base = train::load_recipe(grid.recipe_path, grid.overrides);
   if (args.has("nproc")) throw UsageError("--nproc: a grid trains each point as one process");
   if (args.get_flag("print-recipe")) {
@@ -342,13 +452,8 @@ int grid_command(const Arguments& args, const CommandArgs& argv, const train::Gr
   std::optional<std::size_t> point;
   if (args.has("point")) {
     point = static_cast<std::size_t>(args.get_int("point"));
-  } else if (const char* task = std::getenv("SLURM_ARRAY_TASK_ID"); task && *task) {
-    char* end = nullptr;
-    const unsigned long long value = std::strtoull(task, &end, 10);
-    if (*end != '\0') {
-      throw UsageError("SLURM_ARRAY_TASK_ID is not a point index: \"" + std::string(task) + "\"");
-    }
-    point = static_cast<std::size_t>(value);
+  } else if (const char* task = std::getenv("SLURM_ARRAY_TASK_ID"); task != nullptr) {
+    point = array_task_point(task, kMaxPoints);
   }
   if (point && *point >= grid.points.size()) {
     throw UsageError("point " + std::to_string(*point) + " is not in the grid: it has " +
@@ -364,20 +469,52 @@ int grid_command(const Arguments& args, const CommandArgs& argv, const train::Gr
   } else {
     grid.grid_dir = base.logging.folder + "/" + base.name + "-grid-" + run_stamp();
   }
+  const bool fresh = args.get_flag("fresh");
+  if (fresh && (point || args.get_flag("gather"))) {
+    throw UsageError(std::string("--fresh starts the whole grid afresh: it does not go with ") +
+                     (point ? "one point (--point, SLURM_ARRAY_TASK_ID)" : "--gather"));
+  }
   if (args.get_flag("gather")) {
     if (!std::filesystem::is_directory(grid.grid_dir)) {
       throw UsageError("--output-dir " + grid.grid_dir + ": no such grid folder");
     }
+    ready_grid_folder(grid, GridFolderUse::kGather, false);
     return gather_grid_command(grid);
   }
   const std::string stop_after =
       args.has("stop-after-steps") ? std::to_string(args.get_int("stop-after-steps")) : "";
-  if (point) return run_grid_point(grid, *point, stop_after);
-  if (grid.spec.placement == "threads" || grid.spec.placement == "shared") {
-    return run_grid_together(grid, stop_after);
+  if (point) {
+    ready_grid_folder(grid, GridFolderUse::kOnePoint, false);
+    return run_grid_point(grid, *point, stop_after);
   }
+
+  // The whole grid: what every point depends on, checked once before any work.
+  std::vector<train::Recipe> recipes;
+  for (const train::GridPoint& p : grid.points) {
+    std::vector<std::string> overrides = grid.overrides;
+    overrides.insert(overrides.end(), p.overrides.begin(), p.overrides.end());
+    try {
+      recipes.push_back(train::load_recipe(grid.recipe_path, overrides));
+    } catch (const ConfigError&) {
+      // That point fails alone when its turn comes, with this error in its folder.
+    }
+  }
+  check_data_paths(recipes, grid.recipe_path);
   grid.gpus = grid_gpus(base);
+  const GridMemoryPlan plan =
+      grid_memory_plan(grid, base, recipes, args.get_flag("no-memory-check"));
+  // Held until the grid ends: no second command runs this grid meanwhile.
+  const train::FolderLock grid_lock = ready_grid_folder(grid, GridFolderUse::kWholeGrid, fresh);
+  if (grid.spec.placement == "threads" || grid.spec.placement == "shared") {
+    grid.spec.parallel = plan.at_once;
+    return run_grid_together(grid, stop_after, plan.models_per_group);
+  }
+  grid.spec.parallel = plan.at_once;
   grid.stop_after_steps = stop_after;
+  // Remote data is pinned here, so that every point's process reads this version of it.
+  for (const std::string& data : {base.data.train, base.data.val}) {
+    if (is_url(data)) open_range_reader(data);
+  }
   return run_grid_command(grid, this_program());
 }
 
@@ -390,8 +527,11 @@ int run_saga_recipe(const Arguments& args) {
                        args.get("RECIPE") + " is a SAGA recipe ([saga])");
     }
   }
-  if (args.get_flag("gather")) {
-    throw UsageError("--gather belongs to grids; " + args.get("RECIPE") + " is a SAGA recipe");
+  for (const char* flag : {"gather", "no-memory-check", "fresh"}) {
+    if (args.get_flag(flag)) {
+      throw UsageError(std::string("--") + flag + " belongs to grids; " + args.get("RECIPE") +
+                       " is a SAGA recipe");
+    }
   }
   const saga::SagaRecipe recipe = saga::load_saga_recipe(args.get("RECIPE"), args.get_all("set"));
   if (args.get_flag("print-recipe")) {
@@ -426,12 +566,12 @@ int run_saga_recipe(const Arguments& args) {
     if (!plot.empty()) std::printf("%s\n", plot.c_str());
     std::printf(
         "done: %llu epochs in %.1f s (%.3f s per epoch, %.2fx the %.3f s of one pass over the "
-        "features); selected λ %.4g with %llu nonzero weights\noutput: %s\n",
+        "features); %s with %llu nonzero weights\noutput: %s\n",
         static_cast<unsigned long long>(summary.epochs), summary.seconds, summary.seconds_per_epoch,
         summary.stream_seconds_per_epoch > 0
             ? summary.seconds_per_epoch / summary.stream_seconds_per_epoch
             : 0.0,
-        summary.stream_seconds_per_epoch, summary.selected_lambda,
+        summary.stream_seconds_per_epoch, summary.selection_text.c_str(),
         static_cast<unsigned long long>(summary.nnz), run_dir.c_str());
   }
   return 0;
@@ -443,19 +583,42 @@ int run_command(const CommandArgs& argv) {
   Arguments args = run_arguments();
   if (!args.parse(argv)) return 0;
   if (saga::is_saga_recipe(args.get("RECIPE"))) return run_saga_recipe(args);
-  const train::GridSpec spec = train::load_grid(
-      args.get("RECIPE"), args.get_all("grid"), args.has("placement") ? args.get("placement") : "",
-      args.has("parallel") ? static_cast<int>(args.get_int("parallel")) : -1);
-  if (!spec.empty()) return grid_command(args, argv, spec);
-  for (const char* option : {"placement", "parallel", "point"}) {
-    if (args.has(option)) {
-      throw UsageError(std::string("--") + option + " belongs to a grid, and " +
-                       args.get("RECIPE") + " has no [grid] and no --grid was given");
+  if (args.get_flag("no-grid")) {
+    for (const char* option : {"grid", "placement", "parallel", "point"}) {
+      if (args.has(option)) {
+        throw UsageError(std::string("--") + option + " belongs to a grid, and --no-grid trains " +
+                         "the recipe as one run");
+      }
     }
-  }
-  if (args.get_flag("gather")) {
-    throw UsageError("--gather belongs to a grid, and " + args.get("RECIPE") +
-                     " has no [grid] and no --grid was given");
+    for (const char* flag : {"gather", "no-memory-check", "fresh"}) {
+      if (args.get_flag(flag)) {
+        throw UsageError(std::string("--") + flag + " belongs to a grid, and --no-grid trains " +
+                         "the recipe as one run");
+      }
+    }
+  } else {
+    train::GridSpec spec;
+    try {
+      spec =
+          train::load_grid(args.get("RECIPE"), args.get_all("grid"),
+                           args.has("placement") ? args.get("placement") : "",
+                           args.has("parallel") ? static_cast<int>(args.get_int("parallel")) : -1);
+    } catch (const train::GridOptionError& error) {
+      throw UsageError(error.what());
+    }
+    if (!spec.empty()) return grid_command(args, argv, spec);
+    for (const char* option : {"placement", "parallel", "point"}) {
+      if (args.has(option)) {
+        throw UsageError(std::string("--") + option + " belongs to a grid, and " +
+                         args.get("RECIPE") + " has no [grid] and no --grid was given");
+      }
+    }
+    for (const char* flag : {"gather", "no-memory-check", "fresh"}) {
+      if (args.get_flag(flag)) {
+        throw UsageError(std::string("--") + flag + " belongs to a grid, and " +
+                         args.get("RECIPE") + " has no [grid] and no --grid was given");
+      }
+    }
   }
   const std::vector<std::string> overrides = args.get_all("set");
   const train::Recipe recipe = train::load_recipe(args.get("RECIPE"), overrides);

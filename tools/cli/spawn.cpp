@@ -2,6 +2,8 @@
 
 #include <fcntl.h>
 #include <sched.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -9,6 +11,7 @@
 #include <filesystem>
 
 #include "ffcv/errors.hpp"
+#include "ffcv/storage/version_pins.hpp"
 
 extern char** environ;
 
@@ -40,8 +43,12 @@ std::vector<char*> pointers(std::vector<std::string>& strings) {
 // through `report` (close-on-exec, so the parent reads nothing when exec succeeds).
 [[noreturn]] void become_child(const char* program, char* const* argv, char* const* envp,
                                const cpu_set_t* cpus, int stdout_fd, int stderr_fd, int file_fd,
-                               int report) {
+                               int report, pid_t parent) {
   int error = 0;
+  // Killed with its parent, however the parent ends. A parent that died before the request
+  // took effect left this child to another process: it stops here instead of running alone.
+  if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) error = errno;
+  if (::getppid() != parent) ::_exit(127);
   if (cpus != nullptr && ::sched_setaffinity(0, sizeof(cpu_set_t), cpus) != 0) error = errno;
   if (error == 0 && file_fd >= 0) {
     if (::dup2(file_fd, 1) < 0 || ::dup2(file_fd, 2) < 0) error = errno;
@@ -63,7 +70,12 @@ pid_t spawn_process(const std::string& program, const std::vector<std::string>& 
                     const SpawnOptions& options) {
   std::vector<std::string> argv_strings{program};
   argv_strings.insert(argv_strings.end(), arguments.begin(), arguments.end());
-  std::vector<std::string> env_strings = environment_with(options.environment);
+  std::vector<std::string> overrides = options.environment;
+  // The versions of remote files this process pinned: the child reads the same ones.
+  if (std::string pins = pinned_versions_environment(); !pins.empty()) {
+    overrides.insert(overrides.begin(), std::move(pins));
+  }
+  std::vector<std::string> env_strings = environment_with(overrides);
   std::vector<char*> argv = pointers(argv_strings);
   std::vector<char*> envp = pointers(env_strings);
   cpu_set_t cpus;
@@ -85,11 +97,12 @@ pid_t spawn_process(const std::string& program, const std::vector<std::string>& 
     if (file_fd >= 0) ::close(file_fd);
     throw IoError(program, "create a pipe", error);
   }
+  const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid == 0) {
     ::close(report[0]);
     become_child(program.c_str(), argv.data(), envp.data(), options.cpus.empty() ? nullptr : &cpus,
-                 options.stdout_fd, options.stderr_fd, file_fd, report[1]);
+                 options.stdout_fd, options.stderr_fd, file_fd, report[1], parent);
   }
   const int fork_error = errno;
   ::close(report[1]);

@@ -6,6 +6,14 @@
 // affinity, set between fork and exec so that the child never runs a single instruction of its
 // program on other cores (its thread pools size themselves from the mask, cpu_count.hpp), and
 // optionally its stdout and stderr redirected to descriptors or appended to a file.
+//
+// Children die with their parent. Each child asks the kernel for SIGKILL when its parent ends
+// (PR_SET_PDEATHSIG, checked against a parent that died in between), so that `kill -9` of a
+// grid, an ablation or a rank launcher takes its points, measurements, ranks and plotting child
+// with it instead of leaving them training or holding memory. Children stay in the caller's
+// process group: Ctrl-C at a terminal, or a signal to the group, reaches all of them. The signal
+// follows the thread that forked, so spawn_process is called from a thread that lives as long as
+// the child should (every caller here uses its main thread).
 #pragma once
 
 #include <sys/types.h>

@@ -30,12 +30,15 @@ constexpr long long kMaxSubset = 1LL << 40;  // samples: far more than any sourc
 Arguments write_arguments() {
   Arguments args("write",
                  "Write a .beton dataset. KIND is one of:\n"
-                 "  folder DIR      an image-folder tree, one subfolder per class (image, label)\n"
+                 "  folder DIR      an image-folder tree, one subfolder per class (image, label);\n"
+                 "                  JPEG, PNG, BMP, PNM, TIFF or WebP files, told by their\n"
+                 "                  first bytes and read by that format's decoder only\n"
                  "  fashion-mnist   Fashion-MNIST IDX files (image, label), by default from\n"
                  "                  Debian's dataset-fashion-mnist\n"
                  "  npy             --features X.npy --targets Y.npy (features, target); any\n"
-                 "                  numeric or bool dtype, float16 included, stored as it is,\n"
-                 "                  or bool features bit-packed with --pack-bits\n"
+                 "                  real numeric or bool dtype, float16 included, stored as it\n"
+                 "                  is (big-endian made little-endian), or bool features\n"
+                 "                  bit-packed with --pack-bits\n"
                  "  imagenet-like   first generates an ImageNet-like JPEG tree from photographs\n"
                  "                  that Debian wallpaper packages ship, then writes it");
   args.positional("KIND", "folder | fashion-mnist | npy | imagenet-like")
@@ -288,5 +291,9 @@ int write_command(const CommandArgs& argv) {
   if (kind == "imagenet-like") return write_imagenet_like(args);
   throw UsageError("unknown KIND '" + kind + "' (folder, fashion-mnist, npy, imagenet-like)");
 }
+
+Arguments write_command_arguments() { return write_arguments(); }
+
+void check_write_command_options(const Arguments& args) { check_write_options(args); }
 
 }  // namespace ffcv::tools

@@ -1,8 +1,11 @@
 #include "grid/grid_command.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <set>
 
 #include "cli/arguments.hpp"
 #include "cli/child_process.hpp"
@@ -20,7 +23,85 @@ void say(const GridInvocation& grid, const std::string& line) {
   std::fflush(stdout);
 }
 
+// Throws FolderBusyError when a process other than this one holds the lock of `folder`.
+void refuse_if_busy(const std::string& folder, const std::string& what) {
+  const long holder = train::folder_lock_holder(folder);
+  if (holder != 0 && holder != static_cast<long>(::getpid())) {
+    throw train::FolderBusyError(train::folder_busy_message(folder, what, holder));
+  }
+}
+
+// Throws FolderBusyError when the grid, or one of its points, is in use by another process.
+void refuse_if_grid_busy(const GridInvocation& grid) {
+  refuse_if_busy(grid.grid_dir, "grid folder");
+  for (std::size_t i = 0; i < grid.points.size(); ++i) {
+    refuse_if_busy(point_dir(grid, i), "point folder");
+  }
+}
+
 }  // namespace
+
+train::Provenance grid_provenance(const GridInvocation& grid) {
+  train::Provenance record;
+  std::vector<std::string> skip = train::grid_keys(grid.spec);
+  skip.insert(skip.end(), {"dist.world_size", "checkpoint.resume"});
+  record.add_recipe(train::load_recipe(grid.recipe_path, grid.overrides), skip);
+  // The data files of every point (a grid may sweep data.train); a point whose recipe does not
+  // load fails alone when it runs.
+  std::set<std::string> files;
+  for (const train::GridPoint& point : grid.points) {
+    std::vector<std::string> overrides = grid.overrides;
+    overrides.insert(overrides.end(), point.overrides.begin(), point.overrides.end());
+    try {
+      const train::Recipe recipe = train::load_recipe(grid.recipe_path, overrides);
+      files.insert(recipe.data.train);
+      files.insert(recipe.data.val);
+    } catch (const ConfigError&) {
+    }
+  }
+  for (const std::string& file : files) record.add_dataset(file);
+  return record;
+}
+
+train::FolderLock ready_grid_folder(const GridInvocation& grid, GridFolderUse use, bool fresh) {
+  namespace fs = std::filesystem;
+  const bool whole = use == GridFolderUse::kWholeGrid;
+  std::error_code error;
+  const bool exists = fs::exists(grid.grid_dir, error);
+  const bool holds_grid = fs::exists(fs::path(grid.grid_dir) / "points.tsv", error) ||
+                          train::has_provenance(grid.grid_dir);
+  if (fresh && exists) {
+    if (!fs::is_directory(grid.grid_dir, error) || !holds_grid) {
+      throw UsageError("--fresh: " + grid.grid_dir +
+                       " holds no grid (no points.tsv): it is left as it is; give a new or "
+                       "empty --output-dir");
+    }
+    refuse_if_grid_busy(grid);
+    const std::string aside = train::move_folder_aside(grid.grid_dir);
+    say(grid, "grid: --fresh: the earlier results in " + grid.grid_dir + " were moved to " + aside);
+  } else if (whole && holds_grid) {
+    refuse_if_busy(grid.grid_dir, "grid folder");
+  }
+  try {
+    record_grid_points(grid.grid_dir, grid.points);
+  } catch (const UsageError& refused) {
+    if (!holds_grid) throw;
+    throw UsageError(std::string(refused.what()) +
+                     "; or run with --fresh to move the earlier results aside and start afresh");
+  }
+  train::FolderLock lock;
+  if (whole) lock = train::FolderLock(grid.grid_dir, "grid folder");
+  const std::vector<train::ProvenanceDifference> differences =
+      train::check_provenance(grid.grid_dir, grid_provenance(grid));
+  if (!differences.empty()) {
+    throw UsageError(grid.grid_dir + " holds results made from another recipe or data: " +
+                     train::describe_differences(differences) +
+                     "; run with --fresh to move them aside and start afresh, or give another "
+                     "--output-dir");
+  }
+  if (whole) refuse_if_grid_busy(grid);
+  return lock;
+}
 
 void report_grid(const GridInvocation& grid) {
   const std::vector<GridRow> rows = gather_grid(grid.grid_dir, grid.points);

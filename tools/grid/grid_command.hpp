@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "ffcv/train/folder_lock.hpp"
+#include "ffcv/train/folder_provenance.hpp"
 #include "ffcv/train/grid.hpp"
 #include "ffcv/train/recipe.hpp"
 
@@ -29,6 +31,25 @@ struct GridInvocation {
 // (threads and shared: grid.parallel, 0 meaning all).
 // Throws ConfigError / UsageError.
 int resolve_grid_parallel(const GridInvocation& grid, const train::Recipe& base);
+
+// What a command does with the grid folder: trains the whole grid, trains one point (--point,
+// a job array's task, or a point process of the grid), or tables the points (--gather).
+enum class GridFolderUse { kWholeGrid, kOnePoint, kGather };
+
+// What the grid's results depend on beyond its points: the recipe with the command line's --set
+// (the swept keys left out) and the identity of every data file a point reads.
+train::Provenance grid_provenance(const GridInvocation& grid);
+
+// Readies the grid folder before any point trains, and returns the lock that a whole grid's run
+// holds on it for its whole life (none for one point or --gather):
+//  - `fresh` (whole grid only): a grid folder made earlier is moved aside to
+//    GRID-before-DATE-TIME once no process uses it; a folder that holds no grid is refused;
+//  - the folder must hold this grid's points (points.tsv) and have been made from the same
+//    recipe and data (made_from.tsv, folder_provenance.hpp), else UsageError naming the first
+//    difference and --fresh; the record is written when the folder has none;
+//  - a whole grid: no other process may be running the grid or training any of its points
+//    (folder_lock.hpp), else FolderBusyError naming the folder and the process.
+train::FolderLock ready_grid_folder(const GridInvocation& grid, GridFolderUse use, bool fresh);
 
 // Runs every point not finished yet in the grid's placement, then writes the table and plot.
 // Returns 0 when every point finished, 1 when some failed, 130 when interrupted.

@@ -192,14 +192,23 @@ GridOutcome run_grid(const std::vector<train::GridPoint>& points, const GridRunO
                                                    (last.empty() ? "" : ": " + last));
           results = train::read_run_results(dir.string());
         }
-        std::snprintf(line, sizeof line, "FAILED after %.1f s: ", seconds);
+        report_failed_point(point.index, results.error, seconds);
+        break;
       }
-      say(options, "grid: point " + std::to_string(point.index) + " " + line +
-                       (results.state == train::RunState::kFailed ? results.error : ""));
+      say(options, "grid: point " + std::to_string(point.index) + " " + line);
       break;
     }
   }
   return outcome;
+}
+
+void report_failed_point(std::size_t index, const std::string& error, double seconds) {
+  char after[64] = "";
+  if (seconds >= 0) std::snprintf(after, sizeof after, " after %.1f s", seconds);
+  const std::string first_line = error.substr(0, error.find('\n'));
+  std::fprintf(stderr, "grid: point %zu FAILED%s: %s\n", index, after,
+               first_line.empty() ? "no error recorded" : first_line.c_str());
+  std::fflush(stderr);
 }
 
 }  // namespace ffcv::tools

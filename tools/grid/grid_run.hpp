@@ -16,6 +16,8 @@
 //               (CUDA_VISIBLE_DEVICES)
 // Resuming: a finished point is not run again; a stopped point resumes from its checkpoint (the
 // point process does that); a failed or crashed one starts again.
+// A point that fails is reported on stderr as it ends, with its error's first line, even with
+// --quiet (report_failed_point); the grid then exits 1.
 // SIGINT / SIGTERM: running points get SIGTERM (each saves a checkpoint and stops), no new point
 // starts, and the outcome says interrupted.
 #pragma once
@@ -45,6 +47,11 @@ struct GridOutcome {
 };
 
 GridOutcome run_grid(const std::vector<train::GridPoint>& points, const GridRunOptions& options);
+
+// Prints "grid: point I FAILED [after S s]: <the error's first line>" on stderr, whatever --quiet
+// says: a failed point is never silent. Every placement reports its failed points through it.
+// `seconds` < 0: the time is not known.
+void report_failed_point(std::size_t index, const std::string& error, double seconds = -1);
 
 // Writes points.tsv into `grid_dir` (creating it), or checks that the one there lists the same
 // points. Throws UsageError for a folder of another grid, a non-empty folder without a grid, or

@@ -1,10 +1,12 @@
 #include "grid/grid_table.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 
 #include "ffcv/atomic_file.hpp"
 #include "ffcv/json_text.hpp"
+#include "ffcv/text_file.hpp"
 #include "report/report_text.hpp"
 
 namespace ffcv::tools {
@@ -28,11 +30,22 @@ std::string md_cell(std::string text) {
 
 }  // namespace
 
+int logged_threads(const std::string& dir) {
+  const std::string log = read_text_if_present((fs::path(dir) / "log.jsonl").string());
+  const std::size_t start = log.rfind("\"event\": \"start\"");
+  if (start == std::string::npos) return 0;
+  const std::string key = "\"threads\": ";
+  const std::size_t at = log.find(key, start);
+  if (at == std::string::npos || at > log.find('\n', start)) return 0;
+  return std::atoi(log.c_str() + at + key.size());
+}
+
 std::vector<GridRow> gather_grid(const std::string& grid_dir,
                                  const std::vector<train::GridPoint>& points) {
   std::vector<GridRow> rows;
   for (const train::GridPoint& point : points) {
-    rows.push_back({point, train::read_run_results((fs::path(grid_dir) / point.folder).string())});
+    const std::string dir = (fs::path(grid_dir) / point.folder).string();
+    rows.push_back({point, train::read_run_results(dir), logged_threads(dir)});
   }
   return rows;
 }
@@ -45,7 +58,7 @@ std::vector<std::string> write_grid_tables(const std::string& grid_dir,
   for (const std::string& key : keys) csv += "," + csv_field(key);
   csv +=
       ",state,val_top1,val_top5,val_loss,train_loss,epochs,train_seconds,images_per_second,"
-      "loader_wait_share,error\n";
+      "loader_wait_share,threads,error\n";
   std::string json = "{\"keys\": [";
   for (std::size_t k = 0; k < keys.size(); ++k) json += (k ? ", " : "") + json_quote(keys[k]);
   json += "], \"points\": [";
@@ -63,13 +76,15 @@ std::vector<std::string> write_grid_tables(const std::string& grid_dir,
     }
     csv += std::string(",") + train::run_state_name(res.state);
     json += std::string("}, \"state\": \"") + train::run_state_name(res.state) + "\"";
+    json += ", \"threads\": " + std::to_string(row.threads);
+    const std::string threads = row.threads > 0 ? std::to_string(row.threads) : "";
     if (has_figures) {
       csv += "," + printf_number(res.val_top1, "%.4f") + "," + printf_number(res.val_top5, "%.4f") +
              "," + printf_number(res.val_loss, "%.4f") + "," +
              printf_number(res.train_loss, "%.4f") + "," + std::to_string(res.epochs_done) + "," +
              printf_number(res.train_seconds, "%.2f") + "," +
              printf_number(res.images_per_second, "%.1f") + "," +
-             printf_number(res.loader_wait_share, "%.4f") + ",\n";
+             printf_number(res.loader_wait_share, "%.4f") + "," + threads + ",\n";
       json += ", \"val_top1\": " + json_number(res.val_top1, 4) +
               ", \"val_top5\": " + json_number(res.val_top5, 4) +
               ", \"val_loss\": " + json_number(res.val_loss, 4) +
@@ -79,7 +94,7 @@ std::vector<std::string> write_grid_tables(const std::string& grid_dir,
               ", \"images_per_second\": " + json_number(res.images_per_second, 1) +
               ", \"loader_wait_share\": " + json_number(res.loader_wait_share, 4) + "}";
     } else {
-      csv += ",,,,,,,,," + csv_field(res.error) + "\n";
+      csv += ",,,,,,,,," + threads + "," + csv_field(res.error) + "\n";
       json += res.error.empty() ? "}" : ", \"error\": " + json_quote(res.error) + "}";
     }
   }
@@ -100,22 +115,26 @@ std::vector<std::string> write_grid_tables(const std::string& grid_dir,
                    std::to_string(finished) + " finished\n\n";
   md += "Command: `" + command_line + "`  \nMachine: " + machine_text() + "\n\n| point |";
   for (const std::string& key : keys) md += " " + md_cell(key) + " |";
-  md += " state | val top-1 | val top-5 | epochs | train s | images/s | loader wait |\n|---|";
+  md +=
+      " state | threads | val top-1 | val top-5 | epochs | train s | images/s | loader wait "
+      "|\n|---|";
   for (std::size_t k = 0; k < keys.size(); ++k) md += "---|";
-  md += "---|---|---|---|---|---|---|\n";
+  md += "---|---|---|---|---|---|---|---|\n";
   for (const GridRow* row : order) {
     const train::RunResults& res = row->results;
     md += "| " + std::to_string(row->point.index) + " |";
     for (const std::string& key : keys) md += " " + md_cell(value_of(row->point, key)) + " |";
+    const std::string threads = row->threads > 0 ? std::to_string(row->threads) : "";
     if (res.state == train::RunState::kFinished) {
-      md += " finished | " + printf_number(100 * res.val_top1, "%.2f") + "% | " +
+      md += " finished | " + threads + " | " + printf_number(100 * res.val_top1, "%.2f") + "% | " +
             printf_number(100 * res.val_top5, "%.2f") + "% | " + std::to_string(res.epochs_done) +
             " | " + printf_number(res.train_seconds, "%.1f") + " | " +
             printf_number(res.images_per_second, "%.0f") + " | " +
             printf_number(100 * res.loader_wait_share, "%.0f") + "% |\n";
     } else {
       md += std::string(" ") + train::run_state_name(res.state) +
-            (res.error.empty() ? "" : ": " + md_cell(res.error)) + " | | | | | | |\n";
+            (res.error.empty() ? "" : ": " + md_cell(res.error)) + " | " + threads +
+            " | | | | | | |\n";
     }
   }
   const std::vector<std::pair<std::string, std::string>> files = {

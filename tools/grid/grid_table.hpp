@@ -6,7 +6,9 @@
 //   grid.csv   one row per point: its index, its value of every swept key, its state
 //              (finished | stopped | failed | started | none), the final validation top-1 and
 //              top-5 and loss, the last epoch's train loss, epochs done, training seconds,
-//              images/s, the loader's wait share, and the error of a failed point
+//              images/s (the whole run's, every session of a point stopped and resumed: its
+//              summary.json), the loader's wait share, the intra-op threads it trained with,
+//              and the error of a failed point
 //   grid.json  the same rows, for scripts and the plot
 //   grid.md    the same table for people, best finished point first, with the command and machine
 //   grid.png   (tools/grid/plot_grid.py) validation top-1 per point, and against each axis
@@ -23,7 +25,13 @@ namespace ffcv::tools {
 struct GridRow {
   train::GridPoint point;
   train::RunResults results;
+  // The intra-op threads of its last start (log.jsonl), 0 when it never started. The placement
+  // decides it (sequential: every core; the others: a share), and a point's weights depend on it.
+  int threads = 0;
 };
+
+// The `threads` of the last start record in `dir`/log.jsonl; 0 when there is none.
+int logged_threads(const std::string& dir);
 
 // Reads every point's folder under `grid_dir`.
 std::vector<GridRow> gather_grid(const std::string& grid_dir,

@@ -7,6 +7,7 @@
 #include "ffcv/fields/rgb_image_field.hpp"
 #include "ffcv/jpeg_codec.hpp"
 #include "ffcv/json_text.hpp"
+#include "ffcv/storage/range_reader.hpp"
 #include "ffcv/thread_group.hpp"
 
 namespace ffcv::tools {
@@ -24,6 +25,10 @@ std::string check_value(const Reader& reader, std::uint64_t sample, std::size_t 
     }
     reader.decode(sample, f);  // raw images, scalars, arrays, bytes, JSON
     return "";
+  } catch (const FileChangedError&) {
+    throw;  // the file, not this sample: one error for the whole check
+  } catch (const IoError&) {
+    throw;  // likewise: the storage cannot be read
   } catch (const std::exception& error) {
     return error.what();
   }

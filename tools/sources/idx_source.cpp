@@ -12,7 +12,8 @@ std::uint32_t big_endian_u32(const std::uint8_t* p) {
          p[3];
 }
 
-// Parses an IDX header of unsigned bytes with `dims` dimensions; returns the dimensions.
+// Parses an IDX header of unsigned bytes with `dims` dimensions; returns the dimensions. The
+// byte count is computed in checked arithmetic: three 32-bit dimensions can exceed 64 bits.
 std::vector<std::uint32_t> idx_dims(const std::vector<std::uint8_t>& data, int dims,
                                     const std::string& path) {
   if (data.size() < 4 + 4u * dims || data[0] != 0 || data[1] != 0 || data[2] != 0x08 ||
@@ -22,13 +23,17 @@ std::vector<std::uint32_t> idx_dims(const std::vector<std::uint8_t>& data, int d
   }
   std::vector<std::uint32_t> shape;
   std::uint64_t count = 1;
+  bool fits = true;
   for (int d = 0; d < dims; ++d) {
     shape.push_back(big_endian_u32(&data[4 + 4 * d]));
-    count *= shape.back();
+    fits = fits && !__builtin_mul_overflow(count, std::uint64_t{shape.back()}, &count);
   }
-  if (data.size() != 4 + 4u * dims + count) {
+  std::uint64_t total = 0;
+  fits = fits && !__builtin_add_overflow(count, 4 + 4u * static_cast<std::uint64_t>(dims), &total);
+  if (!fits || data.size() != total) {
+    const std::string promised = fits ? std::to_string(total) : "more than 2^64";
     throw ConfigError("'" + path + "' holds " + std::to_string(data.size()) +
-                      " bytes, its header promises " + std::to_string(4 + 4 * dims + count));
+                      " bytes, its header promises " + promised);
   }
   return shape;
 }
@@ -64,6 +69,14 @@ IdxSource::IdxSource(const std::string& images_path, const std::string& labels_p
                       " images but '" + labels_path + "' has " + std::to_string(label_shape[0]) +
                       " labels");
   }
+  // Image sides as a .beton stores them (16 bits); a zero side is no image.
+  for (const std::uint32_t side : {image_shape[1], image_shape[2]}) {
+    if (side == 0 || side > 65535) {
+      throw ConfigError("'" + images_path + "' holds images of " + std::to_string(image_shape[1]) +
+                        "x" + std::to_string(image_shape[2]) +
+                        " pixels; each side must be 1 to 65535");
+    }
+  }
   height_ = static_cast<int>(image_shape[1]);
   width_ = static_cast<int>(image_shape[2]);
   pixels_.erase(pixels_.begin(), pixels_.begin() + 16);
@@ -83,7 +96,7 @@ std::vector<FieldValue> IdxSource::load(std::uint64_t index) const {
   image.width = width_;
   image.height = height_;
   image.pixels.resize(image.byte_size());
-  const std::uint8_t* gray = pixels_.data() + index * width_ * height_;
+  const std::uint8_t* gray = pixels_.data() + index * static_cast<std::uint64_t>(width_) * height_;
   for (std::size_t p = 0; p < static_cast<std::size_t>(width_) * height_; ++p) {
     image.pixels[3 * p] = image.pixels[3 * p + 1] = image.pixels[3 * p + 2] = gray[p];
   }

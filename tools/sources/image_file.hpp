@@ -8,13 +8,13 @@
 
 namespace ffcv::tools {
 
+// The format is told by the file's first bytes and the file goes to that format's decoder and
+// no other (image_decoders.hpp): a file of any other format is refused before a decoder sees it.
 // JPEG files that libjpeg-turbo can convert to RGB are returned still encoded (JpegFile), so the
-// image field can decode them at a reduced scale when it downscales; every other file is
-// decoded here to RGB (grayscale and alpha converted). Without OpenCV's imgcodecs only JPEG
-// files can be read. The format is told by the file's first bytes, and a file of any other
-// format is refused before a decoder sees it: OpenCV would try every codec it was built with
-// (DICOM, JPEG 2000, OpenEXR, ...), and some abort the process on a damaged file. Throws
-// EncodeError naming the file.
+// image field can decode them at a reduced scale when it downscales; CMYK/YCCK JPEGs and every
+// other format are decoded here to RGB (grayscale repeated, alpha dropped). A format this build
+// has no decoder for (PNG, TIFF or WebP without its library) is refused naming the library.
+// Throws EncodeError naming the file.
 FieldValue read_image_value(const std::string& path);
 
 }  // namespace ffcv::tools

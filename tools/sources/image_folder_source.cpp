@@ -11,8 +11,8 @@ namespace ffcv::tools {
 namespace {
 
 bool has_image_extension(const std::filesystem::path& path) {
-  static const std::set<std::string> kExtensions = {".jpg", ".jpeg", ".png",  ".bmp", ".ppm",
-                                                    ".pgm", ".tif",  ".tiff", ".webp"};
+  static const std::set<std::string> kExtensions = {
+      ".jpg", ".jpeg", ".png", ".bmp", ".ppm", ".pgm", ".pbm", ".pnm", ".tif", ".tiff", ".webp"};
   std::string extension = path.extension().string();
   std::transform(extension.begin(), extension.end(), extension.begin(),
                  [](unsigned char c) { return std::tolower(c); });

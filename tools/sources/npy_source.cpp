@@ -1,5 +1,8 @@
 #include "npy_source.hpp"
 
+#include <algorithm>
+#include <cstdint>
+
 #include "ffcv/errors.hpp"
 #include "ffcv/fields/ndarray_field.hpp"
 #include "ffcv/fields/scalar_fields.hpp"
@@ -10,14 +13,36 @@ namespace {
 
 const DType kPackedDType{'|', 'u', 1};
 
+// The dtype a column is stored with: big-endian arrays are converted to little-endian, the byte
+// order of every .beton (and of what Python FFCV and the SAGA reader expect).
+DType stored_dtype(const MappedNpy& array) {
+  DType dtype = array.dtype;
+  if (dtype.byte_order == '>') dtype.byte_order = '<';
+  return dtype;
+}
+
 bool is_scalar_column(const MappedNpy& array) {
-  return array.shape.size() == 1 && array.dtype.byte_order != '>' &&
-         (array.dtype.kind == 'i' || array.dtype.kind == 'u' || array.dtype.kind == 'f' ||
-          array.dtype.kind == 'b');
+  return array.shape.size() == 1 && (array.dtype.kind == 'i' || array.dtype.kind == 'u' ||
+                                     array.dtype.kind == 'f' || array.dtype.kind == 'b');
+}
+
+// Row `row`'s bytes in little-endian order: as they are, or each element's bytes reversed.
+std::vector<std::uint8_t> little_endian_row(const MappedNpy& array, std::uint64_t row) {
+  const std::uint8_t* p = array.row(row);
+  std::vector<std::uint8_t> bytes(p, p + array.row_bytes());
+  const std::size_t size = array.dtype.itemsize;
+  if (array.dtype.byte_order == '>' && size > 1) {
+    for (std::size_t at = 0; at + size <= bytes.size(); at += size) {
+      std::reverse(bytes.begin() + static_cast<std::ptrdiff_t>(at),
+                   bytes.begin() + static_cast<std::ptrdiff_t>(at + size));
+    }
+  }
+  return bytes;
 }
 
 FieldValue row_value(const MappedNpy& array, std::uint64_t row) {
-  const std::uint8_t* p = array.row(row);
+  const std::vector<std::uint8_t> bytes = little_endian_row(array, row);
+  const std::uint8_t* p = bytes.data();
   if (is_scalar_column(array)) {
     const std::size_t size = array.dtype.itemsize;
     switch (array.dtype.kind) {
@@ -35,14 +60,15 @@ FieldValue row_value(const MappedNpy& array, std::uint64_t row) {
         if (size == 1) return std::int64_t{*p};
         if (size == 2) return std::int64_t{load_le<std::uint16_t>(p)};
         if (size == 4) return std::int64_t{load_le<std::uint32_t>(p)};
+        // The constructor refused values an Int cannot hold.
         return static_cast<std::int64_t>(load_le<std::uint64_t>(p));
     }
   }
   NdArray value;
-  value.dtype = array.dtype;
+  value.dtype = stored_dtype(array);
   value.shape.assign(array.shape.begin() + 1, array.shape.end());
   if (value.shape.empty()) value.shape = {1};
-  value.bytes.assign(p, p + array.row_bytes());
+  value.bytes = bytes;
   return value;
 }
 
@@ -53,7 +79,25 @@ FieldPtr column_field(const MappedNpy& array) {
   }
   std::vector<std::uint64_t> shape(array.shape.begin() + 1, array.shape.end());
   if (shape.empty()) shape = {1};
-  return std::make_shared<NdArrayField>(array.dtype, shape);
+  return std::make_shared<NdArrayField>(stored_dtype(array), shape);
+}
+
+// An Int field stores int64: a uint64 target column may hold only values up to 2^63 - 1.
+void check_targets_fit_int(const MappedNpy& targets, const std::string& path) {
+  if (!is_scalar_column(targets) || targets.dtype.kind != 'u' || targets.dtype.itemsize != 8) {
+    return;
+  }
+  constexpr std::uint64_t kMaxInt = static_cast<std::uint64_t>(INT64_MAX);
+  for (std::uint64_t row = 0; row < targets.rows(); ++row) {
+    const std::uint64_t value = load_le<std::uint64_t>(little_endian_row(targets, row).data());
+    if (value > kMaxInt) {
+      throw ConfigError("'" + path + "' row " + std::to_string(row) + " holds " +
+                        std::to_string(value) +
+                        ", beyond the largest integer target a .beton stores (2^63 - 1, "
+                        "int64); save the targets as int64 if they fit, or as float64");
+    }
+  }
+  targets.file->check_intact();
 }
 
 std::uint64_t packed_size(std::uint64_t bits) { return (bits + 7) / 8; }
@@ -83,6 +127,7 @@ NpySource::NpySource(const std::string& features_path, const std::string& target
                       features_path + "' holds '" + features_.dtype.typestr() +
                       "': save X.astype(bool), or write without --pack-bits");
   }
+  check_targets_fit_int(targets_, targets_path);
   if (pack_bits_ && features_.row_bytes() == 0) {
     throw ConfigError("--pack-bits: '" + features_path + "' has no features per sample");
   }

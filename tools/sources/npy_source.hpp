@@ -3,7 +3,9 @@
 // Row i of the features array (shape N x ...) becomes an NDArray value; row i of the targets
 // array becomes an Int (integer dtypes of shape (N,)), a Float (float dtypes of shape (N,)), or
 // an NDArray (any other shape). Samples are (features, target). Both files are memory-mapped,
-// so a features array larger than memory is read as the writer goes.
+// so a features array larger than memory is read as the writer goes. Big-endian arrays ('>f4',
+// '>i8', ...) are converted to little-endian as they are written: a .beton holds little-endian
+// numbers only, as FFCV writes them.
 //
 // Boolean masks can be stored packed (pack_bits): a row of d booleans, flattened in C order,
 // becomes d / 8 bytes rounded up, an NDArray of dtype |u1, laid out as
@@ -20,8 +22,10 @@ namespace ffcv::tools {
 
 class NpySource final : public SampleSource {
  public:
-  // Throws ConfigError when the row counts differ, an array has no rows dimension, or pack_bits
-  // is asked for features that are not booleans (dtype |b1) or have no elements per row.
+  // Throws ConfigError when the row counts differ, an array has no rows dimension, a uint64
+  // target column holds a value beyond 2^63 - 1 (an Int field stores int64; the error names the
+  // row), or pack_bits is asked for features that are not booleans (dtype |b1) or have no
+  // elements per row. map_npy's refusals (npy_array.hpp) come first.
   NpySource(const std::string& features_path, const std::string& targets_path,
             bool pack_bits = false);
 

@@ -2,6 +2,7 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <sstream>
@@ -25,7 +26,8 @@ std::vector<std::pair<std::string, at::Tensor>> model_tensors(const torch::nn::M
 
 void save_checkpoint(const std::string& path, const torch::nn::Module& model,
                      const torch::optim::Optimizer& optimizer, const LossScaler& scaler,
-                     const TrainPosition& position, const std::string& recipe_toml) {
+                     const TrainPosition& position, const std::string& recipe_toml,
+                     const RunTotals& totals) {
   torch::serialize::OutputArchive archive;
   torch::serialize::OutputArchive model_archive, optimizer_archive, scaler_archive;
   for (const auto& [name, tensor] : model_tensors(model)) {
@@ -40,6 +42,14 @@ void save_checkpoint(const std::string& path, const torch::nn::Module& model,
                 torch::tensor({static_cast<std::int64_t>(position.epoch),
                                static_cast<std::int64_t>(position.batches_done),
                                static_cast<std::int64_t>(position.steps)}),
+                /*is_buffer=*/true);
+  // Doubles: the counts stay exact up to 2^53.
+  archive.write("totals",
+                torch::tensor({totals.train_seconds, static_cast<double>(totals.train_images),
+                               totals.last_epoch_loss, totals.stopped_epoch_loss_sum,
+                               totals.stopped_epoch_correct,
+                               static_cast<double>(totals.stopped_epoch_batches)},
+                              torch::kFloat64),
                 /*is_buffer=*/true);
   archive.write("cpu_rng", at::detail::getDefaultCPUGenerator().get_state(), /*is_buffer=*/true);
   const at::Tensor recipe =
@@ -60,7 +70,8 @@ void save_checkpoint(const std::string& path, const torch::nn::Module& model,
 }
 
 TrainPosition load_checkpoint(const std::string& path, torch::nn::Module& model,
-                              torch::optim::Optimizer& optimizer, LossScaler& scaler) {
+                              torch::optim::Optimizer& optimizer, LossScaler& scaler,
+                              RunTotals* totals) {
   torch::serialize::InputArchive archive;
   try {
     archive.load_from(path);
@@ -111,6 +122,21 @@ TrainPosition load_checkpoint(const std::string& path, torch::nn::Module& model,
   if (archive.try_read("cpu_rng", rng, /*is_buffer=*/true)) {
     at::Generator generator = at::detail::getDefaultCPUGenerator();
     generator.set_state(rng);
+  }
+  at::Tensor stored_totals;
+  if (totals != nullptr) {
+    *totals = RunTotals{};
+    if (archive.try_read("totals", stored_totals, /*is_buffer=*/true) &&
+        stored_totals.numel() == 6) {
+      const at::Tensor t = stored_totals.to(torch::kFloat64).contiguous();
+      const double* v = t.data_ptr<double>();
+      totals->train_seconds = v[0];
+      totals->train_images = static_cast<std::uint64_t>(std::max(0.0, v[1]));
+      totals->last_epoch_loss = v[2];
+      totals->stopped_epoch_loss_sum = v[3];
+      totals->stopped_epoch_correct = v[4];
+      totals->stopped_epoch_batches = static_cast<std::uint64_t>(std::max(0.0, v[5]));
+    }
   }
   TrainPosition result;
   result.epoch = static_cast<std::uint64_t>(position[0].item<std::int64_t>());

@@ -183,6 +183,12 @@ void read_grid_table(const toml::table& grid, const std::string& path, GridSpec&
 
 }  // namespace
 
+const std::vector<std::string>& grid_placements() {
+  static const std::vector<std::string> kPlacements = {"sequential", "processes", "threads",
+                                                       "shared"};
+  return kPlacements;
+}
+
 std::vector<std::string> split_grid_values(const std::string& text) {
   std::vector<std::string> values;
   std::string current;
@@ -208,8 +214,58 @@ std::vector<std::string> split_grid_values(const std::string& text) {
   return values;
 }
 
+namespace {
+
+// The command line's axes, checked before the recipe file is read: each error names the option.
+std::vector<GridAxis> cli_grid_axes(const std::vector<std::string>& cli_axes) {
+  std::vector<GridAxis> axes;
+  for (const std::string& text : cli_axes) {
+    const std::string site = "--grid " + text;
+    const std::size_t equals = text.find('=');
+    if (equals == std::string::npos || equals == 0) {
+      throw GridOptionError(site + ": expected section.key=value1,value2,...");
+    }
+    GridAxis axis{text.substr(0, equals), split_grid_values(text.substr(equals + 1))};
+    try {
+      check_key(axis.key, site);
+    } catch (const ConfigError& error) {
+      throw GridOptionError(error.what());
+    }
+    for (const std::string& value : axis.values) {
+      if (value.empty()) {
+        throw GridOptionError(site + ": an empty value; give " + axis.key + "=value1,value2,...");
+      }
+    }
+    for (const GridAxis& earlier : axes) {
+      if (earlier.key == axis.key) {
+        throw GridOptionError(site + ": " + axis.key +
+                              " is given by two --grid options; list all its values in one");
+      }
+    }
+    axes.push_back(std::move(axis));
+  }
+  return axes;
+}
+
+// "must be sequential, ..., got "x" (did you mean y?)", or "" for a known placement.
+std::string placement_problem(const std::string& placement) {
+  const std::vector<std::string>& placements = grid_placements();
+  if (std::find(placements.begin(), placements.end(), placement) != placements.end()) return "";
+  const std::string best = closest_name(placement, placements, 4);
+  return "must be sequential, processes, threads or shared, got \"" + placement + "\"" +
+         (best.empty() ? "" : " (did you mean " + best + "?)");
+}
+
+}  // namespace
+
 GridSpec load_grid(const std::string& path, const std::vector<std::string>& cli_axes,
                    const std::string& cli_placement, int cli_parallel) {
+  std::vector<GridAxis> axes = cli_grid_axes(cli_axes);
+  if (!cli_placement.empty()) {
+    if (const std::string problem = placement_problem(cli_placement); !problem.empty()) {
+      throw GridOptionError("--placement " + problem);
+    }
+  }
   GridSpec spec;
   toml::table root;
   try {
@@ -223,29 +279,11 @@ GridSpec load_grid(const std::string& path, const std::vector<std::string>& cli_
     if (!grid->is_table()) throw ConfigError(where(path, *grid) + ": 'grid' must be a table");
     read_grid_table(*grid->as_table(), path, spec);
   }
-  for (const std::string& text : cli_axes) {
-    const std::string site = "--grid " + text;
-    const std::size_t equals = text.find('=');
-    if (equals == std::string::npos || equals == 0) {
-      throw ConfigError(site + ": expected section.key=value1,value2,...");
-    }
-    GridAxis axis{text.substr(0, equals), split_grid_values(text.substr(equals + 1))};
-    check_key(axis.key, site);
-    for (const std::string& value : axis.values) {
-      if (value.empty()) throw ConfigError(site + ": an empty value");
-    }
-    add_axis(spec, std::move(axis));
-  }
+  for (GridAxis& axis : axes) add_axis(spec, std::move(axis));
   if (!cli_placement.empty()) spec.placement = cli_placement;
   if (cli_parallel >= 0) spec.parallel = cli_parallel;
-  const std::vector<std::string> placements = {"sequential", "processes", "threads", "shared"};
-  if (std::find(placements.begin(), placements.end(), spec.placement) == placements.end()) {
-    const std::string best = closest_name(spec.placement, placements, 4);
-    throw ConfigError(path +
-                      ": grid.placement must be sequential, processes, threads or shared, "
-                      "got \"" +
-                      spec.placement + "\"" +
-                      (best.empty() ? "" : " (did you mean " + best + "?)"));
+  if (const std::string problem = placement_problem(spec.placement); !problem.empty()) {
+    throw ConfigError(path + ": grid.placement " + problem);
   }
   if (spec.share_seeds && spec.placement != "shared") {
     throw ConfigError(path +

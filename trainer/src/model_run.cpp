@@ -10,6 +10,7 @@
 #include "ffcv/errors.hpp"
 #include "ffcv/fnv1a.hpp"
 #include "ffcv/progress_bar.hpp"
+#include "ffcv/storage/url_credentials.hpp"
 #include "ffcv/train/distributed.hpp"
 #include "ffcv/train/resnet.hpp"
 #include "ffcv/train/schedules.hpp"
@@ -28,6 +29,12 @@ std::string printed(const char* format, auto... values) {
   char text[512];
   std::snprintf(text, sizeof(text), format, values...);
   return text;
+}
+
+// The run folder's lock, taken before anything is written into it (main rank only).
+FolderLock lock_run_folder(const RunOptions& options, bool main_rank) {
+  if (options.run_dir.empty() || !main_rank) return FolderLock();
+  return FolderLock(options.run_dir, "run folder");
 }
 
 // Creates the run folder with the resolved recipe (main rank only). Returns the checkpoint's
@@ -72,6 +79,7 @@ ModelRun::ModelRun(const Recipe& recipe, const RunOptions& options, at::Device d
       comm_(communicator),
       main_rank_(communicator.is_main()),
       verbose_(communicator.is_main() && !options.quiet),
+      folder_lock_(lock_run_folder(options, main_rank_)),
       checkpoint_path_(make_run_folder(recipe_, options, main_rank_)),
       step_(std::make_unique<TrainStep>(recipe_, device, communicator)),
       normalize_(recipe_.data.mean, recipe_.data.std, device, step_->input_dtype(),
@@ -82,7 +90,7 @@ ModelRun::ModelRun(const Recipe& recipe, const RunOptions& options, at::Device d
     // The checkpoint restores torch's global generator too: not while another thread seeds it.
     const std::lock_guard<std::mutex> hold(global_generator_lock());
     position_ = load_checkpoint(recipe_.checkpoint.resume, *step_->model(), step_->optimizer(),
-                                step_->scaler());
+                                step_->scaler(), &totals_);
     step_->broadcast_state();
   }
   log_.write(JsonRecord()
@@ -131,10 +139,12 @@ void ModelRun::begin_epoch(std::uint64_t epoch, std::uint64_t batches, int resol
   comm_.min(rank_batches);
   iterations_ = static_cast<std::uint64_t>(rank_batches.item<std::int64_t>());
   if (iterations_ == 0) {
-    throw ConfigError(recipe_.data.train + ": fewer samples per rank than one batch of " +
+    throw ConfigError(url_without_password(recipe_.data.train) +
+                      ": fewer samples per rank than one batch of " +
                       std::to_string(recipe_.training.batch_size));
   }
   epoch_ = epoch;
+  in_epoch_ = true;
   batch_ = position_.batches_done;
   done_ = 0;
   resolution_ = resolution;
@@ -142,6 +152,16 @@ void ModelRun::begin_epoch(std::uint64_t epoch, std::uint64_t batches, int resol
   step_->model()->train();
   loss_sum_ = torch::zeros({1}, torch::TensorOptions().device(device_).dtype(at::kDouble));
   correct_ = torch::zeros({1}, torch::TensorOptions().device(device_).dtype(at::kLong));
+  // An epoch resumed part-way continues the sums of the batches trained before it stopped, so
+  // that its mean loss is the whole epoch's, as in a run that never stopped.
+  batches_before_ = 0;
+  if (batch_ > 0 && main_rank_) {
+    loss_sum_ += totals_.stopped_epoch_loss_sum;
+    correct_ += static_cast<std::int64_t>(totals_.stopped_epoch_correct);
+    batches_before_ = totals_.stopped_epoch_batches;
+  }
+  totals_.stopped_epoch_loss_sum = totals_.stopped_epoch_correct = 0;
+  totals_.stopped_epoch_batches = 0;
   bar_.reset();
   if (main_rank_ && options_.progress) {
     const std::uint64_t global_batch =
@@ -189,22 +209,26 @@ void ModelRun::end_epoch(double epoch_seconds, double wait_seconds, const Loader
   bar_.reset();
   const std::uint64_t global_batch =
       static_cast<std::uint64_t>(recipe_.training.batch_size) * comm_.world_size();
-  at::Tensor totals = torch::cat({loss_sum_.cpu(), correct_.cpu().to(at::kDouble),
-                                  torch::tensor({static_cast<double>(done_)}, at::kDouble)});
+  at::Tensor totals =
+      torch::cat({loss_sum_.cpu(), correct_.cpu().to(at::kDouble),
+                  torch::tensor({static_cast<double>(done_ + batches_before_)}, at::kDouble)});
   comm_.sum(totals);
   const double batches_all = std::max(1.0, totals[2].item<double>());
-  last_loss_ = totals[0].item<double>() / batches_all;
+  const double epoch_loss = totals[0].item<double>() / batches_all;
   const double train_accuracy =
       totals[1].item<double>() / (batches_all * recipe_.training.batch_size);
-  train_seconds_ += epoch_seconds;
-  train_images_ += done_ * global_batch;
+  totals_.train_seconds += epoch_seconds;
+  totals_.train_images += done_ * global_batch;
   const double images_per_second = done_ * global_batch / std::max(1e-9, epoch_seconds);
 
   if (stopped_) {
     position_.batches_done = batch_;
+    totals_.stopped_epoch_loss_sum = totals[0].item<double>();
+    totals_.stopped_epoch_correct = totals[1].item<double>();
+    totals_.stopped_epoch_batches = static_cast<std::uint64_t>(totals[2].item<double>());
     if (main_rank_ && !checkpoint_path_.empty()) {
       save_checkpoint(checkpoint_path_, *step_->model(), step_->optimizer(), step_->scaler(),
-                      position_, recipe_to_toml(recipe_));
+                      position_, recipe_to_toml(recipe_), totals_);
     }
     log_.write(JsonRecord()
                    .add("event", "stopped")
@@ -215,13 +239,15 @@ void ModelRun::end_epoch(double epoch_seconds, double wait_seconds, const Loader
     say(printed("stopped in epoch %llu after batch %llu; checkpoint: %s",
                 static_cast<unsigned long long>(epoch_ + 1),
                 static_cast<unsigned long long>(batch_), checkpoint_path_.c_str()));
+    in_epoch_ = false;
     return;
   }
-  if (!std::isfinite(last_loss_)) {
+  if (!std::isfinite(epoch_loss)) {
     throw Error("training diverged: the mean training loss of epoch " + std::to_string(epoch_ + 1) +
-                " is " + std::to_string(last_loss_) + " (lr.lr = " + std::to_string(recipe_.lr.lr) +
+                " is " + std::to_string(epoch_loss) + " (lr.lr = " + std::to_string(recipe_.lr.lr) +
                 ")");
   }
+  totals_.last_epoch_loss = epoch_loss;
   position_.epoch = epoch_ + 1;
   position_.batches_done = 0;
 
@@ -233,7 +259,7 @@ void ModelRun::end_epoch(double epoch_seconds, double wait_seconds, const Loader
       .add("epoch", epoch_)
       .add("resolution", resolution_)
       .add("lr", lr_)
-      .add("train_loss", last_loss_)
+      .add("train_loss", epoch_loss)
       .add("train_top1", train_accuracy)
       .add("images_per_second", images_per_second)
       .add("epoch_seconds", epoch_seconds)
@@ -248,7 +274,7 @@ void ModelRun::end_epoch(double epoch_seconds, double wait_seconds, const Loader
   std::string line =
       printed("epoch %llu/%d  res %d  lr %.4g  loss %.4f  train %s  %.0f img/s  loader wait %.0f%%",
               static_cast<unsigned long long>(epoch_ + 1), recipe_.training.epochs, resolution_,
-              lr_, last_loss_, percent(train_accuracy).c_str(), images_per_second,
+              lr_, epoch_loss, percent(train_accuracy).c_str(), images_per_second,
               100.0 * wait_seconds / std::max(1e-9, epoch_seconds));
   if (evaluate_now) line += validate(val, epoch_, record);
   log_.write(record);
@@ -257,8 +283,18 @@ void ModelRun::end_epoch(double epoch_seconds, double wait_seconds, const Loader
   if (main_rank_ && !checkpoint_path_.empty() && checkpoint_every > 0 &&
       (last || (epoch_ + 1) % checkpoint_every == 0)) {
     save_checkpoint(checkpoint_path_, *step_->model(), step_->optimizer(), step_->scaler(),
-                    position_, recipe_to_toml(recipe_));
+                    position_, recipe_to_toml(recipe_), totals_);
   }
+  in_epoch_ = false;
+}
+
+void ModelRun::record_failure(const std::string& error) {
+  // Between epochs (the next one could not start), the failure belongs to the next epoch.
+  log_.write(JsonRecord()
+                 .add("event", "failed")
+                 .add("epoch", in_epoch_ ? epoch_ : position_.epoch)
+                 .add("batch", in_epoch_ ? batch_ : position_.batches_done)
+                 .add("error", redact_url_passwords(error)));
 }
 
 std::string ModelRun::validate(Loader& val, std::uint64_t epoch, JsonRecord& record) {
@@ -303,9 +339,10 @@ RunSummary ModelRun::finish() {
   summary.finished = !stopped_;
   summary.epochs_done = position_.epoch;
   summary.steps = position_.steps;
-  summary.train_loss = last_loss_;
-  summary.train_seconds = train_seconds_;
-  summary.images_per_second = train_images_ / std::max(1e-9, train_seconds_);
+  summary.train_loss = totals_.last_epoch_loss;
+  summary.train_seconds = totals_.train_seconds;
+  summary.images_per_second =
+      static_cast<double>(totals_.train_images) / std::max(1e-9, totals_.train_seconds);
   if (evaluated_) {
     summary.val_top1 = last_eval_.top1;
     summary.val_top5 = last_eval_.top5;

@@ -3,6 +3,7 @@
 #include <string_view>
 
 #include "ffcv/errors.hpp"
+#include "ffcv/storage/url_credentials.hpp"
 #include "ffcv/train/recipe_schema.hpp"
 
 namespace ffcv::train {
@@ -144,6 +145,9 @@ Recipe load_recipe(const std::string& path, const std::vector<std::string>& over
 
 std::string recipe_to_toml(const Recipe& recipe) {
   Recipe copy = recipe;
+  // A password in a data URL is not written (it comes from netrc or the environment instead).
+  copy.data.train = url_without_password(copy.data.train);
+  copy.data.val = url_without_password(copy.data.val);
   return resolved_recipe_toml(recipe_schema(copy), "recipe", recipe.name, recipe.source);
 }
 

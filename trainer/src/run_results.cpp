@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "ffcv/json_text.hpp"
+#include "ffcv/storage/url_credentials.hpp"
 #include "ffcv/text_file.hpp"
 #include "ffcv/train/run_log.hpp"
 
@@ -75,7 +76,7 @@ RunResults read_run_results(const std::string& dir) {
 void write_run_error(const std::string& dir, const std::string& message) {
   std::error_code error;
   fs::create_directories(dir, error);
-  write_text_file((fs::path(dir) / "error.txt").string(), message + "\n");
+  write_text_file((fs::path(dir) / "error.txt").string(), redact_url_passwords(message) + "\n");
 }
 
 void clear_run_error(const std::string& dir) {

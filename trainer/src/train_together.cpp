@@ -67,6 +67,37 @@ std::string error_text(std::exception_ptr error) {
   }
 }
 
+// A failure of the loader in the trainer's numbering, the progress line's (epochs and batches
+// counted from 1): "epoch 2/3, batch 6 of 8: reading its pages failed: ...". The loader's own
+// message starts with its API's epoch index, from 0 ("epoch 1, batch 5: ...", "epoch 1, sample
+// 40, output ...: ..."): that epoch, and a batch index right after it, are restated rather than
+// repeated beside the trainer's. Sample numbers are the file's and stay as they are.
+std::string loader_failure_text(const std::string& message, std::uint64_t epoch, int epochs,
+                                std::uint64_t batch, std::uint64_t batches) {
+  const std::string ours = "epoch " + std::to_string(epoch + 1) + "/" + std::to_string(epochs);
+  const std::string batch_text =
+      "batch " + std::to_string(batch + 1) + " of " + std::to_string(batches);
+  const std::string loader_epoch = "epoch " + std::to_string(epoch);
+  if (message.rfind(loader_epoch, 0) != 0 || message.size() == loader_epoch.size() ||
+      (message[loader_epoch.size()] != ',' && message[loader_epoch.size()] != ':')) {
+    return ours + ", " + batch_text + ": " + message;
+  }
+  std::string rest = message.substr(loader_epoch.size());
+  const std::string loader_batch = ", batch ";
+  if (rest.rfind(loader_batch, 0) == 0) {
+    std::size_t digits = loader_batch.size();
+    while (digits < rest.size() && rest[digits] >= '0' && rest[digits] <= '9') ++digits;
+    if (digits > loader_batch.size()) {
+      const std::uint64_t index =
+          std::stoull(rest.substr(loader_batch.size(), digits - loader_batch.size()));
+      rest = ", batch " + std::to_string(index + 1) + " of " + std::to_string(batches) +
+             rest.substr(digits);
+    }
+    return ours + rest;
+  }
+  return ours + ", " + batch_text + rest;
+}
+
 // A thread that runs the jobs posted to it one after another (a ThreadGroup of one).
 class SerialWorker {
  public:
@@ -317,7 +348,8 @@ void train_on_shared_batches(TrainData& data, const std::vector<ModelRun*>& grou
     std::vector<ModelRun*> ended;
     for (std::size_t k = 0; k < list.size(); ++k) {
       if (errors[k]) {
-        if (!failed) std::rethrow_exception(errors[k]);
+        if (!failed) std::rethrow_exception(errors[k]);  // recorded where it is caught below
+        list[k]->record_failure(error_text(errors[k]));
         failed(*list[k], errors[k]);
         std::erase(runs, list[k]);
       }
@@ -325,10 +357,8 @@ void train_on_shared_batches(TrainData& data, const std::vector<ModelRun*>& grou
     }
     return ended;
   };
-  for (ModelRun* run : runs) run->validate_if_already_trained(data.val());
-  for (;;) {
-    std::erase_if(runs, [](ModelRun* run) { return run->done(); });
-    if (runs.empty()) return;
+  // Trains every run of `runs` through one epoch on one pass of the loader.
+  const auto train_one_epoch = [&] {
     const Recipe& recipe = runs.front()->recipe();
     const std::uint64_t epoch = runs.front()->next_epoch();
     const int resolution = resolution_at(recipe.resolution, epoch);
@@ -351,7 +381,13 @@ void train_on_shared_batches(TrainData& data, const std::vector<ModelRun*>& grou
     double wait_seconds = 0;
     for (std::uint64_t i = first; i < iterations && !training.empty(); ++i) {
       const auto wait_start = Clock::now();
-      std::optional<std::vector<at::Tensor>> tensors = feed.next();
+      std::optional<std::vector<at::Tensor>> tensors;
+      try {
+        tensors = feed.next();
+      } catch (const std::exception& error) {
+        throw Error(
+            loader_failure_text(error.what(), epoch, recipe.training.epochs, i, iterations));
+      }
       wait_seconds += seconds_since(wait_start);
       if (!tensors && recipe.data.on_error == "skip") break;  // its last batches were all skipped
       if (!tensors) throw Error("the loader ended the epoch before its last batch");
@@ -391,6 +427,20 @@ void train_on_shared_batches(TrainData& data, const std::vector<ModelRun*>& grou
           return true;
         },
         /*one_at_a_time=*/true);
+  };
+  for (ModelRun* run : runs) run->validate_if_already_trained(data.val());
+  for (;;) {
+    std::erase_if(runs, [](ModelRun* run) { return run->done(); });
+    if (runs.empty()) return;
+    try {
+      train_one_epoch();
+    } catch (...) {
+      // A failure of the loader (storage, a sample) or of the runs' own work: each run still
+      // training records it in its log before the error goes on.
+      const std::string error = error_text(std::current_exception());
+      for (ModelRun* run : runs) run->record_failure(error);
+      throw;
+    }
   }
 }
 
@@ -407,6 +457,20 @@ std::vector<TogetherOutcome> train_together(const std::vector<TogetherRun>& runs
     } else {
       unit->push_back(i);
     }
+  }
+  if (options.models_per_group > 0) {
+    // Large groups train in turns of at most that many models, each turn with a loader of its
+    // own: the memory of a group grows with its models.
+    const std::size_t most = static_cast<std::size_t>(options.models_per_group);
+    std::vector<std::vector<std::size_t>> turns;
+    for (const std::vector<std::size_t>& unit : units) {
+      for (std::size_t begin = 0; begin < unit.size(); begin += most) {
+        const std::size_t end = std::min(unit.size(), begin + most);
+        turns.emplace_back(unit.begin() + static_cast<std::ptrdiff_t>(begin),
+                           unit.begin() + static_cast<std::ptrdiff_t>(end));
+      }
+    }
+    units = std::move(turns);
   }
   std::vector<TogetherOutcome> outcomes(runs.size());
   if (units.empty()) return outcomes;

@@ -38,9 +38,12 @@ struct MappedNpy {
 
 // Maps a .npy file and checks its header. A path that is a folder or no regular file ("X: is a
 // directory"), a file without the .npy magic ("X: not a .npy file (bad magic ...)"), a data size
-// other than the header's shape promises, and Fortran-ordered, object and structured arrays are
-// refused with a ConfigError naming the file; a file that cannot be opened or mapped throws
-// IoError. A file truncated while mapped reads zeros: `file->check_intact()` tells.
+// other than the header's shape promises, and Fortran-ordered, object, structured and complex
+// arrays are refused with a ConfigError naming the file; so is a shape that is no tuple of
+// non-negative numbers, or whose byte count (a row's, or the whole array's) does not fit 64 bits:
+// the sizes are computed in checked arithmetic, as everything read from a file is. A file that
+// cannot be opened or mapped throws IoError. A file truncated while mapped reads zeros:
+// `file->check_intact()` tells. The data keeps the file's byte order (`dtype.byte_order`).
 MappedNpy map_npy(const std::string& path);
 
 // Reads a whole .npy file into memory; refuses what map_npy refuses.

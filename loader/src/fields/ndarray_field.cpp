@@ -37,6 +37,14 @@ NdArrayField::NdArrayField(DType dtype, std::vector<std::uint64_t> shape, std::u
                       " has a zero dimension: FFCV cannot read back a shape ending in 0 nor "
                       "locate zero-size data");
   }
+  // A sample's byte count must fit 64 bits (checked: the shape may come from a corrupt file).
+  std::uint64_t bytes = dtype_.itemsize;
+  for (const std::uint64_t dim : shape_) {
+    if (__builtin_mul_overflow(bytes, dim, &bytes)) {
+      throw ConfigError("NDArray field shape " + shape_text(shape_) + " of " + dtype_.typestr() +
+                        " holds more bytes than 64 bits can count");
+    }
+  }
   if (type_id_ != kTypeId && type_id_ != kTorchTensorTypeId) {
     throw ConfigError("NDArray field type id must be 4 or 6");
   }

@@ -159,7 +159,7 @@ Loader::Loader(const std::string& path, std::vector<PipelineSpec> pipelines, Loa
   order_ = std::make_unique<TraversalOrder>(options_.order, page_of_sample_);
   if (options_.os_cache) {
     if (reader_->remote()) {
-      throw ConfigError(path +
+      throw ConfigError(reader_->path() +
                         ": a file on a web server cannot be memory-mapped (os_cache); read it "
                         "through the process cache (os_cache = false), which fetches its pages "
                         "ahead within a memory budget");

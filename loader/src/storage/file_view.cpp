@@ -29,7 +29,8 @@ class FileView::Remote {
     void* image = ::mmap(nullptr, size_, PROT_READ | PROT_WRITE,
                          MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (image == MAP_FAILED) {
-      throw IoError(url, "reserve " + std::to_string(size_) + " bytes of address space", errno);
+      throw IoError(storage_->location(),
+                    "reserve " + std::to_string(size_) + " bytes of address space", errno);
     }
     image_ = static_cast<std::uint8_t*>(image);
     fetched_.assign((size_ + kChunk - 1) / kChunk, false);
@@ -79,6 +80,7 @@ class FileView::Remote {
 };
 
 FileView::FileView(const std::string& location, const HttpOptions& http) {
+  check_supported_scheme(location);
   if (is_url(location)) {
     remote_ = std::make_unique<Remote>(location, http);
   } else {

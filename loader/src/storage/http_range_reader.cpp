@@ -5,11 +5,12 @@
 // interrupt() can wake a transfer at once with curl_multi_wakeup instead of waiting for libcurl's
 // next progress call. Idle connections wait in a pool for the next read.
 //
-// One read is up to `max_attempts` requests for "Range: bytes=A-B". A response is accepted only
-// when it is a 206 whose Content-Range is exactly A-B of a file of the size seen at open, whose
-// ETag (or Last-Modified, when the server sends no ETag) is the one seen at open, and whose body
-// is B - A + 1 bytes. Transient failures are retried after 0.1 s, 0.2 s, 0.4 s, ... (by
-// default); see classify() for which those are.
+// One read is up to `max_attempts` requests for "Range: bytes=A-B", each carrying the pinned
+// version (version_pins.hpp) as If-Match (a strong ETag) or If-Unmodified-Since (no ETag). A
+// response is accepted only when it is a 206 whose Content-Range is exactly A-B of a file of the
+// pinned size, whose ETag (or Last-Modified, when the server sends no ETag) is the pinned one,
+// and whose body is B - A + 1 bytes; a 412 means the file changed. Transient failures are
+// retried after 0.1 s, 0.2 s, 0.4 s, ... (by default); see transient() for which those are.
 
 #include <curl/curl.h>
 
@@ -19,6 +20,7 @@
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -28,6 +30,8 @@
 #include <vector>
 
 #include "ffcv/errors.hpp"
+#include "ffcv/storage/url_credentials.hpp"
+#include "ffcv/storage/version_pins.hpp"
 #include "range_reader_kinds.hpp"
 
 namespace ffcv {
@@ -166,20 +170,41 @@ std::optional<ContentRange> parse_content_range(const std::string& header) {
 // What became of one attempt.
 enum class Outcome { kDone, kInterrupted, kRetry };
 
+// A transfer that receives less than this many bytes per second for the stall timeout is
+// abandoned.
+constexpr long kStallBytesPerSecond = 1024;
+
+// "15 s", "0.5 s".
+std::string seconds_text(double seconds) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g s", seconds);
+  return text;
+}
+
+// Frees a header list when the attempt that sent it ends.
+struct HeaderList {
+  curl_slist* list = nullptr;
+  ~HeaderList() { curl_slist_free_all(list); }
+  void add(const std::string& line) {
+    curl_slist* longer = curl_slist_append(list, line.c_str());
+    if (longer == nullptr) throw std::bad_alloc();
+    list = longer;
+  }
+};
+
 class HttpRangeReader final : public RangeReader {
  public:
-  HttpRangeReader(const std::string& url, const HttpOptions& options)
-      : url_(url), options_(options) {
-    if (options_.ca_file.empty()) {
-      if (const char* bundle = std::getenv("CURL_CA_BUNDLE"); bundle && *bundle) {
-        options_.ca_file = bundle;
-      }
-    }
+  HttpRangeReader(const std::string& url, const ResolvedHttpOptions& options)
+      : url_(url),
+        shown_(url_without_password(url)),
+        url_has_user_(url_without_credentials(url) != url),
+        url_has_password_(shown_ != url),
+        options_(options) {
     initialize_libcurl();
     open();
   }
 
-  const std::string& location() const override { return url_; }
+  const std::string& location() const override { return shown_; }
   std::uint64_t size() const override { return size_; }
   bool remote() const override { return true; }
 
@@ -187,7 +212,7 @@ class HttpRangeReader final : public RangeReader {
     if (out.empty()) return !interrupted_.load();
     if (offset > size_ || out.size() > size_ - offset) {
       throw IoError(
-          url_, range_text(offset, out.size()),
+          shown_, range_text(offset, out.size()),
           "the range lies beyond the end of the file (" + std::to_string(size_) + " bytes)");
     }
     return fetch(offset, out, /*probe=*/false);
@@ -210,14 +235,36 @@ class HttpRangeReader final : public RangeReader {
     return "read bytes [" + std::to_string(offset) + ", " + std::to_string(offset + length) + ")";
   }
 
-  // The probe: one byte, to learn the size and validators and that ranges are honoured.
+  // The probe: one byte, to learn the size and validators and that ranges are honoured. The
+  // version seen is pinned for the process, or checked against the pin of an earlier open.
   void open() {
+    if (const std::optional<FileVersion> pin = pinned_version(url_)) {
+      pinned_ = true;
+      size_ = pin->size;
+      etag_ = pin->etag;
+      last_modified_ = pin->last_modified;
+    }
     std::uint8_t first_byte = 0;
     fetch(0, {&first_byte, 1}, /*probe=*/true);
+    if (pinned_) return;
+    const FileVersion seen{size_, etag_, last_modified_};
+    const FileVersion in_effect = pin_version(url_, seen);
+    if (in_effect.size != seen.size || in_effect.etag != seen.etag ||
+        in_effect.last_modified != seen.last_modified) {
+      throw changed("it is now " + seen.describe() + "; it was " + in_effect.describe());
+    }
+  }
+
+  FileChangedError changed(const std::string& how) const {
+    return FileChangedError(shown_,
+                            "the file changed on the server since this command first opened it "
+                            "(" +
+                                how + "); start again to read the new version");
   }
 
   bool fetch(std::uint64_t offset, std::span<std::uint8_t> out, bool probe) {
     const std::string action = probe ? "open" : range_text(offset, out.size());
+    const auto started = std::chrono::steady_clock::now();
     std::unique_ptr<Connection> connection = take_connection();
     std::string last_problem;
     double delay = options_.first_retry_delay_seconds;
@@ -232,9 +279,14 @@ class HttpRangeReader final : public RangeReader {
       if (outcome == Outcome::kInterrupted) return false;
     }
     give_back(std::move(connection));
-    throw IoError(url_, action,
-                  last_problem + " (" + std::to_string(options_.max_attempts) +
-                      (options_.max_attempts == 1 ? " attempt)" : " attempts)"));
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    char elapsed[32];
+    std::snprintf(elapsed, sizeof elapsed, "%.1f s", seconds);
+    throw IoError(shown_, action,
+                  last_problem + " (gave up after " + std::to_string(options_.max_attempts) +
+                      (options_.max_attempts == 1 ? " attempt" : " attempts") + " in " + elapsed +
+                      "; FFCV_HTTP_ATTEMPTS sets how many)");
   }
 
   // One request. Returns kRetry with `problem` set for a transient failure; throws for a
@@ -248,7 +300,25 @@ class HttpRangeReader final : public RangeReader {
     const std::string range =
         std::to_string(offset) + "-" + std::to_string(offset + out.size() - 1);
     curl_easy_reset(easy);
+    HeaderList headers;
     curl_easy_setopt(easy, CURLOPT_URL, url_.c_str());
+#if LIBCURL_VERSION_NUM >= 0x075500
+    curl_easy_setopt(easy, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(easy, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+#else
+    curl_easy_setopt(easy, CURLOPT_PROTOCOLS, static_cast<long>(CURLPROTO_HTTP | CURLPROTO_HTTPS));
+    curl_easy_setopt(easy, CURLOPT_REDIR_PROTOCOLS,
+                     static_cast<long>(CURLPROTO_HTTP | CURLPROTO_HTTPS));
+#endif
+    set_credentials(easy);
+    // If-Match takes strong ETags only; a weak one (W/"...") leaves the date to guard the
+    // version, and the response's ETag is still compared (check_unchanged).
+    if (!etag_.empty() && etag_.rfind("W/", 0) != 0) {
+      headers.add("If-Match: " + etag_);
+    } else if (!last_modified_.empty()) {
+      headers.add("If-Unmodified-Since: " + last_modified_);
+    }
+    if (headers.list != nullptr) curl_easy_setopt(easy, CURLOPT_HTTPHEADER, headers.list);
     curl_easy_setopt(easy, CURLOPT_RANGE, range.c_str());
     curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 1L);
@@ -256,9 +326,11 @@ class HttpRangeReader final : public RangeReader {
     curl_easy_setopt(easy, CURLOPT_USERAGENT, "ffcv-cpp");
     curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS,
                      static_cast<long>(std::ceil(options_.connect_timeout_seconds * 1000)));
-    curl_easy_setopt(easy, CURLOPT_LOW_SPEED_LIMIT, 1L);
+    curl_easy_setopt(easy, CURLOPT_LOW_SPEED_LIMIT, kStallBytesPerSecond);
     curl_easy_setopt(easy, CURLOPT_LOW_SPEED_TIME,
                      std::max(1L, static_cast<long>(std::ceil(options_.stall_timeout_seconds))));
+    curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS,
+                     static_cast<long>(std::ceil(options_.request_timeout_seconds * 1000)));
     if (!options_.ca_file.empty()) curl_easy_setopt(easy, CURLOPT_CAINFO, options_.ca_file.c_str());
     curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, connection.error_buffer());
     connection.error_buffer()[0] = '\0';
@@ -272,53 +344,64 @@ class HttpRangeReader final : public RangeReader {
     curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &response.status);
 
     if (response.whole_file) {
-      throw FormatError(url_,
+      throw FormatError(shown_,
                         "the server does not serve byte ranges (it answered a range request with "
                         "the whole file, HTTP 200); serve the file from an HTTP server that "
                         "supports range requests");
     }
     if (response.too_long) {
-      throw IoError(url_, action,
+      throw IoError(shown_, action,
                     "the server sent more bytes than the range asked for (Content-Range: " +
                         response.content_range + ")");
     }
     if (*result != CURLE_OK) {
       const char* detail = connection.error_buffer()[0] != '\0' ? connection.error_buffer()
                                                                 : curl_easy_strerror(*result);
-      problem = trimmed(detail);
+      problem = *result == CURLE_OPERATION_TIMEDOUT ? timeout_text(detail) : trimmed(detail);
       if (transient(*result)) return Outcome::kRetry;
-      throw IoError(url_, action, problem);
+      throw IoError(shown_, action, problem);
     }
     if (response.status == 429 || response.status >= 500) {
       problem = "the server answered HTTP " + std::to_string(response.status);
       return Outcome::kRetry;
     }
+    if (response.status == 412) {
+      throw changed("it no longer has the " + FileVersion{size_, etag_, last_modified_}.describe() +
+                    " it was opened with: HTTP 412");
+    }
     if (response.status == 416) {
       const std::optional<ContentRange> range_header = parse_content_range(response.content_range);
       if (probe && range_header && range_header->total == 0) {
-        size_ = 0;  // an empty file: nothing to read, and the Reader says what is wrong with it
-        etag_ = response.etag;
-        last_modified_ = response.last_modified;
+        if (pinned_) {
+          check_unchanged(response, 0);
+        } else {
+          size_ = 0;  // an empty file: nothing to read, and the Reader says what is wrong with it
+          etag_ = response.etag;
+          last_modified_ = response.last_modified;
+        }
         return Outcome::kDone;
       }
-      throw FormatError(url_, "the file changed on the server since it was opened: the range [" +
-                                  std::to_string(offset) + ", " +
-                                  std::to_string(offset + out.size()) +
-                                  ") is no longer in it (HTTP 416)");
+      throw changed("the range [" + std::to_string(offset) + ", " +
+                    std::to_string(offset + out.size()) + ") is no longer in it: HTTP 416");
     }
     if (response.status != 206) {
-      throw IoError(url_, action, "the server answered HTTP " + std::to_string(response.status));
+      throw IoError(shown_, action,
+                    "the server answered HTTP " + std::to_string(response.status) +
+                        (response.status == 401 || response.status == 403
+                             ? " (give the user name and password in ~/.netrc or "
+                               "FFCV_HTTP_USER / FFCV_HTTP_PASSWORD)"
+                             : ""));
     }
     const std::optional<ContentRange> got = parse_content_range(response.content_range);
     if (!got || !got->first || !got->last) {
-      throw IoError(url_, action,
+      throw IoError(shown_, action,
                     "the server's answer has no usable Content-Range header ('" +
                         response.content_range + "')");
     }
-    if (probe) {
+    if (probe && !pinned_) {
       if (!got->total) {
-        throw FormatError(url_, "the server does not say how large the file is (Content-Range: " +
-                                    response.content_range + ")");
+        throw FormatError(shown_, "the server does not say how large the file is (Content-Range: " +
+                                      response.content_range + ")");
       }
       size_ = *got->total;
       etag_ = response.etag;
@@ -328,7 +411,7 @@ class HttpRangeReader final : public RangeReader {
     }
     const std::uint64_t last = offset + out.size() - 1;
     if (*got->first != offset || (*got->last != last && !(probe && *got->last < last))) {
-      throw IoError(url_, action,
+      throw IoError(shown_, action,
                     "the server answered with other bytes than those asked for (Content-Range: " +
                         response.content_range + ")");
     }
@@ -353,9 +436,41 @@ class HttpRangeReader final : public RangeReader {
       change = "it was modified at " + response.last_modified + ", it was opened as of " +
                last_modified_;
     }
-    if (!change.empty()) {
-      throw FormatError(url_, "the file changed on the server since it was opened (" + change +
-                                  "); reopen it to read the new version");
+    if (!change.empty()) throw changed(change);
+  }
+
+  // What a timeout means, with the setting that governs it, from libcurl's message.
+  std::string timeout_text(const std::string& detail) const {
+    if (detail.find("too slow") != std::string::npos) {
+      return "the transfer stalled: less than " + std::to_string(kStallBytesPerSecond) +
+             " bytes/s for " + seconds_text(options_.stall_timeout_seconds) +
+             " (the stall timeout, FFCV_HTTP_STALL_TIMEOUT)";
+    }
+    if (detail.find("onnection timed out") != std::string::npos ||
+        detail.find("esolving timed out") != std::string::npos) {
+      return "no connection within " + seconds_text(options_.connect_timeout_seconds) +
+             " (the connect timeout, FFCV_HTTP_CONNECT_TIMEOUT)";
+    }
+    return "the request took longer than " + seconds_text(options_.request_timeout_seconds) +
+           " (the request timeout, FFCV_HTTP_REQUEST_TIMEOUT)";
+  }
+
+  // The user name and password when the URL does not hold them: $FFCV_HTTP_USER and
+  // $FFCV_HTTP_PASSWORD, else the netrc file ($NETRC, else ~/.netrc) when it has the host.
+  void set_credentials(CURL* easy) const {
+    curl_easy_setopt(easy, CURLOPT_NETRC, static_cast<long>(CURL_NETRC_OPTIONAL));
+    if (const char* netrc = std::getenv("NETRC"); netrc && *netrc) {
+      curl_easy_setopt(easy, CURLOPT_NETRC_FILE, netrc);
+    }
+    if (!url_has_user_) {
+      if (const char* user = std::getenv("FFCV_HTTP_USER"); user && *user) {
+        curl_easy_setopt(easy, CURLOPT_USERNAME, user);
+      }
+    }
+    if (!url_has_password_) {
+      if (const char* password = std::getenv("FFCV_HTTP_PASSWORD"); password && *password) {
+        curl_easy_setopt(easy, CURLOPT_PASSWORD, password);
+      }
     }
   }
 
@@ -437,10 +552,14 @@ class HttpRangeReader final : public RangeReader {
     idle_.push_back(std::move(connection));
   }
 
-  const std::string url_;
-  HttpOptions options_;
+  const std::string url_;    // as given: what libcurl requests, credentials included
+  const std::string shown_;  // without its password: for messages and location()
+  const bool url_has_user_;
+  const bool url_has_password_;
+  const ResolvedHttpOptions options_;
+  bool pinned_ = false;  // an earlier open pinned the version below before this one's probe
   std::uint64_t size_ = 0;
-  std::string etag_;           // as seen at open; empty when the server sends none
+  std::string etag_;           // the pinned version; empty when the server sends none
   std::string last_modified_;  // likewise
 
   std::atomic<bool> interrupted_{false};
@@ -453,7 +572,7 @@ class HttpRangeReader final : public RangeReader {
 }  // namespace
 
 std::unique_ptr<RangeReader> open_http_range_reader(const std::string& url,
-                                                    const HttpOptions& options) {
+                                                    const ResolvedHttpOptions& options) {
   return std::make_unique<HttpRangeReader>(url, options);
 }
 

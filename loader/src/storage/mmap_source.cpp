@@ -7,6 +7,7 @@
 #include "ffcv/errors.hpp"
 #include "ffcv/mapped_file.hpp"
 #include "ffcv/storage/page_source.hpp"
+#include "ffcv/storage/url_credentials.hpp"
 
 namespace ffcv {
 namespace {
@@ -95,8 +96,10 @@ class MmapSource final : public PageSource {
 }  // namespace
 
 std::unique_ptr<PageSource> make_mmap_source(const std::string& path, std::uint64_t page_size) {
+  check_supported_scheme(path);
   if (is_url(path)) {
-    throw ConfigError(path + ": a URL cannot be memory-mapped; use the process cache");
+    throw ConfigError(url_without_password(path) +
+                      ": a URL cannot be memory-mapped; use the process cache");
   }
   return std::make_unique<MmapSource>(path, page_size);
 }

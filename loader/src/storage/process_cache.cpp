@@ -34,6 +34,7 @@
 #include "ffcv/storage/epoch_plan.hpp"
 #include "ffcv/storage/page_source.hpp"
 #include "ffcv/storage/range_reader.hpp"
+#include "ffcv/storage/url_credentials.hpp"
 #include "ffcv/thread_group.hpp"
 #include "storage_throttle.hpp"
 
@@ -176,8 +177,11 @@ class ProcessCache final : public PageSource {
 
 ProcessCache::ProcessCache(const std::string& path, std::uint64_t page_size,
                            ProcessCacheOptions options)
-    : path_(path), page_size_(page_size), options_(options), throttle_(options.throttle) {
-  if (page_size_ == 0) throw ConfigError(path + ": the page size must be positive");
+    : path_(url_without_password(path)),
+      page_size_(page_size),
+      options_(options),
+      throttle_(options.throttle) {
+  if (page_size_ == 0) throw ConfigError(path_ + ": the page size must be positive");
   if (options_.reader_threads < 1) {
     throw ConfigError("process cache: reader_threads must be at least 1 (got " +
                       std::to_string(options_.reader_threads) + ")");

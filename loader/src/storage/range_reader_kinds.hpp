@@ -13,6 +13,6 @@ std::unique_ptr<RangeReader> open_file_range_reader(const std::string& path);
 
 // HTTP(S) range requests through libcurl (see range_reader.hpp for what is checked and retried).
 std::unique_ptr<RangeReader> open_http_range_reader(const std::string& url,
-                                                    const HttpOptions& options);
+                                                    const ResolvedHttpOptions& options);
 
 }  // namespace ffcv

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 #include <numeric>
+#include <optional>
 
 #include "ffcv/errors.hpp"
 #include "ffcv/little_endian.hpp"
@@ -16,18 +17,66 @@ constexpr char kMagic[] = "\x93NUMPY";
 // The text of `key`'s value in the header dict: "'descr': '<f4', 'fortran_order': False, ...".
 std::string dict_value(const std::string& header, const std::string& key, const std::string& path) {
   const std::size_t at = header.find("'" + key + "'");
-  if (at == std::string::npos) throw ConfigError("'" + path + "': .npy header lacks '" + key + "'");
-  std::size_t start = header.find(':', at) + 1;
+  const std::size_t colon = at == std::string::npos ? at : header.find(':', at);
+  if (colon == std::string::npos) {
+    throw ConfigError("'" + path + "': .npy header lacks '" + key + "'");
+  }
+  std::size_t start = colon + 1;
   while (start < header.size() && header[start] == ' ') ++start;
   std::size_t end = start;
-  if (header[start] == '(') {
-    end = header.find(')', start) + 1;
-  } else if (header[start] == '\'') {
-    end = header.find('\'', start + 1) + 1;
+  if (start < header.size() && (header[start] == '(' || header[start] == '\'')) {
+    end = header.find(header[start] == '(' ? ')' : '\'', start + 1);
+    if (end == std::string::npos) {
+      throw ConfigError("'" + path + "': .npy header: the value of '" + key + "' is not closed");
+    }
+    ++end;
   } else {
     while (end < header.size() && header[end] != ',' && header[end] != '}') ++end;
   }
   return header.substr(start, end - start);
+}
+
+// a * b, or nullopt when it does not fit 64 bits.
+std::optional<std::uint64_t> checked_product(std::uint64_t a, std::uint64_t b) {
+  std::uint64_t product = 0;
+  if (__builtin_mul_overflow(a, b, &product)) return std::nullopt;
+  return product;
+}
+
+// The dimensions of a shape tuple: "()", "(7,)", "(3, 4)". A sign, a non-digit or a number
+// beyond 64 bits is refused: numpy writes none of them, so the file is corrupt or crafted.
+std::vector<std::uint64_t> parse_shape(const std::string& text, const std::string& path) {
+  const auto malformed = [&](const std::string& why) {
+    return ConfigError("'" + path + "': .npy header shape " + text + ": " + why);
+  };
+  if (text.size() < 2 || text.front() != '(' || text.back() != ')') {
+    throw malformed("not a tuple");
+  }
+  std::vector<std::uint64_t> shape;
+  std::size_t i = 1;
+  const std::size_t close = text.size() - 1;
+  const auto skip_spaces = [&] {
+    while (i < close && text[i] == ' ') ++i;
+  };
+  skip_spaces();
+  while (i < close) {
+    if (text[i] == '-') throw malformed("a negative dimension");
+    if (text[i] < '0' || text[i] > '9') throw malformed("a dimension that is not a number");
+    std::uint64_t value = 0;
+    for (; i < close && text[i] >= '0' && text[i] <= '9'; ++i) {
+      const auto tens = checked_product(value, 10);
+      if (!tens ||
+          __builtin_add_overflow(*tens, static_cast<std::uint64_t>(text[i] - '0'), &value)) {
+        throw malformed("a dimension beyond 64 bits");
+      }
+    }
+    shape.push_back(value);
+    skip_spaces();
+    if (i < close && text[i] != ',') throw malformed("a dimension that is not a number");
+    if (i < close) ++i;  // the comma
+    skip_spaces();
+  }
+  return shape;
 }
 
 std::uint64_t row_bytes_of(const DType& dtype, const std::vector<std::uint64_t>& shape) {
@@ -80,29 +129,34 @@ MappedNpy map_npy(const std::string& path) {
   } catch (const ConfigError& error) {
     throw ConfigError("'" + path + "': " + error.what());
   }
+  if (array.dtype.kind == 'c') {
+    throw ConfigError("'" + path + "': complex dtype '" + array.dtype.typestr() +
+                      "' is not supported: store the real and imaginary parts as real arrays");
+  }
   if (dict_value(header, "fortran_order", path) != "False") {
     throw ConfigError("'" + path +
                       "': Fortran-ordered arrays are not supported (save with "
                       "np.ascontiguousarray)");
   }
-  const std::string shape = dict_value(header, "shape", path);
-  std::uint64_t value = 0;
-  bool in_number = false;
-  for (const char c : shape) {
-    if (c >= '0' && c <= '9') {
-      value = value * 10 + static_cast<std::uint64_t>(c - '0');
-      in_number = true;
-    } else if (in_number) {
-      array.shape.push_back(value);
-      value = 0;
-      in_number = false;
-    }
+  array.shape = parse_shape(dict_value(header, "shape", path), path);
+  // Sizes in checked arithmetic: a shape whose product wraps around 64 bits could otherwise
+  // promise exactly the bytes the file holds. The row is checked on its own too, for a shape
+  // with no rows.
+  std::optional<std::uint64_t> row = array.dtype.itemsize;
+  for (std::size_t d = 1; d < array.shape.size() && row; ++d) {
+    row = checked_product(*row, array.shape[d]);
   }
-  const std::uint64_t expected = array.rows() * array.row_bytes();
+  const std::optional<std::uint64_t> expected =
+      row ? checked_product(*row, array.shape.empty() ? 1 : array.shape[0]) : std::nullopt;
+  if (!expected) {
+    throw ConfigError("'" + path + "': .npy header shape " + dict_value(header, "shape", path) +
+                      " of " + array.dtype.typestr() +
+                      " holds more bytes than 64 bits can count; the file is corrupt");
+  }
   const std::size_t data_start = header_start + header_length;
-  if (bytes.size() - data_start != expected) {
+  if (bytes.size() - data_start != *expected) {
     throw ConfigError("'" + path + "' holds " + std::to_string(bytes.size() - data_start) +
-                      " data bytes, its header promises " + std::to_string(expected));
+                      " data bytes, its header promises " + std::to_string(*expected));
   }
   array.data = bytes.subspan(data_start);
   array.file->check_intact();

@@ -40,7 +40,9 @@ class LoaderRowSource final : public RowSource {
     };
     loader_ = open({});
     const TensorState stored = loader_->outputs()[0].second;
-    features_ = feature_count(stored, mask_bits_, data.train + " field '" + data.features + "'");
+    features_origin_ = data.train + " field '" + data.features + "'";
+    targets_origin_ = data.train + " field '" + data.targets + "'";
+    features_ = feature_count(stored, data, features_origin_, beton_little_endian_fix());
     // For the CPU the workers widen the features to float32 (and unpack packed bits) in the
     // batch slots, ahead of the solver and in parallel; for CUDA the compact form is copied and
     // widened on the device (features_as_float), which moves fewer bytes.
@@ -54,7 +56,7 @@ class LoaderRowSource final : public RowSource {
     }
     const auto& outputs = loader_->outputs();
     targets_ =
-        target_count(outputs[1].second, class_labels, data.train + " field '" + data.targets + "'");
+        target_count(outputs[1].second, class_labels, targets_origin_, beton_little_endian_fix());
     batch_size_ = data.batch_size;
   }
 

@@ -46,8 +46,12 @@ class MappedRowSource final : public RowSource {
                         " rows; rows up to " + std::to_string(range.first + range.count) +
                         " were asked for");
     }
-    features_ = feature_count(row_state(features_npy_), mask_bits_, data.features_npy);
-    targets_ = target_count(row_state(targets_npy_), class_labels, data.targets_npy);
+    features_origin_ = data.features_npy;
+    targets_origin_ = data.targets_npy;
+    features_ = feature_count(row_state(features_npy_), data, features_origin_,
+                              npy_little_endian_fix(data.features_npy));
+    targets_ = target_count(row_state(targets_npy_), class_labels, targets_origin_,
+                            npy_little_endian_fix(data.targets_npy));
     // No pages: random and sequential orders do not look at them (quasi_random is refused).
     order_ =
         std::make_unique<TraversalOrder>(subset_order(data, range, order),

@@ -29,6 +29,7 @@ RecipeSchema saga_schema(SagaRecipe& r) {
   visit("data", "num_train", r.data.num_train, any());
   visit("data", "num_val", r.data.num_val, any());
   visit("data", "mask_bits", r.data.mask_bits, any());
+  visit("data", "features_packed", r.data.features_packed, one_of({"auto", "no"}));
   visit("data", "loader", r.data.loader, one_of({"ffcv", "mmap"}));
   visit("data", "features_npy", r.data.features_npy, any());
   visit("data", "targets_npy", r.data.targets_npy, any());
@@ -56,6 +57,10 @@ RecipeSchema saga_schema(SagaRecipe& r) {
   visit("saga", "early_stop_eps", r.saga.early_stop_eps, at_least(0));
   visit("saga", "min_lambdas", r.saga.min_lambdas, any());
   visit("saga", "refit", r.saga.refit, any());
+  visit("saga", "selection", r.saga.selection,
+        one_of({"val_loss", "one_se", "penalized_val_loss"}));
+  visit("saga", "path_weights", r.saga.path_weights, any());
+  visit("saga", "memory_limit_gib", r.saga.memory_limit_gib, at_least(0));
   visit("saga", "device", r.saga.device, one_of({"cpu", "cuda"}));
   visit("saga", "table", r.saga.table, one_of({"device", "host"}));
   visit("saga", "threads", r.saga.threads, between(0, 4096));
@@ -86,6 +91,12 @@ void check_consistency(const SagaRecipe& recipe, const std::string& path) {
                         "data.loader = \"mmap\" has no pages to visit quasi-randomly: use "
                         "data.order = \"random\" or \"sequential\"");
     }
+  }
+  if (data.features_packed == "no" && data.mask_bits > 0) {
+    throw ConfigError(prefix +
+                      "data.features_packed = \"no\" says the features are not packed, "
+                      "but data.mask_bits = " +
+                      std::to_string(data.mask_bits) + " unpacks them: leave one of the two out");
   }
   if (saga.objective == "lasso_path" && saga.family != "gaussian") {
     throw ConfigError(prefix +

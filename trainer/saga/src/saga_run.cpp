@@ -9,10 +9,12 @@
 #include <fstream>
 
 #include "ffcv/atomic_file.hpp"
+#include "ffcv/available_memory.hpp"
 #include "ffcv/errors.hpp"
 #include "ffcv/json_text.hpp"
 #include "ffcv/npy_array.hpp"
 #include "ffcv/saga/row_source.hpp"
+#include "ffcv/saga/saga_memory.hpp"
 #include "ffcv/saga/saga_path.hpp"
 #include "ffcv/saga/saga_step.hpp"
 
@@ -43,6 +45,31 @@ void write_tensor(const std::string& path, const at::Tensor& tensor) {
   write_npy(path, array);
 }
 
+// Writes a float32 tensor as .npy straight from its memory (path weights may be most of the
+// memory there is: no second copy).
+void write_float_tensor(const std::string& path, const at::Tensor& tensor) {
+  const at::Tensor host = tensor.to(at::kCPU).to(at::kFloat).contiguous();
+  std::string shape;
+  for (const std::int64_t size : host.sizes()) shape += std::to_string(size) + ", ";
+  if (host.dim() > 1) shape.resize(shape.size() - 2);  // (3,) keeps its comma, (3, 4) has none
+  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + shape + "), }";
+  // Magic, version 1.0, the header length, then the header padded with spaces to a multiple of
+  // 64 bytes and ended by a newline.
+  const std::size_t unpadded = 10 + header.size() + 1;
+  header.append((64 - unpadded % 64) % 64, ' ');
+  header += '\n';
+  std::string prefix = "\x93NUMPY";
+  prefix += '\x01';
+  prefix += '\x00';
+  prefix += static_cast<char>(header.size() & 0xff);
+  prefix += static_cast<char>(header.size() >> 8);
+  prefix += header;
+  AtomicFile file(path);
+  file.write_at(0, prefix.data(), prefix.size());
+  file.write_at(prefix.size(), host.data_ptr(), static_cast<std::uint64_t>(host.numel()) * 4);
+  file.commit();
+}
+
 std::string csv_number(double value) { return std::isnan(value) ? "" : json_float(value); }
 
 void append_points(std::string& csv, const std::vector<PathPoint>& points, const char* phase) {
@@ -50,16 +77,46 @@ void append_points(std::string& csv, const std::vector<PathPoint>& points, const
     csv += std::to_string(p.target) + "," + csv_number(p.lambda) + "," + csv_number(p.lr) + "," +
            csv_number(p.train_loss) + "," + csv_number(p.val_loss) + "," + std::to_string(p.nnz) +
            "," + std::to_string(p.epochs) + "," + json_number(p.seconds, 4) + "," +
-           (p.converged ? "true" : "false") + "," + phase + "\n";
+           (p.converged ? "true" : "false") + "," + phase + "," + csv_number(p.val_se) + "," +
+           csv_number(p.penalty) + "\n";
   }
 }
 
 double mean_of(const at::Tensor& values) { return values.to(at::kDouble).mean().item<double>(); }
 
+// Checks the estimate of saga_memory.hpp for these sizes.
+void check_memory(const SagaRecipe& recipe, const RowSource& train, std::uint64_t outputs,
+                  std::uint64_t table_rows) {
+  MemorySizes sizes;
+  sizes.features = train.features();
+  sizes.outputs = outputs;
+  sizes.table_rows = table_rows;
+  sizes.stored_row_bytes =
+      recipe.data.mask_bits > 0 ? (recipe.data.mask_bits + 7) / 8 : train.features() * 4;
+  check_saga_memory(estimate_saga_memory(recipe, sizes), recipe.saga, available_memory_bytes());
+}
+
+// The selected λ in words: the one λ, or the range of the per-target ones.
+std::string selection_text(const at::Tensor& lambda, const std::string& rule) {
+  const at::Tensor values = lambda.to(at::kDouble);
+  const double low = values.min().item<double>(), high = values.max().item<double>();
+  char text[200];
+  if (low == high) {
+    std::snprintf(text, sizeof text, "selected λ %.4g (%s)", low, rule.c_str());
+  } else {
+    std::snprintf(text, sizeof text,
+                  "selected λ per target from %.4g to %.4g, median %.4g (%s; lambda.npy)", low,
+                  high, values.median().item<double>(), rule.c_str());
+  }
+  return text;
+}
+
 }  // namespace
 
-SagaRunSummary run_saga(const SagaRecipe& recipe, const SagaRunOptions& options) {
+SagaRunSummary run_saga(const SagaRecipe& given, const SagaRunOptions& options) {
   const auto start = std::chrono::steady_clock::now();
+  std::string packing_note;
+  const SagaRecipe recipe = resolve_packed_features(given, &packing_note);
   const auto elapsed = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   };
@@ -97,7 +154,11 @@ SagaRunSummary run_saga(const SagaRecipe& recipe, const SagaRunOptions& options)
   if (data.num_val > 0) {
     val = open_row_source(recipe, {train_rows, data.num_val}, "sequential", device, labels);
   }
+  // Before the first pass: K is known for regression targets; for class labels at least 2.
+  const std::uint64_t table_rows = train_rows + (lasso && solver.refit ? data.num_val : 0);
+  check_memory(recipe, *train, labels ? 2 : train->targets(), table_rows);
   write_file_atomically(options.run_dir + "/recipe.toml", saga_recipe_to_toml(recipe));
+  if (!packing_note.empty()) say(packing_note);
 
   SagaRunSummary summary;
   summary.objective = solver.objective;
@@ -120,6 +181,7 @@ SagaRunSummary run_saga(const SagaRecipe& recipe, const SagaRunOptions& options)
   const double stats_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - stats_start).count();
   summary.outputs = stats.outputs;
+  if (labels) check_memory(recipe, *train, stats.outputs, table_rows);
   summary.stream_seconds_per_epoch = stream_seconds(*train, 0, options.stop);
   {
     char line[200];
@@ -141,7 +203,8 @@ SagaRunSummary run_saga(const SagaRecipe& recipe, const SagaRunOptions& options)
   if (!options.quiet) inputs.progress = say;
 
   PathResult result;
-  std::string csv = "target,lambda,lr,train_loss,val_loss,nnz,epochs,seconds,converged,phase\n";
+  std::string csv =
+      "target,lambda,lr,train_loss,val_loss,nnz,epochs,seconds,converged,phase,val_se,penalty\n";
   const RowStats* final_stats = &stats;
   RowStats refit_stats;
   // Seconds per pass over the training rows (an epoch that ended early counts for its share).
@@ -174,6 +237,8 @@ SagaRunSummary run_saga(const SagaRecipe& recipe, const SagaRunOptions& options)
       PathResult refit = solve_lasso_path(solver, refit_inputs, result.lambda, 1.0, 1);
       append_points(csv, refit.points, "refit");
       refit.val_loss = result.val_loss;
+      refit.path_weights = result.path_weights;  // the path's points (the refit's are not kept)
+      refit.path_bias = result.path_bias;
       refit.points.insert(refit.points.begin(), result.points.begin(), result.points.end());
       refit.epochs += result.epochs;
       refit.unfinished += result.unfinished;
@@ -186,7 +251,14 @@ SagaRunSummary run_saga(const SagaRecipe& recipe, const SagaRunOptions& options)
   summary.epochs = result.epochs;
   summary.path_points = result.points.size();
   summary.unfinished = result.unfinished;
-  summary.selected_lambda = mean_of(result.lambda);
+  for (std::int64_t k = 0; k < result.lambda.size(0); ++k) {
+    summary.selected_lambdas.push_back(result.lambda[k].item<double>());
+  }
+  summary.selected_lambda = result.lambda.min().item<double>() == result.lambda.max().item<double>()
+                                ? summary.selected_lambdas.front()
+                                : std::nan("");
+  summary.selection = solver.selection;
+  summary.selection_text = selection_text(result.lambda, solver.selection);
   summary.val_loss = val ? mean_of(result.val_loss) : std::nan("");
   summary.nnz = static_cast<std::uint64_t>(nonzero_weights(result.weight));
   summary.loader_wait_seconds += train->wait_seconds() + (val ? val->wait_seconds() : 0.0);
@@ -198,7 +270,10 @@ SagaRunSummary run_saga(const SagaRecipe& recipe, const SagaRunOptions& options)
   write_tensor(dir + "/lambda.npy", result.lambda);
   write_tensor(dir + "/feature_mean.npy", final_stats->mean);
   write_tensor(dir + "/feature_std.npy", final_stats->std);
-  if (result.path_weights.defined()) write_tensor(dir + "/path_weights.npy", result.path_weights);
+  if (result.path_weights.defined()) {
+    write_float_tensor(dir + "/path_weights.npy", result.path_weights);
+    write_float_tensor(dir + "/path_bias.npy", result.path_bias);
+  }
   summary.seconds = elapsed();
   write_file_atomically(dir + "/summary.json", summary_json(summary));
   return summary;
@@ -235,7 +310,15 @@ std::string summary_json(const SagaRunSummary& s) {
                                   : std::nan(""));
   number("time_to_selected_seconds", s.time_to_selected_seconds);
   number("loader_wait_seconds", s.loader_wait_seconds);
+  text("selection", s.selection);
   number("selected_lambda", s.selected_lambda);
+  out += "  \"selected_lambdas\": [";
+  for (std::size_t i = 0; i < s.selected_lambdas.size(); ++i) {
+    out +=
+        (i ? ", " : "") + (std::isfinite(s.selected_lambdas[i]) ? json_float(s.selected_lambdas[i])
+                                                                : std::string("null"));
+  }
+  out += "],\n";
   number("val_loss", s.val_loss);
   out += "  \"nnz\": " + std::to_string(s.nnz) + "\n}\n";
   return out;

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "ffcv/errors.hpp"
+#include "ffcv/saga/row_source.hpp"
 
 namespace ffcv::saga {
 namespace {
@@ -68,6 +69,14 @@ RowStats measure_rows(RowSource& source, Family family, std::uint64_t epoch,
     return true;
   });
   if (!sum.defined()) throw ConfigError("the training rows are empty");
+  // One synchronization: a NaN or an infinity anywhere in the rows reaches these sums.
+  const double total =
+      (sum.sum() + sum_squares.sum() + target_sum.sum() + cross.sum()).item<double>();
+  if (!std::isfinite(total)) {
+    check_rows_finite(source, stop);  // throws naming the row
+    throw std::runtime_error(source.features_origin() +
+                             ": the training rows' sums overflowed float64");
+  }
   const double n = static_cast<double>(source.rows());
   RowStats stats;
   stats.rows = source.rows();
@@ -83,6 +92,7 @@ RowStats measure_rows(RowSource& source, Family family, std::uint64_t epoch,
   const at::Tensor centered = cross - mean.unsqueeze(1) * target_sum.unsqueeze(0);
   stats.gradient_bound =
       (centered.abs() * inv_std.unsqueeze(1)).amax(0).div(n).to(at::kCPU).contiguous();
+  stats.target_mean = (target_sum / n).to(at::kCPU).contiguous();
   stats.mean = mean.to(at::kFloat);
   stats.std = std.to(at::kFloat);
   stats.inv_std = inv_std.to(at::kFloat);
@@ -123,6 +133,39 @@ at::Tensor scalar_gradient(const at::Tensor& outputs, const at::Tensor& targets,
 at::Tensor batch_loss_sums(const at::Tensor& outputs, const at::Tensor& targets, Family family) {
   if (family == Family::kGaussian) return (outputs - targets).square().sum(0);
   return at::cross_entropy_loss(outputs, targets, {}, at::Reduction::Sum).reshape({1});
+}
+
+at::Tensor columns_at_bound(const RowStats& stats, const at::Tensor& lambda, double alpha,
+                            Family family, const std::vector<std::int64_t>& columns) {
+  at::Tensor bound = stats.gradient_bound;
+  if (!columns.empty()) bound = bound.index_select(0, at::tensor(columns, at::kLong));
+  // λ_max = bound / α rounds; a relative 1e-9 below the bound is still at it (the optimum's
+  // weights there are of that relative size, below float32's resolution).
+  const at::Tensor reached = lambda.to(at::kDouble) * alpha >= bound * (1.0 - 1e-9);
+  if (family == Family::kGaussian) return reached;
+  // Every class's column at once: the bound of the whole problem.
+  const bool all = (lambda.to(at::kDouble) * alpha >= stats.gradient_bound.max() * (1.0 - 1e-9))
+                       .all()
+                       .item<bool>();
+  return at::full_like(reached, all);
+}
+
+void settle_columns_at_bound(SagaState& state, const RowStats& stats, const at::Tensor& at_bound,
+                             Family family, const std::vector<std::int64_t>& columns) {
+  if (!at_bound.any().item<bool>()) return;
+  at::Tensor mean = stats.target_mean;
+  if (!columns.empty()) mean = mean.index_select(0, at::tensor(columns, at::kLong));
+  at::Tensor bias = mean;
+  if (family == Family::kMultinomial) {
+    // The softmax of log Ȳ is Ȳ; a class that never occurs has no finite optimum: keep SAGA's.
+    if (!(mean > 0).all().item<bool>())
+      bias = state.bias.to(at::kCPU).to(at::kDouble);
+    else
+      bias = mean.log();
+  }
+  const at::Tensor mask = at_bound.to(state.weight.device());
+  state.weight.masked_fill_(mask.unsqueeze(0).expand_as(state.weight), 0.0);
+  state.bias = at::where(mask, bias.to(state.bias.options()), state.bias);
 }
 
 at::Tensor RowStats::linear(const at::Tensor& features, const at::Tensor& weight,
@@ -198,17 +241,27 @@ EpochLosses train_epoch(SagaState& state, RowSource& source, std::uint64_t epoch
   return epoch_losses;
 }
 
-at::Tensor evaluate_rows(const SagaState& state, RowSource& source, const RowStats& stats,
-                         Family family, const std::atomic<bool>* stop,
-                         const TargetColumns& columns) {
-  at::Tensor sums;
+RowLosses evaluate_rows(const SagaState& state, RowSource& source, const RowStats& stats,
+                        Family family, const std::atomic<bool>* stop,
+                        const TargetColumns& columns) {
+  RowLosses losses;
   each_batch(source, 0, stop, [&](const RowBatch& batch) {
-    sums = add_to(
-        sums,
-        loss_sums(state, stats, batch.features, columns.of(batch.targets), family).to(at::kDouble));
+    const at::Tensor outputs = stats.linear(batch.features, state.weight, state.bias);
+    const at::Tensor targets = columns.of(batch.targets);
+    // Each row's loss: per column r² [B, K], or the cross-entropy [B, 1].
+    const at::Tensor per_row =
+        (family == Family::kGaussian
+             ? (outputs - targets).square()
+             : at::cross_entropy_loss(outputs, targets, {}, at::Reduction::None).unsqueeze(1))
+            .to(at::kDouble);
+    losses.sums = add_to(losses.sums, per_row.sum(0));
+    losses.square_sums = add_to(losses.square_sums, per_row.square().sum(0));
+    losses.row_square_sum =
+        add_to(losses.row_square_sum, per_row.sum(1).square().sum().reshape({1}));
+    losses.rows += static_cast<std::uint64_t>(per_row.size(0));
     return true;
   });
-  return sums;
+  return losses;
 }
 
 at::Tensor nonzero_per_column(const at::Tensor& weight) {

@@ -5,13 +5,20 @@
 //
 // The process cache reads its pages through a RangeReader, and the Reader fetches a remote
 // file's header and tables through one, so a .beton can be trained from a web server or an
-// object store's HTTP endpoint without a local copy.
+// object store's HTTP endpoint without a local copy. Other URL schemes (file://, ftp://, ...)
+// are refused with a ConfigError that says which are supported.
 //
-// Remote reads: every response must be a 206 for exactly the range asked, of a file of the size
-// and ETag seen when it was opened. Transient failures (connection refused, reset or closed
-// early, a stalled transfer, HTTP 429 and 5xx) are retried with exponential backoff; what still
-// fails is an IoError naming the URL and the byte range. A server that ignores ranges, or a file
-// that changed since it was opened (its size or ETag), is refused with a FormatError.
+// Remote reads: every response must be a 206 for exactly the range asked, of the version of the
+// file that this process (or the parent that started it) saw at its first open of the URL
+// (version_pins.hpp): the same size, and the same ETag or Last-Modified date, which every request
+// carries as If-Match (or If-Unmodified-Since). Transient failures (connection refused, reset or
+// closed early, a timeout, HTTP 429 and 5xx) are retried with exponential backoff; what still
+// fails is an IoError naming the URL, the byte range, the timeout that ran out and the number of
+// attempts. A server that ignores ranges is refused with a FormatError, a file that changed with
+// a FileChangedError.
+//
+// Credentials: a password in the URL is used but never shown (url_credentials.hpp); better, give
+// it in ~/.netrc (or $NETRC) or in $FFCV_HTTP_USER / $FFCV_HTTP_PASSWORD.
 //
 // Threading: read() may run on many threads at once; interrupt() from any thread makes the reads
 // in progress (and their backoff waits) return false at once, and further reads too, until
@@ -20,9 +27,12 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+
+#include "ffcv/errors.hpp"
 
 namespace ffcv {
 
@@ -30,13 +40,13 @@ class RangeReader {
  public:
   virtual ~RangeReader() = default;
 
-  // The path or URL, for messages.
+  // The path or URL (without its password), for messages.
   virtual const std::string& location() const = 0;
   // The file's size when it was opened.
   virtual std::uint64_t size() const = 0;
   // Reads exactly out.size() bytes at `offset` (the range must lie in the file). Returns true
   // when `out` holds them, false when interrupt() stopped the read (`out` is then unspecified).
-  // Throws IoError when the bytes cannot be had, FormatError when the file changed.
+  // Throws IoError when the bytes cannot be had, FileChangedError when the file changed.
   virtual bool read(std::uint64_t offset, std::span<std::uint8_t> out) = 0;
   virtual void interrupt() = 0;
   virtual void resume() = 0;
@@ -47,25 +57,61 @@ class RangeReader {
   virtual void drop_os_cache() {}
 };
 
-// How remote reads wait and retry. Every value must be positive.
+// A file that is no longer the version this process first opened (a remote file replaced on the
+// server): reading on would mix two files' bytes. Raised once, by the read that noticed.
+class FileChangedError : public FormatError {
+ public:
+  using FormatError::FormatError;
+};
+
+// How remote reads wait and retry. A value left unset comes from its environment variable when
+// that is set, else from the default; every value must be positive.
+//
+//   setting                  variable                   default
+//   connect_timeout_seconds  FFCV_HTTP_CONNECT_TIMEOUT  10 s   to open the connection (and TLS)
+//   stall_timeout_seconds    FFCV_HTTP_STALL_TIMEOUT    15 s   a request that receives less than
+//                                                              1 KiB/s for this long is abandoned
+//   request_timeout_seconds  FFCV_HTTP_REQUEST_TIMEOUT  300 s  one request from start to end
+//   max_attempts             FFCV_HTTP_ATTEMPTS         4      per range, the first one included
+//
+// A server that never answers thus fails a read after about 4 x 15 s plus the backoff waits
+// (0.1 + 0.2 + 0.4 s).
 struct HttpOptions {
-  double connect_timeout_seconds = 10;
-  // A transfer that receives nothing for this long is abandoned (and retried).
-  double stall_timeout_seconds = 30;
-  int max_attempts = 5;                    // per range, the first try included
+  std::optional<double> connect_timeout_seconds;
+  std::optional<double> stall_timeout_seconds;
+  std::optional<double> request_timeout_seconds;
+  std::optional<int> max_attempts;
   double first_retry_delay_seconds = 0.1;  // doubled after each failed attempt
   // https: the certificates to trust (a PEM file). Empty: $CURL_CA_BUNDLE when set, else the
   // system's store. Certificates are always verified.
   std::string ca_file;
 };
 
+// The values a remote read uses: those set in `options`, else the environment's, else the
+// defaults. Throws ConfigError naming the setting or variable that is not a positive number.
+struct ResolvedHttpOptions {
+  double connect_timeout_seconds = 0;
+  double stall_timeout_seconds = 0;
+  double request_timeout_seconds = 0;
+  int max_attempts = 0;
+  double first_retry_delay_seconds = 0;
+  std::string ca_file;
+};
+ResolvedHttpOptions resolve_http_options(const HttpOptions& options);
+
 // True for "http://..." and "https://..." (any letter case).
 bool is_url(std::string_view location);
 
+// Throws ConfigError when `location` starts with a URL scheme other than http:// and https://
+// ("file://...", "ftp://..."), naming the scheme and those supported. Every opener of a .beton
+// (RangeReader, FileView, the page sources) calls it first.
+void check_supported_scheme(std::string_view location);
+
 // Opens `location`: a URL (see is_url) or a local path. A URL is contacted at once (one small
-// range request) to learn the file's size and ETag and that the server honours ranges. Throws
-// IoError when the file or server cannot be reached, FormatError when the server does not serve
-// byte ranges, ConfigError for bad options.
+// range request) to learn the file's size and ETag and that the server honours ranges, and its
+// version is pinned (or checked against the pin). Throws IoError when the file or server cannot
+// be reached, FormatError when the server does not serve byte ranges, FileChangedError when the
+// file is not the pinned version, ConfigError for bad options or an unsupported scheme.
 std::unique_ptr<RangeReader> open_range_reader(const std::string& location,
                                                const HttpOptions& http = {});
 

@@ -29,9 +29,10 @@
 //               each batch once for all of them (train_together.hpp)
 //
 // On the command line `--grid lr.lr=0.25,0.5` adds an axis (or replaces the file's axis of that
-// key); values are split at commas outside brackets and quotes (`--grid
-// augment.scale=[0.08,1],[0.35,1]`). Each value is written as `--set` takes it: a point runs the
-// recipe with its values applied after the command line's `--set` overrides.
+// key; the same key in two --grid options is refused rather than one of them dropped); values are
+// split at commas outside brackets and quotes (`--grid augment.scale=[0.08,1],[0.35,1]`). Each
+// value is written as `--set` takes it: a point runs the recipe with its values applied after the
+// command line's `--set` overrides.
 //
 // Checked when the grid is read, before any work: the settings, that every key is a recipe key
 // (with the nearest one suggested), that keys which belong to the grid's own machinery are not
@@ -44,7 +45,16 @@
 #include <string>
 #include <vector>
 
+#include "ffcv/errors.hpp"
+
 namespace ffcv::train {
+
+// A bad grid value given on the command line (--grid, --placement) rather than in the recipe
+// file: the message names the option, and the CLI answers it as a bad command line (exit 2).
+class GridOptionError : public ConfigError {
+ public:
+  using ConfigError::ConfigError;
+};
 
 struct GridAxis {
   std::string key;                  // "section.key"
@@ -74,7 +84,8 @@ struct GridPoint {
 
 // The [grid] section of the recipe at `path` (an empty spec when it has none), then the
 // command line's axes ("key=v1,v2,...") and settings (placement, parallel: empty / negative
-// for "not given"). Throws ConfigError naming the file or option.
+// for "not given"). Throws ConfigError naming the file, or GridOptionError naming the option
+// (--grid, --placement) when the command line's value is at fault.
 GridSpec load_grid(const std::string& path, const std::vector<std::string>& cli_axes,
                    const std::string& cli_placement = "", int cli_parallel = -1);
 
@@ -83,6 +94,9 @@ std::vector<GridPoint> grid_points(const GridSpec& spec);
 
 // The keys the points differ in, in order of first appearance (the table's columns).
 std::vector<std::string> grid_keys(const GridSpec& spec);
+
+// The placements a grid may use: sequential, processes, threads, shared.
+const std::vector<std::string>& grid_placements();
 
 // "v1,[a,b],\"c,d\"" -> {"v1", "[a,b]", "\"c,d\""}: split at commas outside brackets and quotes.
 std::vector<std::string> split_grid_values(const std::string& text);

@@ -31,6 +31,7 @@
 #include "ffcv/train/batch_input.hpp"
 #include "ffcv/train/checkpoint.hpp"
 #include "ffcv/train/evaluate.hpp"
+#include "ffcv/train/folder_lock.hpp"
 #include "ffcv/train/recipe.hpp"
 #include "ffcv/train/run_log.hpp"
 #include "ffcv/train/trainer.hpp"
@@ -51,7 +52,9 @@ at::Device training_device(const std::string& setting, int local_rank);
 class ModelRun {
  public:
   // Creates the run folder (options.run_dir, on the main rank) with recipe.toml, the model and
-  // its optimizer, and restores checkpoint.resume when set. `recipe` is the resolved one: its
+  // its optimizer, and restores checkpoint.resume when set. The main rank holds the folder's
+  // lock (folder_lock.hpp) for the run's life: FolderBusyError when another process trains
+  // into it. `recipe` is the resolved one: its
   // dist.world_size is the job's.
   ModelRun(const Recipe& recipe, const RunOptions& options, at::Device device,
            Communicator& communicator);
@@ -86,6 +89,9 @@ class ModelRun {
   // when the epoch's mean training loss is not finite (the run diverged).
   void end_epoch(double epoch_seconds, double wait_seconds, const LoaderStats& loader,
                  std::size_t shared_by, Loader& val);
+  // Records in log.jsonl that the run failed with `error` in the epoch in progress (event
+  // "failed", with the epoch and the batch it failed at), before the driver reports the error.
+  void record_failure(const std::string& error);
   // A run whose epochs were all trained before it started (resumed from its final checkpoint)
   // trains nothing; this validates its weights once, so that its summary holds real figures.
   // Does nothing for any other run. Every rank calls it (the evaluation is collective).
@@ -105,6 +111,7 @@ class ModelRun {
   Communicator& comm_;
   bool main_rank_;
   bool verbose_;
+  FolderLock folder_lock_;       // the run folder's, on the main rank
   std::string checkpoint_path_;  // empty without a run folder; the folder exists once set
   std::unique_ptr<TrainStep> step_;
   InputNormalizer normalize_;
@@ -113,6 +120,7 @@ class ModelRun {
 
   // The epoch in progress.
   std::uint64_t epoch_ = 0;
+  bool in_epoch_ = false;  // from begin_epoch to the end of end_epoch
   std::uint64_t iterations_ = 0;
   std::uint64_t batch_ = 0;  // the next batch's index in the epoch
   std::uint64_t done_ = 0;   // batches trained in this epoch (this call of the epoch)
@@ -126,9 +134,12 @@ class ModelRun {
   bool stopped_ = false;
   bool evaluated_ = false;
   EvalResult last_eval_;
-  double train_seconds_ = 0;
-  std::uint64_t train_images_ = 0;
-  double last_loss_ = 0;
+  // Every session's figures (restored from the checkpoint on resume): summary.json's
+  // train_loss is the last finished epoch's mean loss, train_seconds the sum over sessions.
+  RunTotals totals_;
+  // Batches of the epoch in progress trained before this session (counted on the main rank
+  // only, so that the sum over ranks counts them once), whose sums loss_sum_ starts from.
+  std::uint64_t batches_before_ = 0;
 };
 
 }  // namespace ffcv::train

@@ -9,7 +9,10 @@
 //            size. Groups run on threads of their own. Runs of one group that resume from different
 //            places (one stopped mid-epoch, one not started) train as separate groups.
 //
-// In both, at most `parallel` groups / runs train at once (0: all of them). Each gets
+// In both, at most `parallel` groups / runs train at once (0: all of them), and with
+// `models_per_group` a larger shared group trains in turns of that many models (each turn reads
+// and decodes the batches again): what the grid's memory estimate asks of a grid too large to
+// build at once (tools/grid/grid_memory.hpp). Each gets
 // available_cores() / parallel loader workers and intra-op threads (a shared group's models
 // divide its share among them) unless the recipe sets data.num_workers / training.threads. Every
 // run ends as it would alone with the same seed and the same thread counts (bit for bit on the
@@ -74,6 +77,7 @@ struct TogetherOptions {
   int parallel = 0;           // groups / runs training at once; 0: all
   bool forward_lock = false;  // forward passes take turns
   bool share_seeds = false;   // shared: runs of different seeds share one decode (views)
+  int models_per_group = 0;   // shared: a larger group trains in turns of this many; 0: whole
 };
 
 // Whether runs of `a` and `b` read the same batches: the same data settings (loader workers

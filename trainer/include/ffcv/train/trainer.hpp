@@ -44,8 +44,11 @@ struct RunSummary {
   std::uint64_t epochs_done = 0;
   std::uint64_t steps = 0;
   double val_top1 = 0, val_top5 = 0, val_loss = 0;
-  double train_loss = 0;     // mean over the last epoch trained
-  double train_seconds = 0;  // time in training epochs, evaluation excluded
+  // The whole run's figures, across the sessions of a run stopped and resumed (the checkpoint
+  // carries them): the mean loss over every batch of the last finished epoch, and the time in
+  // training epochs (evaluation excluded) with the images trained in it.
+  double train_loss = 0;
+  double train_seconds = 0;
   double images_per_second = 0;
   bool replicas_identical = true;  // parameters equal on every rank at the end
   double parameter_checksum = 0;   // sum of all parameters, for comparing runs

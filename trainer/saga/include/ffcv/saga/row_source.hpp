@@ -16,13 +16,17 @@
 // masks (`ffcv write npy --pack-bits`, data.mask_bits = d), bool, uint8 and float16 features are
 // widened by our loader's workers into the batch slots for the CPU, and on the device for CUDA
 // (the host and the copy then move the compact form); the baseline widens them on the device.
+// Big-endian fields (numpy '>f4', ...) are refused when the source is opened: the solver reads
+// the stored bytes as little-endian numbers.
 #pragma once
 
 #include <torch/types.h>
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 
 #include "ffcv/saga/saga_recipe.hpp"
 
@@ -57,8 +61,13 @@ class RowSource {
   bool class_labels() const { return class_labels_; }   // targets are Int labels
   // Seconds next() has waited for batches since this source was made (loader stall time).
   double wait_seconds() const { return wait_seconds_; }
+  // Where the features and the targets are read from, for messages ("X.beton field 'features'",
+  // or the baseline's .npy file).
+  const std::string& features_origin() const { return features_origin_; }
+  const std::string& targets_origin() const { return targets_origin_; }
 
  protected:
+  std::string features_origin_, targets_origin_;
   RowRange range_;
   std::uint64_t features_ = 0, targets_ = 0;
   bool class_labels_ = false;
@@ -76,6 +85,19 @@ std::uint64_t dataset_rows(const SagaRecipe& recipe);
 std::unique_ptr<RowSource> open_row_source(const SagaRecipe& recipe, RowRange range,
                                            const std::string& order, at::Device device,
                                            bool class_labels);
+
+// The recipe with data.mask_bits as the dataset says it: a .beton written by `ffcv write npy
+// --pack-bits` has a sidecar, TRAIN.sources.json, whose packed_bits is d. With data.mask_bits = 0
+// and data.features_packed = "auto" that d is used (`note` then says so); a sidecar whose d
+// disagrees with data.mask_bits, or that says the features are packed when
+// data.features_packed = "no", is refused with a ConfigError naming both.
+SagaRecipe resolve_packed_features(const SagaRecipe& recipe, std::string* note);
+
+// One pass over `source` (its epoch-0 order) that finds the first row holding a NaN or an
+// infinity in its features or targets and throws ConfigError naming the row (its index in the
+// dataset), the column and the file; returns when every value is finite. Throws SolveStopped
+// (saga_step.hpp) when `stop` is set.
+void check_rows_finite(RowSource& source, const std::atomic<bool>* stop);
 
 // The features of a batch as float32 on `device`: `stored` is [B, ...] bool, uint8, float16 or
 // float32 as read; with mask_bits d > 0 and ceil(d/8) uint8 columns it is unpacked (most

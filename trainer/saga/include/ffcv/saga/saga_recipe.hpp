@@ -12,14 +12,14 @@
 //   elastic_net  glm_saga (Wong, Santurkar, Madry 2021): one λ path for all K outputs,
 //                  gaussian:    (1/2n) Σᵢ ‖x̃ᵢᵀW + b − yᵢ‖² + λα‖W‖₁ + λ(1−α)/2 ‖W‖²
 //                  multinomial: (1/n)  Σᵢ CE(x̃ᵢᵀW + b, yᵢ)  + the same penalty
-//                warm-started from λ_max down to ε·λ_max, the model of least penalized
-//                validation loss selected.
+//                warm-started from λ_max down to ε·λ_max, one point selected on the
+//                validation rows by saga.selection (saga_path.hpp states the rules).
 //   lasso_path   fast_l1 (the datamodels regressor): K independent lassos, one per target column,
 //                  (1/2n) Σᵢ (x̃ᵢᵀw_k + b_k − y_ik)² + λ_k‖w_k‖₁
 //                each with its own path λ = 0, λ_max,k, λ_max,k·ε^{1/m}, ... (m = num_lambdas),
 //                stepping on when glmnet's rule says the column converged, stopping early when
-//                the validation error rises; then refit on training + validation rows at each
-//                column's best λ.
+//                the validation error rises, each column's point selected by saga.selection;
+//                then refit on training + validation rows at each column's selected λ.
 #pragma once
 
 #include <cstdint>
@@ -38,8 +38,13 @@ struct SagaData {
   std::uint64_t num_train = 0;
   std::uint64_t num_val = 0;
   // Features written with `ffcv write npy --pack-bits`: the number of features d (the stored
-  // bytes hold ceil(d/8) x 8 bits). 0: the features are not packed.
+  // bytes hold ceil(d/8) x 8 bits). 0: as the file says (features_packed).
   std::uint64_t mask_bits = 0;
+  // Whether uint8 features are bit-packed masks. "auto": as `ffcv write npy --pack-bits` left
+  // them, its sidecar TRAIN.sources.json naming d (packed_bits), or mask_bits; uint8 features
+  // with neither are refused, since packed bytes fitted as values give a model of nothing.
+  // "no": the bytes are the feature values (a sidecar saying they are packed is refused).
+  std::string features_packed = "auto";
   // "ffcv": our loader. "mmap": the baseline, a plain loader that copies each batch's rows out
   // of memory-mapped .npy arrays (features_npy, targets_npy: the arrays the .beton was written
   // from), in the same order and batches.
@@ -75,9 +80,17 @@ struct SagaSolver {
   double early_stop_eps = 1e-5;       // lasso_path: glmnet's max_j σ_j² Δw_jk² bound
   std::uint64_t min_lambdas = 10;     // lasso_path: λ tried before validation may stop
   bool refit = true;                  // lasso_path: refit on train + val at the best λ
-  std::string device = "cpu";         // cpu | cuda
-  std::string table = "device";       // where the SAGA table lives: device | host
-  int threads = 0;                    // torch intra-op threads; 0: torch's default
+  // How a path point is selected on the validation rows (saga_path.hpp): "val_loss" (the least
+  // validation data loss), "one_se" (the largest λ within one standard error of it) or
+  // "penalized_val_loss" (glm_saga's rule: the least validation loss plus that λ's penalty).
+  std::string selection = "val_loss";
+  bool path_weights = false;  // keep the weights of every path point (path_weights.npy)
+  // The memory a run may use, GiB; 0: what the machine has available (MemAvailable, or the
+  // cgroup's limit when lower). A run whose estimate exceeds it is refused before it starts.
+  double memory_limit_gib = 0;
+  std::string device = "cpu";    // cpu | cuda
+  std::string table = "device";  // where the SAGA table lives: device | host
+  int threads = 0;               // torch intra-op threads; 0: torch's default
 
   bool operator==(const SagaSolver&) const = default;
 };

@@ -4,9 +4,9 @@
 // synchronization inside an epoch.
 //
 // SAGA (Defazio, Bach, Lacoste-Julien 2014) with minibatches, as glm_saga and fast_l1 run it
-// (reference: training-recipes.md §3): for a linear model the gradient of row i's loss is
-// aᵢ x̃ᵢᵀ with aᵢ ∈ ℝ^K (the residual, or softmax minus one-hot), so the table keeps only aᵢ,
-// one row of K numbers per dataset row. For a batch B:
+// (glm_saga/elasticnet.py's train_saga, fast_l1/regressor.py's train_saga): for a linear model the
+// gradient of row i's loss is aᵢ x̃ᵢᵀ with aᵢ ∈ ℝ^K (the residual, or softmax minus one-hot), so the
+// table keeps only aᵢ, one row of K numbers per dataset row. For a batch B:
 //   V_W = (1/|B|) X̃_Bᵀ (a − A_B) + Ḡ_W      V_b = mean(a − A_B) + ḡ_b
 //   W ← prox(W − η V_W)                       b ← b − η V_b
 //   Ḡ_W += (|B|/n)(1/|B|) X̃_Bᵀ (a − A_B)     ḡ_b += (|B|/n) mean(a − A_B)      A_B ← a
@@ -18,6 +18,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <vector>
 
 #include "ffcv/saga/row_source.hpp"
 
@@ -37,6 +38,7 @@ struct RowStats {
   at::Tensor std;             // [d] float32: population standard deviation (1/n)
   at::Tensor inv_std;         // [d] 1/std, 0 where std is 0 (a constant feature stays 0)
   at::Tensor gradient_bound;  // [K] float64 on the CPU: max_j |(1/n) Σᵢ x̃_ij (Y_ik − Ȳ_k)|
+  at::Tensor target_mean;     // [K] float64 on the CPU: Ȳ (class frequencies for kMultinomial)
   std::uint64_t rows = 0, features = 0, outputs = 0;
 
   // The model's outputs x̃W + b for raw features x, without forming x̃: x (inv_std ⊙ W) +
@@ -48,7 +50,8 @@ struct RowStats {
 };
 
 // One pass over `source` (epoch `epoch` of its order). For kMultinomial, K is the number of
-// classes (largest label + 1). Throws SolveStopped when `stop` is set.
+// classes (largest label + 1). Throws SolveStopped when `stop` is set, and ConfigError naming the
+// row when a feature or target is NaN or infinite (check_rows_finite).
 RowStats measure_rows(RowSource& source, Family family, std::uint64_t epoch,
                       const std::atomic<bool>* stop);
 
@@ -79,6 +82,20 @@ struct SagaState {
 // without the ½) and in one number [1] for kMultinomial (Σ cross-entropy); on the device.
 at::Tensor batch_loss_sums(const at::Tensor& residual_or_logits, const at::Tensor& targets,
                            Family family);
+
+// The columns whose λ_k reaches the KKT bound, λ_k α ≥ gradient_bound_k: at the optimum every
+// weight of such a column is exactly 0, and its bias fits Ȳ_k. For kGaussian the columns are
+// independent; for kMultinomial they are coupled through the softmax, so either every column is
+// at its bound (λα ≥ max_k gradient_bound_k) or none is. `lambda` [K'] float64 on the CPU, for the
+// columns `columns` of the problem (empty: all K). Returns [K'] bool on the CPU.
+at::Tensor columns_at_bound(const RowStats& stats, const at::Tensor& lambda, double alpha,
+                            Family family, const std::vector<std::int64_t>& columns = {});
+
+// Puts the columns `at_bound` ([K'] bool, as columns_at_bound gives) of `state` at that optimum:
+// weights exactly 0, bias log Ȳ_k (multinomial, when every class occurs) or Ȳ_k (gaussian).
+// The SAGA table is left as it is: it only holds control variates, which stay valid.
+void settle_columns_at_bound(SagaState& state, const RowStats& stats, const at::Tensor& at_bound,
+                             Family family, const std::vector<std::int64_t>& columns = {});
 
 // The loss sums (as batch_loss_sums) of the model on raw features `features`.
 at::Tensor loss_sums(const SagaState& state, const RowStats& stats, const at::Tensor& features,
@@ -118,11 +135,17 @@ EpochLosses train_epoch(SagaState& state, RowSource& source, std::uint64_t epoch
                         double alpha, const std::atomic<bool>* stop,
                         const TargetColumns& columns = {}, double step_tol = 0);
 
-// The loss sums of the model over every row of `source` (in its epoch-0 order), float64 on the
-// device.
-at::Tensor evaluate_rows(const SagaState& state, RowSource& source, const RowStats& stats,
-                         Family family, const std::atomic<bool>* stop,
-                         const TargetColumns& columns = {});
+// The losses of the model over every row of `source` (in its epoch-0 order), float64 on the
+// device, with what a standard error of their mean needs.
+struct RowLosses {
+  at::Tensor sums;         // as batch_loss_sums: per column Σ r² [K], or Σ CE [1]
+  at::Tensor square_sums;  // Σ over rows of each row's loss squared: per column Σ r⁴, Σ CE²
+  at::Tensor row_square_sum;  // [1]: Σ over rows of (the row's loss over all columns)²
+  std::uint64_t rows = 0;
+};
+RowLosses evaluate_rows(const SagaState& state, RowSource& source, const RowStats& stats,
+                        Family family, const std::atomic<bool>* stop,
+                        const TargetColumns& columns = {});
 
 // λ_k (α‖w_k‖₁ + (1−α)/2 ‖w_k‖²) for each column k: [K] on the device.
 at::Tensor penalty(const at::Tensor& weight, const at::Tensor& lambda, double alpha);

@@ -1,0 +1,192 @@
+#include "grid/grid_memory.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <functional>
+
+namespace ffcv::tools {
+namespace {
+
+// The ResNet of `model` at input side `side`, layer by layer as resnet.hpp builds it: its
+// parameters, and the elements of every convolution's output for one image.
+struct ResNetShape {
+  double parameters = 0;
+  double conv_output_elements = 0;
+};
+
+ResNetShape resnet_shape(const train::ModelConfig& model, double side) {
+  const bool bottleneck = model.arch == "resnet50";
+  const std::array<int, 4> depths =
+      bottleneck ? std::array<int, 4>{3, 4, 6, 3} : std::array<int, 4>{2, 2, 2, 2};
+  const double expansion = bottleneck ? 4 : 1;
+  const auto scaled = [&](double planes) {
+    return std::max(1.0, static_cast<double>(std::llround(planes * model.width)));
+  };
+  ResNetShape shape;
+  double h = side;
+  // A convolution with its BatchNorm: weights, scale and shift, and its output at side `h`.
+  const auto conv_bn = [&](double in, double out, double kernel) {
+    shape.parameters += in * out * kernel * kernel + 2 * out;
+    shape.conv_output_elements += out * h * h;
+  };
+  const auto halve = [](double side_in) { return std::ceil(side_in / 2); };
+
+  const double stem = scaled(64);
+  if (model.stem == "imagenet") {
+    h = halve(h);  // 7x7, stride 2
+    conv_bn(3, stem, 7);
+    h = halve(h);  // 3x3 max-pool, stride 2
+  } else {
+    conv_bn(3, stem, 3);
+  }
+  double in = stem;
+  for (int stage = 0; stage < 4; ++stage) {
+    const double planes = scaled(64.0 * (1 << stage));
+    for (int block = 0; block < depths[static_cast<std::size_t>(stage)]; ++block) {
+      const bool strided = stage > 0 && block == 0;
+      const double out = planes * expansion;
+      if (bottleneck) {
+        conv_bn(in, planes, 1);
+        if (strided) h = halve(h);
+        conv_bn(planes, planes, 3);
+        conv_bn(planes, out, 1);
+      } else {
+        if (strided) h = halve(h);
+        conv_bn(in, planes, 3);
+        conv_bn(planes, planes, 3);
+      }
+      if (strided || in != out) conv_bn(in, out, 1);  // the downsample path, at the output side
+      in = out;
+    }
+  }
+  shape.parameters += in * model.num_classes + model.num_classes;
+  return shape;
+}
+
+}  // namespace
+
+std::uint64_t resnet_parameter_count(const train::ModelConfig& model) {
+  return static_cast<std::uint64_t>(resnet_shape(model, 1).parameters);
+}
+
+PointMemory estimate_point_memory(const train::Recipe& recipe, bool on_gpu) {
+  PointMemory memory;
+  memory.on_gpu = on_gpu;
+  const train::ModelConfig& model = recipe.model;
+  const double parameters = resnet_shape(model, 1).parameters;
+  memory.model = 16 * parameters;
+
+  const bool half = recipe.training.precision != "fp32";
+  const double element = half ? 2 : 4;
+  const double train_side = std::max(recipe.resolution.max_res, recipe.resolution.min_res);
+  const double train_batch = recipe.training.batch_size;
+  // Training keeps about three tensors per convolution output (its output, the BatchNorm's, the
+  // ReLU's) until the backward pass, and the fp32 input.
+  const double train_activations =
+      train_batch * (3 * element * resnet_shape(model, train_side).conv_output_elements +
+                     4 * 3 * train_side * train_side);
+  // Evaluation keeps no graph: about two outputs alive at once, and the input (with TTA, its
+  // flipped copy too).
+  const double val_side = recipe.validation.resolution;
+  const double val_batch = recipe.validation.batch_size;
+  const double val_inputs = recipe.validation.tta ? 2 : 1;
+  // The largest output is the stem's (ResNet-50's first stage, 4x wider at half the side, is
+  // as large).
+  const double stem_channels = std::max(1.0, static_cast<double>(std::llround(64 * model.width)));
+  const double stem_side = model.stem == "imagenet" ? std::ceil(val_side / 2) : val_side;
+  const double largest_output = stem_channels * stem_side * stem_side;
+  const double val_activations =
+      val_batch * (2 * element * largest_output + val_inputs * 4 * 3 * val_side * val_side);
+  memory.activations = std::max(train_activations, val_activations);
+
+  const double slots = recipe.data.batches_ahead + 2.0;
+  memory.loader = slots * (train_batch * 3 * train_side * train_side +
+                           recipe.validation.batch_size * 3 * val_side * val_side);
+  if (!recipe.data.os_cache) memory.loader += 2.0 * recipe.data.cache_budget_mib * (1 << 20);
+  return memory;
+}
+
+GridMemoryPlan plan_grid_memory(const std::string& placement, int at_once,
+                                const std::vector<PointMemory>& points,
+                                const std::vector<std::vector<std::size_t>>& groups,
+                                double available) {
+  GridMemoryPlan plan;
+  plan.available = available;
+  if (points.empty()) return plan;
+  const bool processes = placement == "processes" || placement == "sequential";
+  const bool shared = placement == "shared";
+  std::vector<std::vector<std::size_t>> units;
+  if (shared) {
+    units = groups;
+  } else {
+    for (std::size_t i = 0; i < points.size(); ++i) units.push_back({i});
+  }
+  // The cost of each unit when a shared group builds at most `per_group` models at once (its
+  // models then train in turns of that many, each turn with its own loader).
+  const auto unit_costs = [&](std::size_t per_group) {
+    std::vector<double> costs;
+    for (const std::vector<std::size_t>& unit : units) {
+      double model = 0, loader = 0;
+      for (const std::size_t i : unit) {
+        model = std::max(model, points[i].host_model_bytes());
+        loader = std::max(loader, points[i].loader);
+      }
+      for (std::size_t left = unit.size(); left > 0;) {
+        const std::size_t chunk = per_group == 0 ? left : std::min(left, per_group);
+        costs.push_back(loader + static_cast<double>(chunk) * model +
+                        (processes ? kProcessBytes : 0));
+        left -= chunk;
+      }
+    }
+    std::sort(costs.begin(), costs.end(), std::greater<>());
+    return costs;
+  };
+  // The peak with `count` units at once: the largest ones together.
+  const auto peak = [&](int count, std::size_t per_group) {
+    const std::vector<double> costs = unit_costs(per_group);
+    double total = processes ? 0 : kProcessBytes;
+    for (std::size_t k = 0; k < costs.size() && k < static_cast<std::size_t>(count); ++k) {
+      total += costs[k];
+    }
+    return total;
+  };
+  const int units_count = static_cast<int>(units.size());
+  int asked = placement == "sequential" ? 1 : at_once;
+  if (asked <= 0 || asked > units_count) asked = units_count;
+  plan.requested = peak(asked, 0);
+  plan.at_once = asked;
+  plan.needed = plan.requested;
+  if (plan.requested <= available) return plan;
+  // Fewer at once, groups whole.
+  for (int count = asked - 1; count >= 1; --count) {
+    if (peak(count, 0) <= available) {
+      plan.at_once = count;
+      plan.needed = peak(count, 0);
+      return plan;
+    }
+  }
+  plan.at_once = 1;
+  // One group at a time, in turns of as many models as fit.
+  std::size_t largest = 0;
+  for (const auto& unit : units) largest = std::max(largest, unit.size());
+  std::size_t lo = 1, hi = largest;  // the answer, if any, lies in [1, hi]
+  if (shared && largest > 1 && peak(1, 1) <= available) {
+    while (lo < hi) {
+      const std::size_t mid = lo + (hi - lo + 1) / 2;
+      if (peak(1, mid) <= available) {
+        lo = mid;
+      } else {
+        hi = mid - 1;
+      }
+    }
+    plan.models_per_group = static_cast<int>(lo);
+    plan.needed = peak(1, lo);
+    return plan;
+  }
+  plan.needed = peak(1, shared ? 1 : 0);
+  plan.fits = plan.needed <= available;
+  return plan;
+}
+
+}  // namespace ffcv::tools
