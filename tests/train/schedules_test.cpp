@@ -135,7 +135,8 @@ TEST_CASE("the step schedule multiplies by step_ratio every step_length epochs",
 }
 
 TEST_CASE("the ImageNet ramps switch to 192 px at the released configs' epochs", "[schedule]") {
-  // training-recipes.md section 1.2: the first 192 px epoch for each epoch count.
+  // docs/recipes.md, "The paper's ImageNet recipes" (its table): the first 192 px epoch for each
+  // epoch count, as FFCV's released rn18/rn50 configs give it.
   const std::pair<int, int> table[] = {{16, 12}, {24, 19}, {32, 25}, {40, 32}, {56, 45}, {88, 71}};
   for (const auto& [epochs, first_192] : table) {
     INFO("epochs " << epochs);
