@@ -14,15 +14,10 @@
 #include "ffcv/errors.hpp"
 #include "ffcv/json_text.hpp"
 #include "ffcv/progress_bar.hpp"
+#include "ffcv/stopwatch.hpp"
 
 namespace ffcv::tools {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
 
 // A figure fit to print: NaN and the infinities (a ratio over nothing measured) as 0, -0 as 0.
 double printable(double value) { return std::isfinite(value) ? value + 0.0 : 0.0; }
@@ -114,7 +109,7 @@ EpochMeasurement run_epoch(Loader& loader, std::uint64_t epoch, std::uint64_t ma
   const std::uint64_t planned =
       max_batches ? std::min(max_batches, loader.batches_per_epoch()) : loader.batches_per_epoch();
   ProgressBar bar("epoch " + std::to_string(epoch), planned, "batches");
-  const auto start = Clock::now();
+  const Stopwatch start;
   auto iterator = loader.epoch(epoch);
   const std::optional<std::size_t> label_output = scalar_label_output(loader);
   double distinct_labels = 0;
@@ -127,7 +122,7 @@ EpochMeasurement run_epoch(Loader& loader, std::uint64_t epoch, std::uint64_t ma
     if (step_seconds > 0) std::this_thread::sleep_for(std::chrono::duration<double>(step_seconds));
     if (progress) bar.update(m.batches);
   }
-  m.seconds = seconds_since(start);
+  m.seconds = start.seconds();
   m.distinct_labels_per_batch = m.batches ? distinct_labels / static_cast<double>(m.batches) : 0;
   m.diversity = measure_batch_diversity(loader.order().epoch_order(epoch),
                                         loader.options().batch_size, loader.page_of_samples());
@@ -141,13 +136,13 @@ double memcpy_rate(std::uint64_t bytes_per_sample) {
   const std::uint64_t bytes = std::max<std::uint64_t>(1, 256 * bytes_per_sample);
   std::vector<std::uint8_t> source(bytes, 1), target(bytes);
   std::uint64_t copied = 0;
-  const auto start = Clock::now();
-  while (seconds_since(start) < 0.25) {
+  const Stopwatch start;
+  while (start.seconds() < 0.25) {
     std::memcpy(target.data(), source.data(), bytes);
     source[copied % bytes] = target[(copied * 7) % bytes];  // keep the copies observable
     copied += bytes;
   }
-  return copied / seconds_since(start);
+  return copied / start.seconds();
 }
 
 std::string measurements_text(const Loader& loader, const std::vector<EpochMeasurement>& epochs,

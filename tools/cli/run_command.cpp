@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
@@ -24,6 +23,7 @@
 #include "ffcv/saga/saga_recipe.hpp"
 #include "ffcv/saga/saga_run.hpp"
 #include "ffcv/saga/saga_step.hpp"
+#include "ffcv/stopwatch.hpp"
 #include "ffcv/storage/range_reader.hpp"
 #include "ffcv/storage/url_credentials.hpp"
 #include "ffcv/text_file.hpp"
@@ -681,11 +681,10 @@ int run_command(const CommandArgs& argv) {
   if (args.has("stop-after-steps")) {
     options.stop_after_steps = static_cast<std::uint64_t>(args.get_int("stop-after-steps"));
   }
-  const auto start = std::chrono::steady_clock::now();
+  const Stopwatch start;
   const train::RunSummary summary = train::run_training(recipe, options);
   made_here.keep();
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double seconds = start.seconds();
   const bool main_rank = !is_rank || std::getenv("RANK") == std::string("0");
   if (main_rank && !options.quiet) {
     if (summary.finished) {

@@ -19,6 +19,7 @@
 #include "ffcv/atomic_file.hpp"
 #include "ffcv/cpu_count.hpp"
 #include "ffcv/errors.hpp"
+#include "ffcv/stopwatch.hpp"
 #include "ffcv/text_file.hpp"
 #include "ffcv/train/run_results.hpp"
 
@@ -47,7 +48,7 @@ struct Running {
   pid_t pid = -1;
   std::size_t point = 0;
   int slot = 0;
-  std::chrono::steady_clock::time_point start;
+  Stopwatch start;
 };
 
 }  // namespace
@@ -146,7 +147,7 @@ GridOutcome run_grid(const std::vector<train::GridPoint>& points, const GridRunO
       Running r;
       r.point = queue.front();
       r.slot = slot;
-      r.start = std::chrono::steady_clock::now();
+      r.start = Stopwatch();
       r.pid = spawn_process(options.program, arguments, spawn);
       queue.pop_front();
       slot_busy[static_cast<std::size_t>(slot)] = true;
@@ -173,8 +174,7 @@ GridOutcome run_grid(const std::vector<train::GridPoint>& points, const GridRunO
       ++outcome.ran;
       const train::GridPoint& point = points[done.point];
       const fs::path dir = fs::path(options.grid_dir) / point.folder;
-      const double seconds =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - done.start).count();
+      const double seconds = done.start.seconds();
       train::RunResults results = train::read_run_results(dir.string());
       const int code = exit_status(status);
       char line[160];

@@ -1,12 +1,12 @@
 #include "dataset_verify.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <mutex>
 
 #include "ffcv/fields/rgb_image_field.hpp"
 #include "ffcv/jpeg_codec.hpp"
 #include "ffcv/json_text.hpp"
+#include "ffcv/stopwatch.hpp"
 #include "ffcv/storage/range_reader.hpp"
 #include "ffcv/thread_group.hpp"
 
@@ -38,7 +38,7 @@ std::string check_value(const Reader& reader, std::uint64_t sample, std::size_t 
 
 VerifyReport verify_dataset(const Reader& reader, int workers,
                             const std::function<void(std::uint64_t, std::uint64_t)>& on_progress) {
-  const auto started = std::chrono::steady_clock::now();
+  const Stopwatch started;
   VerifyReport report;
   report.samples = reader.num_samples();
   std::mutex mutex;
@@ -59,8 +59,7 @@ VerifyReport verify_dataset(const Reader& reader, int workers,
   reader.check_intact();
   std::stable_sort(report.bad.begin(), report.bad.end(),
                    [](const BadSample& a, const BadSample& b) { return a.sample < b.sample; });
-  report.seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  report.seconds = started.seconds();
   return report;
 }
 

@@ -2,8 +2,7 @@
 
 #include <torch/torch.h>
 
-#include <chrono>
-
+#include "ffcv/stopwatch.hpp"
 #include "ffcv/torch/batch_feed.hpp"
 #include "ffcv/train/distributed.hpp"
 #include "ffcv/train/train_data.hpp"
@@ -32,7 +31,7 @@ at::Tensor tta_logits(const std::function<at::Tensor(const at::Tensor&)>& forwar
 EvalResult evaluate(const std::function<at::Tensor(const at::Tensor&)>& forward, Loader& val,
                     std::uint64_t epoch, const InputNormalizer& normalize, bool tta,
                     Communicator& communicator) {
-  const auto start = std::chrono::steady_clock::now();
+  const Stopwatch start;
   torch::NoGradGuard no_grad;
   // top-1, top-5 and summed loss accumulated where the model runs (no host sync per batch); the
   // sample count is known on the host. All four are reduced over ranks in one collective.
@@ -63,7 +62,7 @@ EvalResult evaluate(const std::function<at::Tensor(const at::Tensor&)>& forward,
     result.top5 = totals[1].item<double>() / n;
     result.loss = totals[2].item<double>() / n;
   }
-  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  result.seconds = start.seconds();
   return result;
 }
 

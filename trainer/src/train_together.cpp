@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <condition_variable>
 #include <functional>
 #include <map>
@@ -15,6 +14,7 @@
 
 #include "ffcv/cpu_count.hpp"
 #include "ffcv/errors.hpp"
+#include "ffcv/stopwatch.hpp"
 #include "ffcv/thread_group.hpp"
 #include "ffcv/torch/batch_feed.hpp"
 #include "ffcv/torch/batch_tensors.hpp"
@@ -32,12 +32,6 @@
 
 namespace ffcv::train {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
 
 // The settings of `recipe` that shape its batches, the rest left at their defaults.
 Recipe batch_settings(const Recipe& recipe, bool ignore_seed) {
@@ -363,7 +357,7 @@ void train_on_shared_batches(TrainData& data, const std::vector<ModelRun*>& grou
     const std::uint64_t epoch = runs.front()->next_epoch();
     const int resolution = resolution_at(recipe.resolution, epoch);
     data.set_train_resolution(resolution);
-    const auto start = Clock::now();
+    const Stopwatch start;
     EpochIterator iterator = data.train().epoch(epoch, runs.front()->first_batch());
     const std::uint64_t first = runs.front()->first_batch();
     const std::uint64_t batches = iterator.num_batches();
@@ -380,7 +374,7 @@ void train_on_shared_batches(TrainData& data, const std::vector<ModelRun*>& grou
     std::vector<ModelRun*> training = runs;
     double wait_seconds = 0;
     for (std::uint64_t i = first; i < iterations && !training.empty(); ++i) {
-      const auto wait_start = Clock::now();
+      const Stopwatch wait_start;
       std::optional<std::vector<at::Tensor>> tensors;
       try {
         tensors = feed.next();
@@ -388,7 +382,7 @@ void train_on_shared_batches(TrainData& data, const std::vector<ModelRun*>& grou
         throw Error(
             loader_failure_text(error.what(), epoch, recipe.training.epochs, i, iterations));
       }
-      wait_seconds += seconds_since(wait_start);
+      wait_seconds += wait_start.seconds();
       if (!tensors && recipe.data.on_error == "skip") break;  // its last batches were all skipped
       if (!tensors) throw Error("the loader ended the epoch before its last batch");
       // The model input of each view (or the one input), made once for the runs that need it.
@@ -416,7 +410,7 @@ void train_on_shared_batches(TrainData& data, const std::vector<ModelRun*>& grou
         std::erase(training, ended);
       }
     }
-    const double epoch_seconds = seconds_since(start);
+    const double epoch_seconds = start.seconds();
     const LoaderStats stats = data.train().current_epoch_stats();
     const std::size_t readers = runs.size();
     // One at a time: the evaluations share the validation loader.

@@ -21,7 +21,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
-#include <chrono>
 #include <condition_variable>
 #include <cstdio>
 #include <exception>
@@ -31,6 +30,7 @@
 
 #include "ffcv/byte_size.hpp"
 #include "ffcv/errors.hpp"
+#include "ffcv/stopwatch.hpp"
 #include "ffcv/storage/epoch_plan.hpp"
 #include "ffcv/storage/page_source.hpp"
 #include "ffcv/storage/range_reader.hpp"
@@ -40,12 +40,6 @@
 
 namespace ffcv {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
 
 std::string number_text(double value) {
   char buffer[32];
@@ -365,16 +359,16 @@ LoadResult ProcessCache::load_page(std::uint64_t page, std::uint64_t length) {
                 "it lies beyond the end of the file (" + std::to_string(file_size_) + " bytes)"));
     return result;
   }
-  const Clock::time_point start = Clock::now();
+  const Stopwatch start;
   if (!throttle_.wait_for_read(length)) {
     result.interrupted = true;
-    result.seconds = seconds_since(start);
+    result.seconds = start.seconds();
     return result;
   }
   if (const int error = result.buffer.allocate(length); error != 0) {
     result.error = std::make_exception_ptr(
         IoError(path_, "allocate " + std::to_string(length) + " bytes to " + where, error));
-    result.seconds = seconds_since(start);
+    result.seconds = start.seconds();
     return result;
   }
   try {
@@ -385,7 +379,7 @@ LoadResult ProcessCache::load_page(std::uint64_t page, std::uint64_t length) {
   }
   result.read_calls = 1;
   if (result.error || result.interrupted) result.buffer.reset();
-  result.seconds = seconds_since(start);
+  result.seconds = start.seconds();
   return result;
 }
 
@@ -415,9 +409,9 @@ void ProcessCache::acquire(std::uint64_t batch) {
     return true;
   };
   if (!all_settled()) {
-    const Clock::time_point start = Clock::now();
+    const Stopwatch start;
     page_settled_.wait(lock, all_settled);
-    stats_.acquire_wait_seconds += seconds_since(start);
+    stats_.acquire_wait_seconds += start.seconds();
   }
   if (epoch_ != epoch || cancelled_) {
     throw ConfigError(batch_error("acquire", batch) + ": the epoch ended while waiting");

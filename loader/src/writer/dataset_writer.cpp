@@ -12,6 +12,7 @@
 #include "ffcv/cpu_count.hpp"
 #include "ffcv/errors.hpp"
 #include "ffcv/little_endian.hpp"
+#include "ffcv/stopwatch.hpp"
 #include "ffcv/thread_group.hpp"
 #include "page_allocator.hpp"
 
@@ -98,7 +99,7 @@ WriteSummary DatasetWriter::write(const SampleSource& source) {
 }
 
 WriteSummary DatasetWriter::write_rows(const SampleSource& source) {
-  const auto started = std::chrono::steady_clock::now();
+  const Stopwatch started;
   const std::uint64_t num_samples = source.size();
   std::vector<ColumnType> columns;
   for (const NamedField& named : fields_) columns.push_back(named.field->column_type());
@@ -260,8 +261,7 @@ WriteSummary DatasetWriter::write_rows(const SampleSource& source) {
   summary.num_pages = pages.pages_written();
   summary.heap_bytes = pages.heap_bytes();
   summary.file_size = table_ptr + table.size();
-  summary.seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  summary.seconds = started.seconds();
   return summary;
 }
 

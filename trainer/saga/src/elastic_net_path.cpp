@@ -1,6 +1,5 @@
 // glm_saga's path: one λ for every output column, warm starts, look-behind stopping, a point
 // selected on the validation rows by saga.selection (saga_path.hpp).
-#include <chrono>
 #include <cmath>
 #include <limits>
 #include <sstream>
@@ -8,6 +7,7 @@
 #include "ffcv/saga/row_source.hpp"
 
 #include "ffcv/saga/saga_path.hpp"
+#include "ffcv/stopwatch.hpp"
 
 namespace ffcv::saga {
 
@@ -26,10 +26,8 @@ std::vector<double> elastic_net_lambdas(const SagaSolver& solver, const RowStats
 }
 
 PathResult solve_elastic_net(const SagaSolver& solver, const SolveInputs& in) {
-  const auto start = std::chrono::steady_clock::now();
-  const auto elapsed = [&] {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  };
+  const Stopwatch start;
+  const auto elapsed = [&] { return start.seconds(); };
   const RowStats& stats = *in.stats;
   RowSource& train = *in.train;
   const bool gaussian = in.family == Family::kGaussian;

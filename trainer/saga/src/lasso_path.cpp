@@ -1,7 +1,6 @@
 // fast_l1's path: a lasso per target column, each with its own λ sequence, glmnet's convergence
 // rule, validation early stopping, a point of each column's path selected by saga.selection, and a
 // working set that sheds finished columns (saga_path.hpp).
-#include <chrono>
 #include <cmath>
 #include <limits>
 #include <numeric>
@@ -10,6 +9,7 @@
 #include "ffcv/saga/row_source.hpp"
 
 #include "ffcv/saga/saga_path.hpp"
+#include "ffcv/stopwatch.hpp"
 
 namespace ffcv::saga {
 namespace {
@@ -40,10 +40,8 @@ void keep_columns(SagaState& state, at::Tensor& lambda, const std::vector<std::i
 
 PathResult solve_lasso_path(const SagaSolver& solver, const SolveInputs& in,
                             const at::Tensor& first_lambda, double decay, std::uint64_t points) {
-  const auto start = std::chrono::steady_clock::now();
-  const auto elapsed = [&] {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  };
+  const Stopwatch start;
+  const auto elapsed = [&] { return start.seconds(); };
   const RowStats& stats = *in.stats;
   RowSource& train = *in.train;
   const auto outputs = static_cast<std::int64_t>(stats.outputs);

@@ -1,11 +1,11 @@
 // RowSource over ffcv::Loader: the .beton's features and targets fields, decoded by the loader's
 // workers, handed to the device by the torch adapter's BatchFeed.
-#include <chrono>
 
 #include "ffcv/errors.hpp"
 #include "ffcv/loader.hpp"
 #include "ffcv/reader.hpp"
 #include "ffcv/steps/op_registry.hpp"
+#include "ffcv/stopwatch.hpp"
 #include "ffcv/storage/range_reader.hpp"
 #include "ffcv/torch/batch_feed.hpp"
 #include "ffcv/torch/batch_tensors.hpp"
@@ -69,10 +69,9 @@ class LoaderRowSource final : public RowSource {
 
   std::optional<RowBatch> next() override {
     if (!feed_) throw ConfigError("RowSource::next() before start_epoch()");
-    const auto start = std::chrono::steady_clock::now();
+    const Stopwatch start;
     std::optional<std::vector<at::Tensor>> tensors = feed_->next();
-    wait_seconds_ +=
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    wait_seconds_ += start.seconds();
     if (!tensors) {
       feed_.reset();
       return std::nullopt;

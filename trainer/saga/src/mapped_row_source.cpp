@@ -2,13 +2,13 @@
 // helper thread, into a host buffer (pinned for CUDA), then copied to the device. No decoding,
 // no page-aware reading, no pool of workers: the plain loader a PyTorch DataLoader with one
 // worker over np.load(..., mmap_mode="r") amounts to.
-#include <chrono>
 #include <cstring>
 #include <future>
 
 #include "ffcv/errors.hpp"
 #include "ffcv/npy_array.hpp"
 #include "ffcv/order/traversal_order.hpp"
+#include "ffcv/stopwatch.hpp"
 #include "ffcv/torch/batch_tensors.hpp"
 #include "row_sources.hpp"
 
@@ -74,10 +74,9 @@ class MappedRowSource final : public RowSource {
   std::optional<RowBatch> next() override {
     if (!started_) throw ConfigError("RowSource::next() before start_epoch()");
     if (batch_ >= batches_) return std::nullopt;
-    const auto start = std::chrono::steady_clock::now();
+    const Stopwatch start;
     HostBatch host = ahead_.get();
-    wait_seconds_ +=
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    wait_seconds_ += start.seconds();
     features_npy_.file->check_intact();
     targets_npy_.file->check_intact();
     ++batch_;

@@ -2,7 +2,6 @@
 
 #include <torch/torch.h>
 
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -17,6 +16,7 @@
 #include "ffcv/saga/saga_memory.hpp"
 #include "ffcv/saga/saga_path.hpp"
 #include "ffcv/saga/saga_step.hpp"
+#include "ffcv/stopwatch.hpp"
 
 namespace ffcv::saga {
 namespace {
@@ -114,12 +114,10 @@ std::string selection_text(const at::Tensor& lambda, const std::string& rule) {
 }  // namespace
 
 SagaRunSummary run_saga(const SagaRecipe& given, const SagaRunOptions& options) {
-  const auto start = std::chrono::steady_clock::now();
+  const Stopwatch start;
   std::string packing_note;
   const SagaRecipe recipe = resolve_packed_features(given, &packing_note);
-  const auto elapsed = [&] {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  };
+  const auto elapsed = [&] { return start.seconds(); };
   const SagaData& data = recipe.data;
   const SagaSolver& solver = recipe.saga;
   const at::Device device = solver_device(solver);
@@ -176,10 +174,9 @@ SagaRunSummary run_saga(const SagaRecipe& given, const SagaRunOptions& options) 
   // One pass for standardization and λ_max, then one that only streams the features: the
   // bound a solver epoch is compared with (the first pass has warmed what caches there are, as
   // it has for the solver's epochs).
-  const auto stats_start = std::chrono::steady_clock::now();
+  const Stopwatch stats_start;
   const RowStats stats = measure_rows(*train, family, 0, options.stop);
-  const double stats_seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - stats_start).count();
+  const double stats_seconds = stats_start.seconds();
   summary.outputs = stats.outputs;
   if (labels) check_memory(recipe, *train, stats.outputs, table_rows);
   summary.stream_seconds_per_epoch = stream_seconds(*train, 0, options.stop);

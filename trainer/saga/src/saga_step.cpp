@@ -1,10 +1,10 @@
 #include "ffcv/saga/saga_step.hpp"
 
-#include <chrono>
 #include <cmath>
 
 #include "ffcv/errors.hpp"
 #include "ffcv/saga/row_source.hpp"
+#include "ffcv/stopwatch.hpp"
 
 namespace ffcv::saga {
 namespace {
@@ -28,14 +28,14 @@ at::Tensor add_to(const at::Tensor& total, const at::Tensor& part) {
 }  // namespace
 
 double stream_seconds(RowSource& source, std::uint64_t epoch, const std::atomic<bool>* stop) {
-  const auto start = std::chrono::steady_clock::now();
+  const Stopwatch start;
   at::Tensor total;
   each_batch(source, epoch, stop, [&](const RowBatch& batch) {
     total = add_to(total, batch.features.sum());
     return true;
   });
   if (total.defined()) (void)total.item<double>();  // waits for the device
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return start.seconds();
 }
 
 RowStats measure_rows(RowSource& source, Family family, std::uint64_t epoch,
