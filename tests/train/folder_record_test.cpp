@@ -22,30 +22,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// A child process that takes `folder`'s lock, then waits to be killed. Returns once it holds it.
-pid_t lock_in_child(const std::string& folder) {
-  int ready[2];
-  REQUIRE(::pipe(ready) == 0);
-  const pid_t pid = ::fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    ::close(ready[0]);
-    try {
-      const FolderLock lock(folder, "run folder");
-      const char yes = 'y';
-      [[maybe_unused]] const ssize_t sent = ::write(ready[1], &yes, 1);
-      for (;;) ::pause();
-    } catch (...) {
-      ::_exit(3);
-    }
-  }
-  ::close(ready[1]);
-  char answer = 0;
-  REQUIRE(::read(ready[0], &answer, 1) == 1);
-  ::close(ready[0]);
-  return pid;
-}
-
 // A two-field .beton of `samples` samples whose labels are `label_of(i)`.
 void write_labels(const std::string& path, std::uint64_t samples, std::int64_t offset) {
   DatasetWriter(
@@ -63,7 +39,8 @@ TEST_CASE("a folder lock refuses a second process, naming it, and dies with its 
   test::TempDir dir;
   const std::string folder = dir.file("run");
   CHECK(folder_lock_holder(folder) == 0);
-  const pid_t holder = lock_in_child(folder);
+  // The child takes the lock and keeps it until it is killed.
+  const pid_t holder = test::child_holding([&] { new FolderLock(folder, "run folder"); });
   CHECK(folder_lock_holder(folder) == holder);
   try {
     const FolderLock second(folder, "run folder");

@@ -53,27 +53,6 @@ std::vector<std::string> temporaries_of(const std::string& dir, const std::strin
   return found;
 }
 
-// Runs `body` in a child process that reports on a pipe when it is ready and then waits for a
-// signal; returns the child's pid once it is ready.
-pid_t child_holding(const std::function<void()>& body) {
-  int ready[2];
-  REQUIRE(::pipe(ready) == 0);
-  const pid_t pid = ::fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    ::close(ready[0]);
-    body();
-    const char byte = 1;
-    (void)!::write(ready[1], &byte, 1);
-    for (;;) ::pause();
-  }
-  ::close(ready[1]);
-  char byte = 0;
-  REQUIRE(::read(ready[0], &byte, 1) == 1);
-  ::close(ready[0]);
-  return pid;
-}
-
 // A folder of class folders holding small JPEGs.
 void make_image_folder(const std::string& root) {
   for (int c = 0; c < 2; ++c) {
@@ -114,7 +93,7 @@ TEST_CASE("a writer's temporary outlives it only until the next writer of that f
   test::TempDir dir;
   const std::string path = dir.file("data.beton");
   // A live writer, and one that died without cleaning up (as after SIGKILL)...
-  const pid_t live = child_holding([&] { new AtomicFile(path); });
+  const pid_t live = test::child_holding([&] { new AtomicFile(path); });
   const pid_t dead = ::fork();
   REQUIRE(dead >= 0);
   if (dead == 0) {
@@ -144,7 +123,7 @@ TEST_CASE("SIGINT, SIGTERM and SIGHUP remove the temporaries and end the process
     write_file_atomically(path, std::string_view("previous"));
     fs::create_directories(dir.file("tree-stage/c000"));
     test::write_file(dir.file("tree-stage/c000/a.jpg"), {1, 2, 3});
-    const pid_t pid = child_holding([&] {
+    const pid_t pid = test::child_holding([&] {
       // The test framework's own handlers are inherited; a program's start has the defaults.
       for (const int other : {SIGINT, SIGTERM, SIGHUP}) ::signal(other, SIG_DFL);
       install_interrupt_cleanup();

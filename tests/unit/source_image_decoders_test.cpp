@@ -229,8 +229,8 @@ Bytes interleaved(const RgbImage& image, const std::function<Bytes(const std::ui
 // nothing else may happen.
 void check_damage_is_contained(const test::TempDir& dir, const Bytes& good, std::size_t step = 1) {
   const std::string path = dir.file("damaged");
-  for (std::size_t size = 0; size < good.size(); size += step) {
-    test::write_file(path, Bytes(good.begin(), good.begin() + size));
+  const auto check_contained = [&](const Bytes& bytes) {
+    test::write_file(path, bytes);
     try {
       const FieldValue value = read_image_value(path);
       if (const auto* image = std::get_if<RgbImage>(&value)) {
@@ -239,19 +239,14 @@ void check_damage_is_contained(const test::TempDir& dir, const Bytes& good, std:
     } catch (const EncodeError& error) {
       CHECK_THAT(error.what(), Catch::Contains(path));
     }
+  };
+  for (std::size_t size = 0; size < good.size(); size += step) {
+    check_contained(Bytes(good.begin(), good.begin() + size));
   }
   for (std::size_t at = 0; at < good.size(); at += step) {
     Bytes flipped = good;
     flipped[at] ^= 0xa5;
-    test::write_file(path, flipped);
-    try {
-      const FieldValue value = read_image_value(path);
-      if (const auto* image = std::get_if<RgbImage>(&value)) {
-        CHECK(image->pixels.size() == image->byte_size());
-      }
-    } catch (const EncodeError& error) {
-      CHECK_THAT(error.what(), Catch::Contains(path));
-    }
+    check_contained(flipped);
   }
 }
 

@@ -189,6 +189,33 @@ inline pid_t start_cli(const std::string& arguments, const std::string& output_f
 
 #endif  // FFCV_CLI_PATH
 
+// Runs `body` in a forked child that then reports on a pipe that it is ready and waits for a
+// signal (what `body` took, a lock or an open file, stays held until the child is killed);
+// returns the child's pid once it is ready. A `body` that throws ends the child with status 3,
+// and the parent's check that it became ready fails.
+inline pid_t child_holding(const std::function<void()>& body) {
+  int ready[2];
+  REQUIRE(::pipe(ready) == 0);
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    ::close(ready[0]);
+    try {
+      body();
+    } catch (...) {
+      ::_exit(3);
+    }
+    const char byte = 1;
+    (void)!::write(ready[1], &byte, 1);
+    for (;;) ::pause();
+  }
+  ::close(ready[1]);
+  char byte = 0;
+  REQUIRE(::read(ready[0], &byte, 1) == 1);
+  ::close(ready[0]);
+  return pid;
+}
+
 // Waits for child `pid` to end; returns its wait status (WIFEXITED, WTERMSIG...).
 inline int wait_for_exit(pid_t pid) {
   int status = 0;

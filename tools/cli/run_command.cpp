@@ -505,11 +505,10 @@ int grid_command(const Arguments& args, const CommandArgs& argv, const train::Gr
       grid_memory_plan(grid, base, recipes, args.get_flag("no-memory-check"));
   // Held until the grid ends: no second command runs this grid meanwhile.
   const train::FolderLock grid_lock = ready_grid_folder(grid, GridFolderUse::kWholeGrid, fresh);
+  grid.spec.parallel = plan.at_once;
   if (grid.spec.placement == "threads" || grid.spec.placement == "shared") {
-    grid.spec.parallel = plan.at_once;
     return run_grid_together(grid, stop_after, plan.models_per_group);
   }
-  grid.spec.parallel = plan.at_once;
   grid.stop_after_steps = stop_after;
   // Remote data is pinned here, so that every point's process reads this version of it.
   for (const std::string& data : {base.data.train, base.data.val}) {

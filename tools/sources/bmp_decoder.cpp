@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "ffcv/errors.hpp"
+#include "ffcv/little_endian.hpp"
 #include "image_decoders.hpp"
 
 namespace ffcv::tools {
@@ -16,13 +17,13 @@ namespace {
 constexpr std::uint32_t kRgb = 0, kRle8 = 1, kRle4 = 2, kBitFields = 3, kJpeg = 4, kPng = 5,
                         kAlphaBitFields = 6;
 
+// BMP stores its numbers little-endian; `at` is within `b`, as the callers check.
 std::uint32_t u16_at(std::span<const std::uint8_t> b, std::size_t at) {
-  return b[at] | std::uint32_t{b[at + 1]} << 8;
+  return load_le<std::uint16_t>(b.data() + at);
 }
 
 std::uint32_t u32_at(std::span<const std::uint8_t> b, std::size_t at) {
-  return b[at] | std::uint32_t{b[at + 1]} << 8 | std::uint32_t{b[at + 2]} << 16 |
-         std::uint32_t{b[at + 3]} << 24;
+  return load_le<std::uint32_t>(b.data() + at);
 }
 
 // One colour channel of a bit-field pixel: its mask's position and width.

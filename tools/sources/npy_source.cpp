@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <utility>
 
 #include "ffcv/errors.hpp"
 #include "ffcv/fields/ndarray_field.hpp"
@@ -41,7 +42,7 @@ std::vector<std::uint8_t> little_endian_row(const MappedNpy& array, std::uint64_
 }
 
 FieldValue row_value(const MappedNpy& array, std::uint64_t row) {
-  const std::vector<std::uint8_t> bytes = little_endian_row(array, row);
+  std::vector<std::uint8_t> bytes = little_endian_row(array, row);
   const std::uint8_t* p = bytes.data();
   if (is_scalar_column(array)) {
     const std::size_t size = array.dtype.itemsize;
@@ -68,7 +69,7 @@ FieldValue row_value(const MappedNpy& array, std::uint64_t row) {
   value.dtype = stored_dtype(array);
   value.shape.assign(array.shape.begin() + 1, array.shape.end());
   if (value.shape.empty()) value.shape = {1};
-  value.bytes = bytes;
+  value.bytes = std::move(bytes);
   return value;
 }
 

@@ -51,6 +51,17 @@ long read_pid(int fd) {
   return pid > 0 ? pid : -1;
 }
 
+// The pid in a lock file another process holds. The holder writes it just after taking the
+// lock: give it a moment (up to 100 ms) to do so; -1 when it still has not.
+long read_holder_pid(int fd) {
+  long pid = read_pid(fd);
+  for (int tries = 0; pid <= 0 && tries < 20; ++tries) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    pid = read_pid(fd);
+  }
+  return pid;
+}
+
 }  // namespace
 
 std::string folder_busy_message(const std::string& folder, const std::string& what, long pid) {
@@ -79,12 +90,7 @@ FolderLock::FolderLock(const std::string& folder, const std::string& what) {
       ::close(fd);
       throw IoError(path, "lock", reason);
     }
-    // The holder writes its pid just after taking the lock: give it a moment to do so.
-    long pid = read_pid(fd);
-    for (int tries = 0; pid <= 0 && tries < 20; ++tries) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-      pid = read_pid(fd);
-    }
+    const long pid = read_holder_pid(fd);
     ::close(fd);
     throw FolderBusyError(folder_busy_message(folder, what, pid));
   }
@@ -134,13 +140,7 @@ long folder_lock_holder(const std::string& folder) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return 0;
   long pid = 0;
-  if (::flock(fd, LOCK_SH | LOCK_NB) != 0) {
-    pid = read_pid(fd);
-    for (int tries = 0; pid <= 0 && tries < 20; ++tries) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-      pid = read_pid(fd);
-    }
-  }
+  if (::flock(fd, LOCK_SH | LOCK_NB) != 0) pid = read_holder_pid(fd);
   ::close(fd);  // also drops the shared lock taken to probe
   return pid;
 }

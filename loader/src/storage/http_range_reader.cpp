@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "ffcv/errors.hpp"
+#include "ffcv/stopwatch.hpp"
 #include "ffcv/storage/url_credentials.hpp"
 #include "ffcv/storage/version_pins.hpp"
 #include "range_reader_kinds.hpp"
@@ -249,8 +250,7 @@ class HttpRangeReader final : public RangeReader {
     if (pinned_) return;
     const FileVersion seen{size_, etag_, last_modified_};
     const FileVersion in_effect = pin_version(url_, seen);
-    if (in_effect.size != seen.size || in_effect.etag != seen.etag ||
-        in_effect.last_modified != seen.last_modified) {
+    if (in_effect != seen) {
       throw changed("it is now " + seen.describe() + "; it was " + in_effect.describe());
     }
   }
@@ -264,7 +264,7 @@ class HttpRangeReader final : public RangeReader {
 
   bool fetch(std::uint64_t offset, std::span<std::uint8_t> out, bool probe) {
     const std::string action = probe ? "open" : range_text(offset, out.size());
-    const auto started = std::chrono::steady_clock::now();
+    const Stopwatch started;
     std::unique_ptr<Connection> connection = take_connection();
     std::string last_problem;
     double delay = options_.first_retry_delay_seconds;
@@ -279,8 +279,7 @@ class HttpRangeReader final : public RangeReader {
       if (outcome == Outcome::kInterrupted) return false;
     }
     give_back(std::move(connection));
-    const double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    const double seconds = started.seconds();
     char elapsed[32];
     std::snprintf(elapsed, sizeof elapsed, "%.1f s", seconds);
     throw IoError(shown_, action,

@@ -44,7 +44,7 @@ PathResult solve_elastic_net(const SagaSolver& solver, const SolveInputs& in) {
 
   PathResult result;
   // Every point's model, when asked for or when one_se may select an earlier point than the best.
-  const bool keep_path = solver.path_weights || solver.selection == "one_se";
+  const bool keep_path = keeps_path_models(solver);
   if (keep_path) {
     result.path_weights = at::zeros({points, d, k}, at::kFloat);
     result.path_bias = at::zeros({points, k}, at::kFloat);

@@ -65,7 +65,7 @@ PathResult solve_lasso_path(const SagaSolver& solver, const SolveInputs& in,
   result.val_loss = at::full({outputs}, std::numeric_limits<double>::quiet_NaN(), at::kDouble);
   std::vector<double> reached(static_cast<std::size_t>(outputs), 0.0);
   // Every point's weights (a [d] column) and bias, when asked for or needed by one_se.
-  const bool keep_path = solver.path_weights || solver.selection == "one_se";
+  const bool keep_path = keeps_path_models(solver);
   std::vector<at::Tensor> kept_weights;
   std::vector<float> kept_bias;
   // The working columns at their KKT bound: settled to their exact optimum after every epoch.

@@ -4,7 +4,6 @@
 #include <cmath>
 #include <numeric>
 
-#include <fstream>
 #include <limits>
 #include <sstream>
 
@@ -12,6 +11,7 @@
 #include "ffcv/json_text.hpp"
 #include "ffcv/saga/saga_step.hpp"
 #include "ffcv/storage/range_reader.hpp"
+#include "ffcv/text_file.hpp"
 #include "row_sources.hpp"
 
 namespace ffcv::saga {
@@ -42,11 +42,7 @@ SagaRecipe resolve_packed_features(const SagaRecipe& recipe, std::string* note) 
   SagaData& data = resolved.data;
   if (is_url(data.train)) return resolved;  // no sidecar to read beside a URL
   const std::string sidecar = data.train + ".sources.json";
-  std::ifstream in(sidecar);
-  if (!in) return resolved;
-  std::stringstream text;
-  text << in.rdbuf();
-  const std::string json = text.str();
+  const std::string json = read_text_if_present(sidecar);
   const std::vector<double> bits = json_numbers(json, "packed_bits");
   if (bits.empty()) return resolved;  // a sidecar of another kind of write
   if (bits.size() != 1 || !(bits[0] >= 1) || bits[0] != std::floor(bits[0])) {

@@ -52,7 +52,7 @@ std::vector<MemoryPart> estimate_saga_memory(const SagaRecipe& recipe, const Mem
                    sizes_text({{3, " copies"}, {b, " rows"}, {d, " features"}, {8, " bytes"}}) +
                        " + " + sizes_text({{d, " features"}, {k + 6, " sums"}, {8, " bytes"}}),
                    3 * b * d * 8 + d * (k + 6) * 8, cuda, "a smaller data.batch_size"});
-  if (solver.path_weights || solver.selection == "one_se") {
+  if (keeps_path_models(solver)) {
     const double points =
         lasso ? static_cast<double>(solver.num_lambdas + 1)
               : static_cast<double>(solver.lambdas.empty() ? solver.num_lambdas + solver.do_zero

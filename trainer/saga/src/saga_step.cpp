@@ -179,11 +179,6 @@ at::Tensor RowStats::transposed_product(const at::Tensor& features, const at::Te
          inv_std.unsqueeze(1);
 }
 
-at::Tensor loss_sums(const SagaState& state, const RowStats& stats, const at::Tensor& features,
-                     const at::Tensor& targets, Family family) {
-  return batch_loss_sums(stats.linear(features, state.weight, state.bias), targets, family);
-}
-
 at::Tensor saga_step(SagaState& state, const RowStats& stats, const at::Tensor& targets,
                      const RowBatch& batch, Family family, double lr, const at::Tensor& lambda,
                      double alpha) {

@@ -30,6 +30,8 @@ struct FileVersion {
 
   // "4718592 bytes, ETag "abc"" or "..., Last-Modified Tue, 01 Jan ..." for messages.
   std::string describe() const;
+
+  bool operator==(const FileVersion&) const = default;
 };
 
 // The version pinned for `url`, if it was opened before in this process (or by the parent).

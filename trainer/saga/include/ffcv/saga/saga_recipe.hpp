@@ -95,6 +95,13 @@ struct SagaSolver {
   bool operator==(const SagaSolver&) const = default;
 };
 
+// Whether a run keeps the model of every path point: asked for (path_weights), or needed by the
+// one_se rule, which compares every point once the path is done. The solvers and the memory
+// estimate both follow it.
+inline bool keeps_path_models(const SagaSolver& solver) {
+  return solver.path_weights || solver.selection == "one_se";
+}
+
 struct SagaLogging {
   std::string folder = "runs";
   std::string progress = "auto";  // auto | always | never

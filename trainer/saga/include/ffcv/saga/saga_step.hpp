@@ -97,10 +97,6 @@ at::Tensor columns_at_bound(const RowStats& stats, const at::Tensor& lambda, dou
 void settle_columns_at_bound(SagaState& state, const RowStats& stats, const at::Tensor& at_bound,
                              Family family, const std::vector<std::int64_t>& columns = {});
 
-// The loss sums (as batch_loss_sums) of the model on raw features `features`.
-at::Tensor loss_sums(const SagaState& state, const RowStats& stats, const at::Tensor& features,
-                     const at::Tensor& targets, Family family);
-
 // One step on a batch (its raw features, standardized through `stats`) and the targets the
 // state's columns fit
 // (`targets`: the batch's, or a selection of its columns); `lambda` is [K] (float32, device).
