@@ -7,8 +7,9 @@
 #include <string>
 #include <system_error>
 
-#include "cli/arguments.hpp"
 #include "cli/commands.hpp"
+#include "common/arguments.hpp"
+#include "common/trainer_exec.hpp"
 #include "ffcv/storage/url_credentials.hpp"
 
 namespace {
@@ -73,13 +74,14 @@ int main(int argc, char** argv) {
   } catch (const std::bad_alloc&) {
     const bool loads = it->first == "bench" || it->first == "doctor";
     std::fprintf(stderr, "ffcv %s: error: out of memory%s\n", argv[1],
-                 loads ? " (lower --batch-size, --batches-ahead or --cache-budget)" : "");
+                 loads ? " (lower --batch-size, --batches-ahead or --cache-budget-mib)" : "");
     return 1;
   } catch (const std::system_error& error) {
     // Thread creation fails with EAGAIN when the process may start no more threads.
     const bool threads = error.code() == std::errc::resource_unavailable_try_again;
-    std::fprintf(stderr, "ffcv %s: error: %s%s\n", argv[1], error.what(),
-                 threads ? " (cannot start more threads: lower --workers or --readers)" : "");
+    std::fprintf(
+        stderr, "ffcv %s: error: %s%s\n", argv[1], error.what(),
+        threads ? " (cannot start more threads: lower --num-workers or --cache-readers)" : "");
     return 1;
   } catch (const std::exception& error) {
     std::fprintf(stderr, "ffcv %s: error: %s\n", argv[1],

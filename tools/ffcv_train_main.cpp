@@ -4,8 +4,8 @@
 #include <cstdio>
 #include <exception>
 
-#include "cli/arguments.hpp"
 #include "cli/run_command.hpp"
+#include "common/arguments.hpp"
 #include "ffcv/storage/url_credentials.hpp"
 
 int main(int argc, char** argv) {

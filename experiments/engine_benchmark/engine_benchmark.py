@@ -53,7 +53,7 @@ def run_with_peak_rss(command):
 
 
 def run_ours(path, workers, batch_size, epochs, order):
-    out, rss_mib = run_with_peak_rss([str(CLI), "bench", str(path), "--workers", str(workers),
+    out, rss_mib = run_with_peak_rss([str(CLI), "bench", str(path), "--num-workers", str(workers),
                                       "--batch-size", str(batch_size), "--epochs", str(epochs),
                                       "--order", order, "--json"])
     report = json.loads(out)

@@ -15,7 +15,7 @@ every core) on the same ImageNet-like JPEG set:
   paper's baseline, every core as workers.
 
 Slow storage is the same model for everyone: each read waits LATENCY, and transfers share one
-wire of BANDWIDTH bytes/s (ours: the process cache's throttle, --latency-ms/--bandwidth-mbs; the
+wire of BANDWIDTH bytes/s (ours: the process cache's throttle, --storage-latency-ms/--storage-bandwidth-mbs; the
 baseline: the same model in Python around each JPEG read). The OS-cache configuration (a) reads
 the machine's own disk: no throttle can slow the kernel's page faults, so it is shown unthrottled,
 for contrast.
@@ -215,10 +215,8 @@ def baseline(images, epochs, latency, bandwidth):
 def summarize(name, result, file_bytes):
     epochs = result["epochs"]
     rows = []
-    previous = 0
     for e in epochs:
-        read = e.get("storage_bytes_read", 0) - previous
-        previous = e.get("storage_bytes_read", 0)
+        read = e.get("storage_bytes_read", 0)  # this epoch's own reads
         rows.append({"config": name, "epoch": e["epoch"], "seconds": e["seconds"],
                      "samples_per_s": e["samples_per_s"], "read_per_file": read / file_bytes,
                      "distinct_labels_per_batch": e.get("distinct_labels_per_batch", 0)})
@@ -342,7 +340,8 @@ def main():
     parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--latency-ms", type=float, default=2.0)
     parser.add_argument("--bandwidth-mbs", type=float, default=100.0)
-    parser.add_argument("--budget", default="64M", help="the process cache's budget for (b)")
+    parser.add_argument("--budget-mib", type=int, default=64,
+                        help="the process cache's budget for (b), MiB")
     parser.add_argument("--work", default=str(ROOT / "data" / "low-memory"))
     parser.add_argument("--output", default=str(ROOT / "results" / "low-memory"))
     args = parser.parse_args()
@@ -360,26 +359,28 @@ def main():
                         "--images-dir", str(images), "--output", str(beton), "--write-mode",
                         "jpg", "--max-resolution", "256", "--quiet"], check=True)
     file_bytes = beton.stat().st_size
-    throttle = ["--latency-ms", str(args.latency_ms), "--bandwidth-mbs", str(args.bandwidth_mbs)]
-    whole = str((file_bytes >> 20) + 64) + "M"
+    throttle = ["--storage-latency-ms", str(args.latency_ms),
+                "--storage-bandwidth-mbs", str(args.bandwidth_mbs)]
+    whole = str((file_bytes >> 20) + 64)
+    budget = str(args.budget_mib)
     runs = []
     configs = [
         ("(a) random, OS cache, local disk (no throttle)", str(beton), ["--order", "random"]),
         ("(a') random, process cache = file, throttled", str(beton),
-         ["--order", "random", "--process-cache", "--cache-budget", whole] + throttle),
-        (f"(b) quasi_random, process cache {args.budget}, throttled", str(beton),
-         ["--order", "quasi_random", "--window-pages", "2", "--process-cache", "--cache-budget",
-          args.budget] + throttle),
+         ["--order", "random", "--os-cache", "false", "--cache-budget-mib", whole] + throttle),
+        # The window is left to the loader: the largest the budget holds.
+        (f"(b) quasi_random, process cache {budget} MiB, throttled", str(beton),
+         ["--order", "quasi_random", "--os-cache", "false", "--cache-budget-mib", budget]
+         + throttle),
     ]
     server = Nginx(beton.parent)
     try:
         url = server.url(beton.name)
         configs += [
             ("(a') random, process cache = file, HTTP, throttled", url,
-             ["--order", "random", "--cache-budget", whole] + throttle),
-            (f"(b) quasi_random, process cache {args.budget}, HTTP, throttled", url,
-             ["--order", "quasi_random", "--window-pages", "2", "--cache-budget", args.budget]
-             + throttle),
+             ["--order", "random", "--cache-budget-mib", whole] + throttle),
+            (f"(b) quasi_random, process cache {budget} MiB, HTTP, throttled", url,
+             ["--order", "quasi_random", "--cache-budget-mib", budget] + throttle),
         ]
         for name, file, extra in configs:
             print(f"measuring {name}", flush=True)
@@ -398,7 +399,7 @@ def main():
         rows += summarize(run["config"], run["result"], size)
     report = {"machine": machine(), "count": args.count, "epochs": args.epochs,
               "file_bytes": file_bytes, "latency_ms": args.latency_ms,
-              "bandwidth_mbs": args.bandwidth_mbs, "budget": args.budget, "rows": rows,
+              "bandwidth_mbs": args.bandwidth_mbs, "budget_mib": args.budget_mib, "rows": rows,
               "runs": runs}
     out = Path(args.output)
     out.with_suffix(".json").write_text(json.dumps(report, indent=1))

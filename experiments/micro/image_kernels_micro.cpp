@@ -29,8 +29,8 @@
 
 #include "ffcv/dataset_writer.hpp"
 #include "ffcv/fields/rgb_image_field.hpp"
-#include "ffcv/jpeg_codec.hpp"
-#include "ffcv/jpeg_window.hpp"
+#include "ffcv/image/jpeg_codec.hpp"
+#include "ffcv/image/jpeg_window.hpp"
 #include "ffcv/reader.hpp"
 #include "ffcv/steps/op_registry.hpp"
 
@@ -263,21 +263,6 @@ const CropFixture& crop_fixture() {
   return fixture;
 }
 
-// Payloads straight from the reader's mapping.
-class ReaderPayloads final : public PayloadReader {
- public:
-  explicit ReaderPayloads(const Reader& reader) : reader_(reader) {}
-  std::span<const std::uint8_t> payload(std::uint64_t ptr) const override {
-    return reader_.payload(ptr);
-  }
-  std::span<const std::uint8_t> payload(std::uint64_t ptr, std::uint64_t size) const override {
-    return reader_.payload(ptr).first(size);
-  }
-
- private:
-  const Reader& reader_;
-};
-
 // Runs `decoder` on stored sample 0 of `field`, `calls` times per item with a new crop each
 // call; items/s are samples/s.
 void run_crop_decoder(benchmark::State& state, const std::shared_ptr<Decoder>& decoder,
@@ -291,13 +276,12 @@ void run_crop_decoder(benchmark::State& state, const std::shared_ptr<Decoder>& d
   const TensorState output = decoder->declare(reader, field);
   std::vector<std::uint8_t> out(output.byte_size());
   std::vector<std::uint8_t> scratch(decoder->scratch_bytes());
-  const ReaderPayloads payloads(reader);
   const std::uint8_t* column = reader.column(0, field);
   SampleContext context;
   context.epoch_key = SampleContext::make_epoch_key(0, 0);
   for (auto _ : state) {
     for (int call = 0; call < calls; ++call) {
-      decoder->decode(column, payloads, out.data(), scratch, context);
+      decoder->decode(column, reader, out.data(), scratch, context);
       ++context.index;  // a new crop every call
     }
     benchmark::DoNotOptimize(out.data());

@@ -7,13 +7,13 @@
 #include <filesystem>
 #include <numeric>
 
-#include "ffcv/counter_random.hpp"
 #include "ffcv/dataset_writer.hpp"
 #include "ffcv/fields/ndarray_field.hpp"
 #include "ffcv/fields/scalar_fields.hpp"
 #include "ffcv/loader.hpp"
 #include "ffcv/order/traversal_order.hpp"
 #include "ffcv/steps/op_registry.hpp"
+#include "ffcv/util/counter_random.hpp"
 
 namespace {
 

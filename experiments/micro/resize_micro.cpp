@@ -16,7 +16,7 @@
 #include <opencv2/core.hpp>
 #include <opencv2/imgproc.hpp>
 
-#include "ffcv/resize.hpp"
+#include "ffcv/image/resize.hpp"
 
 namespace {
 

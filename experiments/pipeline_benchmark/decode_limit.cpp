@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "ffcv/fields/rgb_image_field.hpp"
-#include "ffcv/jpeg_codec.hpp"
+#include "ffcv/image/jpeg_codec.hpp"
 #include "ffcv/reader.hpp"
 
 int main(int argc, char** argv) {

@@ -7,7 +7,7 @@ training pipeline (random-resized-crop to 160, 192 and 224, random horizontal fl
 over the ImageNet-like set. Every pipeline decodes the same JPEG bytes: those the .beton stores,
 which the peers that read files (DALI, the DataLoader) get as a folder exported from the .beton
 by Python FFCV's own reader.
-  ours        `ffcv bench FILE --workers N` with random_resized_crop + flip (from RAM: mmap of a
+  ours        `ffcv bench FILE --num-workers N` with random_resized_crop + flip (from RAM: mmap of a
               file in the OS cache), best of the measured epochs
   FFCV        Python FFCV's Loader on the same .beton with RandomResizedCropRGBImageDecoder +
               RandomHorizontalFlip, num_workers=N, after a warm-up epoch (numba compilation)
@@ -41,7 +41,7 @@ DECODE_LIMIT = ROOT / "build" / "bin" / "ffcv_decode_limit"
 
 
 def ours(path, decoder, size, epochs, batch, workers):
-    command = [str(CLI), "bench", str(path), "--workers", str(workers), "--order", "random",
+    command = [str(CLI), "bench", str(path), "--num-workers", str(workers), "--order", "random",
                "--batch-size", str(batch), "--epochs", str(epochs), "--fields", "image",
                "--image-decoder", decoder, "--image-size", str(size), "--json"]
     if decoder == "random_resized_crop":

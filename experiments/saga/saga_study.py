@@ -44,16 +44,16 @@ from path_csv import path_rows  # noqa: E402
 SIZES = {
     # recipes/saga/small.toml's problem and settings.
     "small": {"n_train": 4000, "n_val": 1000, "d": 1000, "k": 8, "support": 10,
-              "data": {"batch_size": 500, "workers": 0},
+              "data": {"batch_size": 500, "num_workers": 0},
               "saga": {"lr": 0.05, "num_lambdas": 10, "epsilon": 1e-2, "max_epochs": 1000,
                        "early_stop_freq": 2, "early_stop_eps": 1e-5, "min_lambdas": 4}},
     "medium": {"n_train": 18000, "n_val": 2000, "d": 5000, "k": 10, "support": 25,
-               "data": {"batch_size": 1000, "workers": 0},
+               "data": {"batch_size": 1000, "num_workers": 0},
                "saga": {"lr": 0.02, "num_lambdas": 15, "epsilon": 1e-2, "max_epochs": 400,
                         "early_stop_freq": 3, "early_stop_eps": 1e-6, "min_lambdas": 8}},
     # recipes/saga/datamodels_paper.toml's settings (fast_l1's datamodels recipe).
     "paper": {"n_train": 90000, "n_val": 10000, "d": 50000, "k": 100, "support": 100,
-              "data": {"batch_size": 2000, "workers": 8},
+              "data": {"batch_size": 2000, "num_workers": 8},
               "saga": {"lr": 5e-3, "num_lambdas": 100, "epsilon": 1e-6, "max_epochs": 2000,
                        "early_stop_freq": 3, "early_stop_eps": 5e-11, "min_lambdas": 10,
                        "table": "host"}},
@@ -195,7 +195,7 @@ def main():
     parser.add_argument("--repeats", type=int, default=2,
                         help="runs of each loader, interleaved; the fastest is reported")
     parser.add_argument("--targets", type=int, help="K, instead of the size's")
-    parser.add_argument("--workers", type=int, help="data.workers, instead of the size's")
+    parser.add_argument("--workers", type=int, help="data.num_workers, instead of the size's")
     parser.add_argument("--max-epochs", type=int, help="saga.max_epochs, instead of the size's")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="one more recipe override for every run (repeatable)")
@@ -215,7 +215,7 @@ def main():
         size["k"] = args.targets
     data_cfg = dict(size["data"])
     if args.workers is not None:
-        data_cfg["workers"] = args.workers
+        data_cfg["num_workers"] = args.workers
     saga_cfg = dict(size["saga"])
     if args.max_epochs:
         saga_cfg["max_epochs"] = args.max_epochs
@@ -370,8 +370,8 @@ def markdown(report, png):
         "Recipe: batch %d, workers %s, lr %g, %d lambdas down to %g of lambda_max, "
         "early_stop_freq %d, early_stop_eps %g, min_lambdas %d, max_epochs %d, %s; each "
         "figure the fastest of %d runs" % (
-            data["batch_size"], "0 (one per core)" if data.get("workers") == 0 else
-            data.get("workers"), saga["lr"], saga["num_lambdas"],
+            data["batch_size"], "0 (one per core)" if data.get("num_workers") == 0 else
+            data.get("num_workers"), saga["lr"], saga["num_lambdas"],
             saga["epsilon"], saga["early_stop_freq"], saga["early_stop_eps"],
             saga["min_lambdas"], max_epochs,
             "refit on train + validation" if refit else "no refit", report["repeats"]), "",

@@ -17,7 +17,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "cli/arguments.hpp"
+#include "common/arguments.hpp"
 #include "ffcv/torch/batch_feed.hpp"
 #include "ffcv/torch/batch_tensors.hpp"
 #include "ffcv/train/distributed.hpp"

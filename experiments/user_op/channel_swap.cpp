@@ -7,8 +7,8 @@
 #include <cstring>
 #include <vector>
 
-#include "ffcv/errors.hpp"
 #include "ffcv/steps/op_library.hpp"
+#include "ffcv/util/errors.hpp"
 
 namespace {
 

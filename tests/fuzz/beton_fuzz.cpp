@@ -5,9 +5,9 @@
 // exception type, a hang) is a finding.
 #include <cstdint>
 
-#include "ffcv/errors.hpp"
 #include "ffcv/loader.hpp"
 #include "ffcv/reader.hpp"
+#include "ffcv/util/errors.hpp"
 #include "fuzz_input_file.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -9,9 +9,9 @@
 #include <span>
 #include <vector>
 
-#include "ffcv/errors.hpp"
-#include "ffcv/jpeg_codec.hpp"
-#include "ffcv/jpeg_window.hpp"
+#include "ffcv/image/jpeg_codec.hpp"
+#include "ffcv/image/jpeg_window.hpp"
+#include "ffcv/util/errors.hpp"
 
 namespace {
 

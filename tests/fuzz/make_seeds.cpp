@@ -17,8 +17,8 @@
 #include "ffcv/fields/ndarray_field.hpp"
 #include "ffcv/fields/rgb_image_field.hpp"
 #include "ffcv/fields/scalar_fields.hpp"
-#include "ffcv/jpeg_codec.hpp"
-#include "ffcv/npy_array.hpp"
+#include "ffcv/format/npy_array.hpp"
+#include "ffcv/image/jpeg_codec.hpp"
 #include "ffcv/steps/op_registry.hpp"
 #include "sources/idx_source.hpp"
 

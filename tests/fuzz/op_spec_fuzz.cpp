@@ -5,10 +5,10 @@
 #include <cstdint>
 #include <string>
 
-#include "ffcv/errors.hpp"
 #include "ffcv/steps/op_params.hpp"
 #include "ffcv/steps/op_registry.hpp"
 #include "ffcv/steps/operation.hpp"
+#include "ffcv/util/errors.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "ffcv/errors.hpp"
 #include "ffcv/train/recipe.hpp"
+#include "ffcv/util/errors.hpp"
 #include "fuzz_input_file.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

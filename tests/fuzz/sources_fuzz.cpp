@@ -10,7 +10,7 @@
 #include <cstdlib>
 #include <variant>
 
-#include "ffcv/errors.hpp"
+#include "ffcv/util/errors.hpp"
 #include "fuzz_input_file.hpp"
 #include "sources/idx_source.hpp"
 #include "sources/image_file.hpp"

@@ -19,9 +19,9 @@
 #include <string>
 #include <vector>
 
-#include "ffcv/dtype.hpp"
-#include "ffcv/little_endian.hpp"
-#include "ffcv/value.hpp"
+#include "ffcv/format/dtype.hpp"
+#include "ffcv/format/value.hpp"
+#include "ffcv/util/little_endian.hpp"
 
 namespace interop {
 

@@ -24,10 +24,10 @@
 #include <string>
 #include <vector>
 
-#include "ffcv/errors.hpp"
 #include "ffcv/fields/ndarray_field.hpp"
 #include "ffcv/fields/rgb_image_field.hpp"
 #include "ffcv/reader.hpp"
+#include "ffcv/util/errors.hpp"
 #include "formulas.hpp"
 #include "mini_json.hpp"
 

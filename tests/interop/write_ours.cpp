@@ -22,7 +22,7 @@
 #include "ffcv/fields/ndarray_field.hpp"
 #include "ffcv/fields/rgb_image_field.hpp"
 #include "ffcv/fields/scalar_fields.hpp"
-#include "ffcv/json_text.hpp"
+#include "ffcv/util/json_text.hpp"
 #include "formulas.hpp"
 
 namespace {

@@ -8,11 +8,11 @@
 #include <filesystem>
 #include <limits>
 
-#include "ffcv/errors.hpp"
-#include "ffcv/npy_array.hpp"
+#include "ffcv/format/npy_array.hpp"
 #include "ffcv/saga/saga_memory.hpp"
 #include "ffcv/saga/saga_recipe.hpp"
 #include "ffcv/saga/saga_run.hpp"
+#include "ffcv/util/errors.hpp"
 #include "saga_test_support.hpp"
 
 namespace ffcv::saga {

@@ -11,11 +11,11 @@
 #include <map>
 #include <random>
 
-#include "ffcv/errors.hpp"
-#include "ffcv/npy_array.hpp"
+#include "ffcv/format/npy_array.hpp"
 #include "ffcv/saga/saga_path.hpp"
 #include "ffcv/saga/saga_recipe.hpp"
 #include "ffcv/saga/saga_run.hpp"
+#include "ffcv/util/errors.hpp"
 #include "saga_test_support.hpp"
 
 namespace ffcv::saga {
@@ -116,8 +116,8 @@ TEST_CASE("the same seed gives the same path for any number of loader threads", 
   write_problem({}, dir);
   const std::vector<std::string> base = {"saga.lambdas=[0.3, 0.1]", "saga.max_epochs=30"};
   std::vector<std::string> one = base, three = base;
-  one.push_back("data.workers=1");
-  three.push_back("data.workers=3");
+  one.push_back("data.num_workers=1");
+  three.push_back("data.num_workers=3");
   const std::string a = run_into(dir, "one", recipe_for(dir, one));
   const std::string b = run_into(dir, "three", recipe_for(dir, three));
   CHECK(test::read_file(a + "/path_weights.npy") == test::read_file(b + "/path_weights.npy"));
@@ -330,6 +330,24 @@ TEST_CASE("every SAGA recipe in recipes/saga loads and writes back the same", "[
   }
   CHECK(count >= 3);
   CHECK_FALSE(is_saga_recipe(std::string(FFCV_SOURCE_DIR) + "/recipes/fashion_mnist.toml"));
+}
+
+TEST_CASE("every loader setting is a key of a SAGA recipe's [data], old spellings too",
+          "[saga][settings]") {
+  const std::vector<std::string> keys = saga_recipe_keys();
+  for (const std::string& name : loader_setting_names()) {
+    INFO(name);
+    CHECK(std::count(keys.begin(), keys.end(), "data." + name) == 1);
+  }
+  const std::string recipe = std::string(FFCV_SOURCE_DIR) + "/recipes/saga/datamodels_paper.toml";
+  const SagaRecipe defaults = load_saga_recipe(recipe);
+  CHECK(defaults.data.order == "random");
+  const SagaRecipe set = load_saga_recipe(
+      recipe, {"data.workers=3", "data.window_pages=7", "data.storage_latency_ms=2"});
+  CHECK(set.data.num_workers == 3);
+  CHECK(set.data.window_pages == 7);
+  CHECK(set.data.storage_latency_ms == 2);
+  CHECK(set.data.batch_size == defaults.data.batch_size);
 }
 
 TEST_CASE("SAGA recipes and data that do not fit are refused with one clear line", "[saga]") {

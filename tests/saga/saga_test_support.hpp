@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "ffcv/npy_array.hpp"
+#include "ffcv/format/npy_array.hpp"
 #include "ffcv/saga/saga_recipe.hpp"
 #include "ffcv/saga/saga_run.hpp"
 #include "test_support.hpp"

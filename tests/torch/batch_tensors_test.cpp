@@ -2,10 +2,10 @@
 #include <torch/torch.h>
 #include <catch2/catch.hpp>
 
-#include "ffcv/errors.hpp"
 #include "ffcv/fields/ndarray_field.hpp"
 #include "ffcv/fields/scalar_fields.hpp"
 #include "ffcv/torch/batch_tensors.hpp"
+#include "ffcv/util/errors.hpp"
 #include "good_batch_before_failure.hpp"
 #include "test_support.hpp"
 

@@ -6,9 +6,9 @@
 #include <cmath>
 
 #include "cpu_step_reference.hpp"
-#include "ffcv/errors.hpp"
 #include "ffcv/torch/device_op_registry.hpp"
 #include "ffcv/torch/device_stage.hpp"
+#include "ffcv/util/errors.hpp"
 
 using namespace ffcv;
 using torch_adapter::DeviceStage;

@@ -11,7 +11,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "cli/rank_launcher.hpp"
+#include "common/rank_launcher.hpp"
 #include "ffcv/train/distributed.hpp"
 
 using namespace ffcv::train;

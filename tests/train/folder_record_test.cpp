@@ -10,10 +10,10 @@
 #include <filesystem>
 #include <thread>
 
-#include "ffcv/errors.hpp"
 #include "ffcv/fields/scalar_fields.hpp"
 #include "ffcv/train/folder_lock.hpp"
 #include "ffcv/train/folder_provenance.hpp"
+#include "ffcv/util/errors.hpp"
 #include "test_support.hpp"
 
 using namespace ffcv;

@@ -15,11 +15,11 @@
 #include <sstream>
 #include <thread>
 
-#include "ffcv/cpu_count.hpp"
-#include "ffcv/json_text.hpp"
 #include "ffcv/train/folder_lock.hpp"
 #include "ffcv/train/recipe.hpp"
 #include "ffcv/train/run_log.hpp"
+#include "ffcv/util/cpu_count.hpp"
+#include "ffcv/util/json_text.hpp"
 #include "process_scan.hpp"
 #include "tiny_dataset.hpp"
 

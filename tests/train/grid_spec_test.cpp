@@ -3,12 +3,13 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
-#include "ffcv/errors.hpp"
 #include "ffcv/train/grid.hpp"
 #include "ffcv/train/recipe.hpp"
+#include "ffcv/util/errors.hpp"
 #include "test_support.hpp"
 
 namespace ffcv::train {
@@ -69,6 +70,18 @@ TEST_CASE("a grid's axes make every combination, the first axis varying slowest"
   CHECK(cli.axes[1].values == std::vector<std::string>{"0.1", "0.2"});
   CHECK(cli.axes[2].values == std::vector<std::string>{"[0.08,1]", "[0.35,1]"});
   CHECK(grid_points(cli).size() == 8);
+
+  // One point alone (a point's process) is the same point, without making the others.
+  CHECK(grid_point_count(cli) == 8);
+  const std::vector<GridPoint> all = grid_points(cli);
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    const GridPoint one = grid_point(cli, i);
+    CHECK(one.index == i);
+    CHECK(one.overrides == all[i].overrides);
+    CHECK(one.label == all[i].label);
+    CHECK(one.folder == all[i].folder);
+  }
+  CHECK_THROWS_AS(grid_point(cli, 8), std::out_of_range);
 }
 
 TEST_CASE("a grid can list its points instead", "[grid]") {
@@ -81,8 +94,12 @@ TEST_CASE("a grid can list its points instead", "[grid]") {
   CHECK(points[0].overrides == std::vector<std::string>{"data.seed=0", "lr.lr=0.25"});
   CHECK(points[1].overrides == std::vector<std::string>{"lr.lr=0.5"});
   CHECK(grid_keys(spec) == std::vector<std::string>{"data.seed", "lr.lr"});
+  CHECK(grid_point_count(spec) == 2);
+  CHECK(grid_point(spec, 1).overrides == points[1].overrides);
+  CHECK(grid_point(spec, 1).folder == "point-001");
   // A recipe without a grid has no points.
   CHECK(load_grid(write_recipe(dir, ""), {}).empty());
+  CHECK(grid_point_count(load_grid(write_recipe(dir, ""), {})) == 0);
 }
 
 TEST_CASE("values split at commas outside brackets and quotes", "[grid]") {

@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "ffcv/errors.hpp"
 #include "ffcv/train/blurpool.hpp"
 #include "ffcv/train/param_groups.hpp"
 #include "ffcv/train/resnet.hpp"
+#include "ffcv/util/errors.hpp"
 #include "test_support.hpp"
 
 using namespace ffcv::train;

@@ -45,8 +45,10 @@ std::string train_cli(const test::TempDir& dir, const train::Recipe& recipe, con
       dir.file("recipe-" + std::filesystem::path(out).filename().string() + ".toml");
   train::write_text_file(path, train::recipe_to_toml(recipe));
   std::string output;
+  const int status =
+      test::run_cli("run " + path + " --quiet --output-dir " + out + overrides, output);
   INFO(output);
-  REQUIRE(test::run_cli("run " + path + " --quiet --output-dir " + out + overrides, output) == 0);
+  REQUIRE(status == 0);
   return digest_of(out);
 }
 
@@ -108,9 +110,10 @@ std::string run_failing_last_read(const test::TempDir& dir, train::Recipe recipe
     recipe.data.train = server->url("train.beton");
     train::write_text_file(recipe_path, train::recipe_to_toml(recipe));
     std::string output;
+    const int status =
+        test::run_cli("run " + recipe_path + " --quiet --output-dir " + out + "-whole", output);
     INFO(output);
-    REQUIRE(test::run_cli("run " + recipe_path + " --quiet --output-dir " + out + "-whole",
-                          output) == 0);
+    REQUIRE(status == 0);
     requests = served_requests();
   }
   REQUIRE(requests > 2);

@@ -5,11 +5,11 @@
 #include <filesystem>
 #include <fstream>
 
-#include "ffcv/errors.hpp"
 #include "ffcv/reader.hpp"
 #include "ffcv/train/dataset_check.hpp"
 #include "ffcv/train/run_log.hpp"
 #include "ffcv/train/trainer.hpp"
+#include "ffcv/util/errors.hpp"
 #include "tiny_dataset.hpp"
 
 using namespace ffcv;

@@ -7,7 +7,6 @@
 #include <fstream>
 #include <sstream>
 
-#include "ffcv/errors.hpp"
 #include "ffcv/torch/batch_feed.hpp"
 #include "ffcv/torch/batch_tensors.hpp"
 #include "ffcv/train/batch_input.hpp"
@@ -22,6 +21,7 @@
 #include "ffcv/train/train_data.hpp"
 #include "ffcv/train/train_step.hpp"
 #include "ffcv/train/trainer.hpp"
+#include "ffcv/util/errors.hpp"
 #include "tiny_dataset.hpp"
 
 #ifdef FFCV_WITH_CUDA

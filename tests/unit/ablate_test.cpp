@@ -14,9 +14,9 @@
 #include <thread>
 
 #include "ablate/ablation_spec.hpp"
-#include "ffcv/errors.hpp"
 #include "ffcv/fields/scalar_fields.hpp"
 #include "ffcv/train/folder_lock.hpp"
+#include "ffcv/util/errors.hpp"
 #include "test_support.hpp"
 
 using namespace ffcv;
@@ -83,13 +83,17 @@ TEST_CASE("an ablation spec is checked before any work", "[ablate]") {
     return std::string("no error");
   };
   const std::string dataset = "[dataset]\nsource = \"imagenet-like\"\n";
-  CHECK_THAT(error_of(dataset + "[sweep]\nwokers = [1, 2]\n"),
-             Catch::Contains("[sweep]: unknown key 'wokers' (did you mean 'workers'?)"));
-  CHECK_THAT(error_of(dataset + "[sweep]\nworkers = []\n"),
-             Catch::Contains("[sweep] workers: must be a non-empty list"));
-  CHECK_THAT(error_of(dataset + "[sweep]\nworkers = [1, 1]\n"), Catch::Contains("lists 1 twice"));
+  CHECK_THAT(error_of(dataset + "[sweep]\nnum_wokers = [1, 2]\n"),
+             Catch::Contains("[sweep]: unknown key 'num_wokers' (did you mean 'num_workers'?)"));
+  CHECK_THAT(error_of(dataset + "[sweep]\nnum_workers = []\n"),
+             Catch::Contains("[sweep] num_workers: must be a non-empty list"));
+  CHECK_THAT(error_of(dataset + "[sweep]\nnum_workers = [1, 1]\n"),
+             Catch::Contains("lists 1 twice"));
   CHECK_THAT(error_of(dataset), Catch::Contains("[sweep]: the section is required"));
-  CHECK_THAT(error_of(dataset + "[bench]\nworkers = 2\n[sweep]\nworkers = [1, 2]\n"),
+  CHECK_THAT(error_of(dataset + "[bench]\nnum_workers = 2\n[sweep]\nnum_workers = [1, 2]\n"),
+             Catch::Contains("also a fixed setting"));
+  // An old spelling and the new one are one setting.
+  CHECK_THAT(error_of(dataset + "[bench]\nworkers = 2\n[sweep]\nnum_workers = [1, 2]\n"),
              Catch::Contains("also a fixed setting"));
   CHECK_THAT(error_of("[dataset]\nsource = \"beton\"\npath = \"x.beton\"\n"
                       "[sweep]\njpeg_quality = [50, 90]\n"),
@@ -114,17 +118,17 @@ write_mode = "jpg"
 [bench]
 epochs = 1
 [sweep]
-workers = [1, 2, 4]
+num_workers = [1, 2, 4]
 jpeg_quality = [50, 90]
-process_cache = [false, true]
+os_cache = [true, false]
 )"));
   REQUIRE(spec.axes.size() == 3);
-  CHECK(spec.axes[0].key == "workers");  // as listed, not sorted
+  CHECK(spec.axes[0].key == "num_workers");  // as listed, not sorted
   CHECK(spec.axes[2].values[1].is_bool);
   const std::vector<AblationCell> cells = expand_cells(spec);
   REQUIRE(cells.size() == 12);
-  CHECK(cell_label(spec, cells[0]) == "workers=1 jpeg_quality=50 process_cache=false");
-  CHECK(cell_label(spec, cells[11]) == "workers=4 jpeg_quality=90 process_cache=true");
+  CHECK(cell_label(spec, cells[0]) == "num_workers=1 jpeg_quality=50 os_cache=true");
+  CHECK(cell_label(spec, cells[11]) == "num_workers=4 jpeg_quality=90 os_cache=false");
   std::set<std::string> keys, datasets;
   for (const AblationCell& cell : cells) {
     keys.insert(cell.key());
@@ -140,7 +144,7 @@ TEST_CASE("ffcv ablate runs a 2x2 sweep: each file written once, failed cells re
           "[ablate][cli]") {
   TempDir dir;
   const std::string spec = write_spec(dir, std::string(kSmallDataset) + R"(
-process_cache = true
+os_cache = false
 
 [write]
 write_mode = "jpg"
@@ -148,7 +152,7 @@ max_resolution = 96
 
 [sweep]
 jpeg_quality = [50, 90]
-cache_budget = ["1M", "1G"]
+cache_budget_mib = [1, 1024]
 )");
   const std::string out = dir.file("out");
   std::string output;
@@ -158,7 +162,7 @@ cache_budget = ["1M", "1G"]
   CHECK(count_files(out + "/datasets", ".beton") == 2);
   const std::vector<std::string> csv = lines_of(out + "/ablation.csv");
   REQUIRE(csv.size() == 5);
-  CHECK(csv[0].rfind("jpeg_quality,cache_budget,status,samples_per_s,", 0) == 0);
+  CHECK(csv[0].rfind("jpeg_quality,cache_budget_mib,status,samples_per_s,", 0) == 0);
   std::map<std::string, std::vector<std::string>> rows;
   std::map<std::string, std::string> lines;
   for (std::size_t i = 1; i < csv.size(); ++i) {
@@ -168,9 +172,9 @@ cache_budget = ["1M", "1G"]
   }
   for (const std::string quality : {"50", "90"}) {
     // A budget below one 8 MiB page fails; the sweep goes on and says why.
-    CHECK(rows.at(quality + "/1M")[2] == "failed");
-    CHECK_THAT(lines.at(quality + "/1M"), Catch::Contains("budget is too small"));
-    const std::vector<std::string>& ok = rows.at(quality + "/1G");
+    CHECK(rows.at(quality + "/1")[2] == "failed");
+    CHECK_THAT(lines.at(quality + "/1"), Catch::Contains("budget is too small"));
+    const std::vector<std::string>& ok = rows.at(quality + "/1024");
     CHECK(ok[2] == "ok");
     CHECK(std::stod(ok[3]) > 0);             // samples/s
     CHECK(std::stoull(ok[4]) > (1u << 20));  // peak RSS
@@ -181,7 +185,7 @@ cache_budget = ["1M", "1G"]
   std::stringstream markdown_text;
   markdown_text << std::ifstream(out + "/ablation.md").rdbuf();
   const std::string markdown = markdown_text.str();
-  CHECK_THAT(markdown, Catch::Contains("| jpeg_quality | cache_budget | samples/s |"));
+  CHECK_THAT(markdown, Catch::Contains("| jpeg_quality | cache_budget_mib | samples/s |"));
   CHECK_THAT(markdown, Catch::Contains("Command: `ffcv ablate"));
 
   // Run again: the finished cells are reused, the failed ones tried again (and fail again).
@@ -193,7 +197,7 @@ cache_budget = ["1M", "1G"]
   REQUIRE(cells_after.size() == 6);
   CHECK(std::vector<std::string>(cells_after.begin(), cells_after.begin() + 4) == cells_before);
   for (std::size_t i = 4; i < 6; ++i) {
-    CHECK(split(cells_after[i], '\t')[0].find("cache_budget=1M") != std::string::npos);
+    CHECK(split(cells_after[i], '\t')[0].find("cache_budget_mib=1;") != std::string::npos);
     CHECK(split(cells_after[i], '\t')[1] == "failed");
   }
 
@@ -254,15 +258,20 @@ TEST_CASE("an ablation spec's values are checked by write's and bench's own opti
     }
     return std::string("no error");
   };
+  CHECK_THAT(
+      error_of("[bench]\nnum_workers = -1\n[sweep]\nepochs = [1]\n"),
+      Catch::Contains("sweep.toml: [bench] num_workers: --num-workers must be between 0 and"));
   CHECK_THAT(error_of("[bench]\nworkers = -1\n[sweep]\nepochs = [1]\n"),
-             Catch::Contains("sweep.toml: [bench] workers: --workers must be between 0 and"));
+             Catch::Contains("sweep.toml: [bench] workers: --num-workers must be between 0 and"));
   CHECK_THAT(error_of("[sweep]\nbatch_size = [8, 0]\n"),
              Catch::Contains("[sweep] batch_size: --batch-size must be between 1 and"));
-  CHECK_THAT(error_of("[sweep]\nworkers = [\"two\"]\n"),
-             Catch::Contains("[sweep] workers: must be a number, not the string \"two\""));
+  CHECK_THAT(error_of("[sweep]\nnum_workers = [\"two\"]\n"),
+             Catch::Contains("[sweep] num_workers: must be a number, not the string \"two\""));
   CHECK_THAT(error_of("[sweep]\nworkers = [\"2\"]\n"), Catch::Contains("not the string \"2\""));
+  CHECK_THAT(error_of("[sweep]\nos_cache = [0, 1]\n"),
+             Catch::Contains("[sweep] os_cache: takes true or false"));
   CHECK_THAT(error_of("[sweep]\nprocess_cache = [0, 1]\n"),
-             Catch::Contains("[sweep] process_cache: is a flag: true or false"));
+             Catch::Contains("[sweep] process_cache:") && Catch::Contains("true or false"));
   CHECK_THAT(error_of("[bench]\nbatch_size = true\n[sweep]\nworkers = [1]\n"),
              Catch::Contains("[bench] batch_size: takes a value, not true or false"));
   CHECK_THAT(error_of("[sweep]\norder = [\"random\", \"shuffled\"]\n"),
@@ -271,11 +280,13 @@ TEST_CASE("an ablation spec's values are checked by write's and bench's own opti
              Catch::Contains("[sweep] jpeg_quality: --jpeg-quality must be between 1 and 100"));
   CHECK_THAT(error_of("[write]\npage_size = \"3M\"\n[sweep]\nworkers = [1]\n"),
              Catch::Contains("[write] page_size: --page-size must be a power of two"));
+  CHECK_THAT(error_of("[bench]\ncache_budget_mib = 0\n[sweep]\nnum_workers = [1]\n"),
+             Catch::Contains("[bench] cache_budget_mib: --cache-budget-mib must be between 1"));
   CHECK_THAT(error_of("[bench]\ncache_budget = \"1K\"\n[sweep]\nworkers = [1]\n"),
-             Catch::Contains("[bench] cache_budget: --cache-budget"));
+             Catch::Contains("[bench] cache_budget:") && Catch::Contains("whole number of MiB"));
   // Good values of every kind pass.
-  CHECK(error_of("[write]\npage_size = \"4M\"\njpeg_quality = 80\n[bench]\ncache_budget = "
-                 "\"64M\"\nprocess_cache = true\n[sweep]\nworkers = [0, 2]\n"
+  CHECK(error_of("[write]\npage_size = \"4M\"\njpeg_quality = 80\n[bench]\ncache_budget_mib = "
+                 "64\nos_cache = false\ndrop_last = false\n[sweep]\nnum_workers = [0, 2]\n"
                  "order = [\"random\", \"quasi_random\"]\n") == "no error");
 }
 
@@ -284,9 +295,10 @@ TEST_CASE("ffcv ablate refuses a bad spec, or a folder as the spec, with exit 2 
   TempDir dir;
   const std::string out = dir.file("out");
   std::string output;
-  const std::string bad = write_spec(dir, std::string(kSmallDataset) + "[sweep]\nworkers = [-1]\n");
+  const std::string bad =
+      write_spec(dir, std::string(kSmallDataset) + "[sweep]\nnum_workers = [-1]\n");
   CHECK(test::run_cli("ablate " + bad + " --output " + out, output) == 2);
-  CHECK_THAT(output, Catch::Contains("[sweep] workers: --workers must be between 0 and"));
+  CHECK_THAT(output, Catch::Contains("[sweep] num_workers: --num-workers must be between 0 and"));
   CHECK(test::run_cli("ablate " + bad + " --output ''", output) == 2);
   CHECK_THAT(output, Catch::Contains("--output needs a value, got an empty one"));
   CHECK_FALSE(std::filesystem::exists(out));
@@ -381,4 +393,33 @@ TEST_CASE("an ablation folder remembers its dataset, and failed cells run again 
   REQUIRE(!aside.empty());
   CHECK(lines_of(aside + "/cells.tsv") == cells);
   CHECK(lines_of(out + "/cells.tsv").size() == 2);
+}
+
+TEST_CASE("every shipped ablation spec loads, and the loader settings spec in its old spelling too",
+          "[ablate][settings]") {
+  const std::filesystem::path root =
+      std::filesystem::path(FFCV_SOURCE_DIR) / "experiments/ablations";
+  int count = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(root)) {
+    if (entry.path().extension() != ".toml") continue;
+    INFO(entry.path());
+    CHECK_NOTHROW(expand_cells(load_ablation_spec(entry.path().string())));
+    ++count;
+  }
+  CHECK(count >= 2);
+  // The spec as it was written before the settings had one spelling: the same cells.
+  TempDir dir;
+  std::string text = test::text_of((root / "loader_settings.toml").string());
+  const auto replace = [&](const std::string& from, const std::string& to) {
+    const std::size_t at = text.find(from);
+    REQUIRE(at != std::string::npos);
+    text.replace(at, from.size(), to);
+  };
+  replace("num_workers = [1, 2]", "workers = [1, 2]");
+  replace("os_cache = [true, false]", "process_cache = [false, true]");
+  const std::vector<AblationCell> now =
+      expand_cells(load_ablation_spec((root / "loader_settings.toml").string()));
+  const std::vector<AblationCell> old = expand_cells(load_ablation_spec(write_spec(dir, text)));
+  REQUIRE(old.size() == now.size());
+  for (std::size_t i = 0; i < now.size(); ++i) CHECK(old[i].key() == now[i].key());
 }

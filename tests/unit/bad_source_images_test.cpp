@@ -4,7 +4,7 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 
-#include "ffcv/jpeg_codec.hpp"
+#include "ffcv/image/jpeg_codec.hpp"
 #include "ffcv/reader.hpp"
 #include "test_support.hpp"
 

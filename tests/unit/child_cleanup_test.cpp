@@ -1,4 +1,4 @@
-// Children die with their parent (cli/spawn.hpp): `kill -9` of an ablation leaves none of its
+// Children die with their parent (common/spawn.hpp): `kill -9` of an ablation leaves none of its
 // measurements running. (The grid's points: grid_run_test.cpp.)
 #include <signal.h>
 #include <sys/wait.h>

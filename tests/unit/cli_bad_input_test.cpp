@@ -12,13 +12,13 @@
 #include <fstream>
 #include <limits>
 
-#include "cli/arguments.hpp"
-#include "ffcv/errors.hpp"
+#include "common/arguments.hpp"
 #include "ffcv/fields/bytes_fields.hpp"
 #include "ffcv/fields/rgb_image_field.hpp"
 #include "ffcv/fields/scalar_fields.hpp"
-#include "ffcv/json_text.hpp"
-#include "ffcv/npy_array.hpp"
+#include "ffcv/format/npy_array.hpp"
+#include "ffcv/util/errors.hpp"
+#include "ffcv/util/json_text.hpp"
 #include "sources/imagenet_like.hpp"
 #include "test_support.hpp"
 
@@ -185,7 +185,10 @@ TEST_CASE("bad numbers on the command line answer exit 2 at once, naming option 
        "--batch-size must be between 1 and 1048576, got 100000000"},
       {"bench " + file + " --batch-size 0", "--batch-size must be between 1 and 1048576, got 0"},
       {"bench " + file + " --batch-size 12abc", "--batch-size expects an integer between 1 and"},
-      {"bench " + file + " --workers 100000", "--workers must be between 0 and 1024, got 100000"},
+      {"bench " + file + " --num-workers 100000",
+       "--num-workers must be between 0 and 1024, got 100000"},
+      {"bench " + file + " --workers 100000",
+       "--num-workers must be between 0 and 1024, got 100000"},
       {"bench " + file + " --window-pages -1", "--window-pages must be between 0 and 1048576"},
       {"bench " + file + " --max-batches -1", "--max-batches must be between 0 and 1000000000"},
       {"bench " + file + " --epochs 0", "--epochs must be between 1 and 100000"},
@@ -194,16 +197,21 @@ TEST_CASE("bad numbers on the command line answer exit 2 at once, naming option 
       {"bench " + file + " --rank 2 --world-size 2",
        "--rank must be between 0 and 1 (below --world-size 2), got 2"},
       {"bench " + file + " --batches-ahead 1000", "--batches-ahead must be between 0 and 64"},
-      {"bench " + file + " --cache-budget 0", "--cache-budget must be between 1M and 1T, got 0"},
-      {"bench " + file + " --readers 0", "--readers must be between 1 and 256"},
-      {"bench " + file + " --latency-ms -1", "--latency-ms must be between 0 and 60000"},
-      {"bench " + file + " --bandwidth-mbs -1", "--bandwidth-mbs must be between 0 and 1000000"},
+      {"bench " + file + " --cache-budget-mib 0",
+       "--cache-budget-mib must be between 1 and 1048576, got 0"},
+      {"bench " + file + " --cache-budget 0", "--cache-budget-mib must be between 1 and 1048576"},
+      {"bench " + file + " --cache-readers 0", "--cache-readers must be between 1 and 256"},
+      {"bench " + file + " --storage-latency-ms -1",
+       "--storage-latency-ms must be between 0 and 60000"},
+      {"bench " + file + " --storage-bandwidth-mbs -1",
+       "--storage-bandwidth-mbs must be between 0 and 1000000"},
       {"bench " + file + " --image-size 0", "--image-size must be between 1 and 8192"},
-      {"bench " + file + " --order randomly", "--order: unknown traversal order 'randomly'"},
+      {"bench " + file + " --order randomly",
+       "--order: order must be one of sequential, random, quasi_random, got \"randomly\""},
       {"bench " + file + " --image-decoder blurry", "--image-decoder"},
       {"doctor " + file + " --step-ms -5", "--step-ms must be between 0 and 60000, got -5"},
       {"doctor " + file + " --batches -1", "--batches must be between 0 and 1000000000"},
-      {"doctor " + file + " --workers 100000", "--workers must be between 0 and 1024"},
+      {"doctor " + file + " --num-workers 100000", "--num-workers must be between 0 and 1024"},
       {"inspect " + file + " --sample 4000", "--sample must be a sample index between 0 and 3999"},
       {"inspect " + file + " --sample -1", "--sample must be a sample index between 0 and 3999"},
   };
@@ -231,20 +239,21 @@ TEST_CASE("bench and doctor refuse a file smaller than one batch, and print no N
     const Timed run = run_timed(command + file, out);
     CHECK(run.status == 2);
     CHECK(run.seconds < kAnswerSeconds);
-    CHECK_THAT(out, Catch::Contains(file + " has 10 samples, fewer than one batch of 256 with "
-                                           "drop_last; use --keep-last or a smaller --batch-size"));
+    CHECK_THAT(
+        out, Catch::Contains(file + " has 10 samples, fewer than one batch of 256 with "
+                                    "drop_last; use --drop-last false or a smaller --batch-size"));
   }
   CHECK(test::run_cli("bench " + file + " --batch-size 4 --world-size 4 --rank 3", out) == 2);
   CHECK_THAT(out, Catch::Contains("has 10 samples, 2 for the smallest of 4 ranks"));
 
-  // With --keep-last they run; no figure is NaN, infinite or a negative zero.
+  // With --drop-last false they run; no figure is NaN, infinite or a negative zero.
   const std::vector<std::string> runs = {
-      "bench " + file + " --keep-last",
-      "bench " + file + " --keep-last --json",
-      "doctor " + file + " --keep-last",
-      "doctor " + file + " --keep-last --json",
-      "doctor " + file + " --keep-last --step-ms 1 --json",
-      "bench " + file + " --keep-last --max-batches 0 --epochs 1 --json"};
+      "bench " + file + " --drop-last false",
+      "bench " + file + " --drop-last false --json",
+      "doctor " + file + " --drop-last false",
+      "doctor " + file + " --drop-last false --json",
+      "doctor " + file + " --drop-last false --step-ms 1 --json",
+      "bench " + file + " --drop-last false --max-batches 0 --epochs 1 --json"};
   for (const std::string& arguments : runs) {
     INFO(arguments);
     REQUIRE(test::run_cli(arguments, out) == 0);
@@ -264,10 +273,11 @@ TEST_CASE("a batch ring beyond the available memory is refused before it is allo
   const std::string file = image_file(dir);
   std::string out;
   // 2^20 samples of 8192 x 8192 x 3 bytes: petabytes.
-  const Timed run = run_timed("bench " + file +
-                                  " --keep-last --batch-size 1048576 --image-decoder center_crop "
-                                  "--image-size 8192",
-                              out);
+  const Timed run =
+      run_timed("bench " + file +
+                    " --drop-last false --batch-size 1048576 --image-decoder center_crop "
+                    "--image-size 8192",
+                out);
   CHECK(run.status == 2);
   CHECK(run.seconds < kAnswerSeconds);
   CHECK_THAT(out, Catch::Contains("of memory available") &&

@@ -3,7 +3,7 @@
 
 #include <set>
 
-#include "ffcv/counter_random.hpp"
+#include "ffcv/util/counter_random.hpp"
 
 using namespace ffcv;
 

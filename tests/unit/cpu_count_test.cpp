@@ -5,7 +5,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "ffcv/cpu_count.hpp"
+#include "ffcv/util/cpu_count.hpp"
 
 TEST_CASE("available_cores counts the cores this process may run on", "[cpu_count]") {
   cpu_set_t allowed;

@@ -5,12 +5,12 @@
 #include <opencv2/imgproc.hpp>
 
 #include "ffcv/crop.hpp"
-#include "ffcv/errors.hpp"
 #include "ffcv/fields/rgb_image_field.hpp"
 #include "ffcv/fields/scalar_fields.hpp"
-#include "ffcv/jpeg_codec.hpp"
+#include "ffcv/image/jpeg_codec.hpp"
 #include "ffcv/loader.hpp"
 #include "ffcv/steps/op_registry.hpp"
+#include "ffcv/util/errors.hpp"
 #include "test_support.hpp"
 
 using namespace ffcv;

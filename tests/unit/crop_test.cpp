@@ -24,9 +24,9 @@
 #include <string>
 #include <vector>
 
-#include "ffcv/counter_random.hpp"
 #include "ffcv/crop.hpp"
-#include "ffcv/errors.hpp"
+#include "ffcv/util/counter_random.hpp"
+#include "ffcv/util/errors.hpp"
 
 using namespace ffcv;
 

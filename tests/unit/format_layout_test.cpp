@@ -2,13 +2,13 @@
 // produces for FFCV (reference values computed with numpy's align=True structs).
 #include <catch2/catch.hpp>
 
-#include "ffcv/dtype.hpp"
-#include "ffcv/errors.hpp"
 #include "ffcv/fields/bytes_fields.hpp"
 #include "ffcv/fields/ndarray_field.hpp"
 #include "ffcv/fields/rgb_image_field.hpp"
 #include "ffcv/fields/scalar_fields.hpp"
-#include "ffcv/format.hpp"
+#include "ffcv/format/dtype.hpp"
+#include "ffcv/format/format.hpp"
+#include "ffcv/util/errors.hpp"
 
 using namespace ffcv;
 

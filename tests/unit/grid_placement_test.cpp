@@ -5,9 +5,9 @@
 #include <filesystem>
 #include <fstream>
 
-#include "cli/arguments.hpp"
-#include "ffcv/cpu_count.hpp"
-#include "ffcv/errors.hpp"
+#include "common/arguments.hpp"
+#include "ffcv/util/cpu_count.hpp"
+#include "ffcv/util/errors.hpp"
 #include "grid/grid_command.hpp"
 #include "grid/grid_memory.hpp"
 #include "grid/grid_preflight.hpp"

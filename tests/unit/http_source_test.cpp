@@ -13,9 +13,8 @@
 #include <set>
 #include <thread>
 
-#include "cli/spawn.hpp"
+#include "common/spawn.hpp"
 #include "epoch_bytes.hpp"
-#include "ffcv/errors.hpp"
 #include "ffcv/fields/rgb_image_field.hpp"
 #include "ffcv/fields/scalar_fields.hpp"
 #include "ffcv/loader.hpp"
@@ -25,6 +24,7 @@
 #include "ffcv/storage/range_reader.hpp"
 #include "ffcv/storage/url_credentials.hpp"
 #include "ffcv/storage/version_pins.hpp"
+#include "ffcv/util/errors.hpp"
 #include "http_test_server.hpp"
 #include "test_support.hpp"
 
@@ -458,8 +458,8 @@ TEST_CASE("ffcv inspect, bench and doctor take a URL where they take a path", "[
   CHECK(test::run_cli("inspect " + url + " --sample 7", remote) == 0);
   CHECK_THAT(remote, Catch::Contains("7"));
   // bench reads every page of the epoch over HTTP, as from the local file.
-  REQUIRE(test::run_cli("bench " + path + " --json --workers 2 --process-cache", local) == 0);
-  REQUIRE(test::run_cli("bench " + url + " --json --workers 2", remote) == 0);
+  REQUIRE(test::run_cli("bench " + path + " --json --num-workers 2 --os-cache false", local) == 0);
+  REQUIRE(test::run_cli("bench " + url + " --json --num-workers 2", remote) == 0);
   CHECK_THAT(local, Catch::Contains("\"samples\": 1024"));  // 4 batches of 256
   CHECK_THAT(remote, Catch::Contains("\"samples\": 1024"));
   // And the same bytes from storage, page for page.
@@ -467,7 +467,7 @@ TEST_CASE("ffcv inspect, bench and doctor take a URL where they take a path", "[
   REQUIRE(at != std::string::npos);
   CHECK_THAT(remote, Catch::Contains(local.substr(at, local.find(',', at) - at)));
   std::string advice;
-  CHECK(test::run_cli("doctor " + url + " --workers 2", advice) == 0);
+  CHECK(test::run_cli("doctor " + url + " --num-workers 2", advice) == 0);
   CHECK_THAT(advice, Catch::Contains(url));
   // A URL that does not answer is one clear error naming it.
   CHECK(test::run_cli("inspect " + server->url("missing.beton"), remote) == 1);
@@ -550,7 +550,7 @@ TEST_CASE("ffcv bench and inspect --verify over a replaced file stop with one er
   std::string output;
   {
     const auto server = TestHttpServer::faulty(path, "swap-on-reopen", shuffled);
-    CHECK(test::run_cli("bench " + server->url("data.beton") + " --workers 2", output) == 1);
+    CHECK(test::run_cli("bench " + server->url("data.beton") + " --num-workers 2", output) == 1);
     CHECK(occurrences(output, "changed on the server") == 1);
   }
   // How many requests inspect makes to open the file; the ETag changes right after them.

@@ -13,8 +13,8 @@
 #include <utility>
 #include <vector>
 
-#include "ffcv/errors.hpp"
-#include "ffcv/jpeg_codec.hpp"
+#include "ffcv/image/jpeg_codec.hpp"
+#include "ffcv/util/errors.hpp"
 #include "sources/imagenet_like.hpp"
 #include "test_support.hpp"
 

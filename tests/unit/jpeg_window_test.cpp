@@ -1,5 +1,5 @@
-// Tests of the window decoder (ffcv/jpeg_window.hpp): windows equal the same pixels of a whole
-// decode (full scale and DCT-reduced scales, fast and accurate IDCT, 4:2:0 / 4:2:2 / 4:4:0 /
+// Tests of the window decoder (ffcv/image/jpeg_window.hpp): windows equal the same pixels of a
+// whole decode (full scale and DCT-reduced scales, fast and accurate IDCT, 4:2:0 / 4:2:2 / 4:4:0 /
 // 4:4:4 / grayscale), the scale choice, the margins it promises, every encoding in Debian's
 // libjxl-testdata, damaged input, and use from several threads.
 #include <turbojpeg.h>
@@ -28,9 +28,9 @@
 #endif
 #include <opencv2/imgproc.hpp>
 
-#include "ffcv/errors.hpp"
-#include "ffcv/jpeg_codec.hpp"
-#include "ffcv/jpeg_window.hpp"
+#include "ffcv/image/jpeg_codec.hpp"
+#include "ffcv/image/jpeg_window.hpp"
+#include "ffcv/util/errors.hpp"
 #include "test_support.hpp"
 
 using namespace ffcv;
@@ -672,4 +672,59 @@ TEST_CASE("window decoding reuses the output buffer and works from several threa
   }
   for (auto& thread : threads) thread.join();
   for (int t = 0; t < kThreads; ++t) CHECK(failures[t] == 0);
+}
+
+TEST_CASE("a caller's buffer of jpeg_window_bytes_bound holds every window, same bytes", "[jpeg]") {
+  // Frames of several sizes and samplings; windows of every kind; requests that ask for a fixed
+  // output size (the bound may count on DCT scaling) and requests that do not (0 x 0).
+  struct Frame {
+    int width, height, subsampling;
+  };
+  const Frame frames[] = {{500, 375, TJSAMP_420}, {97, 61, TJSAMP_422},  {64, 300, TJSAMP_444},
+                          {333, 41, TJSAMP_440},  {40, 40, TJSAMP_GRAY}, {5, 3, TJSAMP_420}};
+  const int outputs[][2] = {{0, 0}, {1, 1}, {16, 16}, {24, 40}, {160, 160}, {224, 224}};
+  std::mt19937 rng(91);
+  for (const Frame& frame : frames) {
+    const Bytes jpeg =
+        encode(make_image(frame.width, frame.height, true, 5), frame.subsampling, 85);
+    for (const auto& output : outputs) {
+      for (const bool all_scales : {false, true}) {
+        const std::uint64_t bound =
+            jpeg_window_bytes_bound(frame.width, frame.height, output[0], output[1], all_scales);
+        CHECK(bound <= std::uint64_t{3} * frame.width * frame.height);
+        Bytes buffer(bound);
+        for (int trial = 0; trial < 60; ++trial) {
+          JpegWindowRequest request = random_window(rng, frame.width, frame.height);
+          request.min_out_width = output[0];
+          request.min_out_height = output[1];
+          request.all_scales = all_scales;
+          if (output[0] == 0 && trial % 2) {  // varying sizes: the window's own, or half of it
+            request.min_out_width = std::max(1, request.width / (1 + trial % 3));
+            request.min_out_height = std::max(1, request.height / (1 + trial % 3));
+          }
+          INFO(frame.width << "x" << frame.height << " out " << output[0] << "x" << output[1]
+                           << " window " << request.width << "x" << request.height << " at "
+                           << request.left << "," << request.top);
+          Bytes grown;
+          const DecodedWindow expected = decode_jpeg_window(jpeg, request, grown);
+          REQUIRE(grown.size() <= bound);
+          const DecodedWindow decoded =
+              decode_jpeg_window(jpeg, request, std::span<std::uint8_t>(buffer));
+          CHECK(decoded.width == expected.width);
+          CHECK(decoded.height == expected.height);
+          CHECK(decoded.crop_x == expected.crop_x);
+          CHECK(decoded.crop_w == expected.crop_w);
+          CHECK(std::equal(grown.begin(), grown.end(), buffer.begin()));
+        }
+      }
+    }
+  }
+  // A buffer too small for the region is refused, and the thread's decoder stays usable.
+  const Bytes jpeg = encode(make_image(64, 48, false, 6), TJSAMP_420);
+  Bytes small(10);
+  CHECK_THROWS_AS(
+      decode_jpeg_window(jpeg, {0, 0, 48, 64, 0, 0, true}, std::span<std::uint8_t>(small)),
+      EncodeError);
+  Bytes out;
+  CHECK(decode_jpeg_window(jpeg, {0, 0, 48, 64, 0, 0, true}, out).width == 64);
 }

@@ -38,10 +38,10 @@ TEST_CASE("ffcv bench reports throughput, stages and the memcpy baseline", "[cli
   CHECK_THAT(out, Catch::Contains("\"distinct_labels_per_batch\": 100.000"));
   // --cold drops the file from the OS page cache before each epoch, mmap or process cache.
   REQUIRE(test::run_cli("bench " + path + " --batch-size 100 --epochs 2 --cold --json", out) == 0);
-  REQUIRE(test::run_cli("bench " + path + " --batch-size 100 --epochs 2 --cold --process-cache",
+  REQUIRE(test::run_cli("bench " + path + " --batch-size 100 --epochs 2 --cold --os-cache false",
                         out) == 0);
   CHECK_THAT(out, Catch::Contains("100.0 distinct labels"));
-  REQUIRE(test::run_cli("bench " + path + " --order quasi_random --process-cache --fields blob",
+  REQUIRE(test::run_cli("bench " + path + " --order quasi_random --os-cache false --fields blob",
                         out) == 0);
   CHECK_THAT(out, Catch::Contains("output blob") && !Catch::Contains("output label") &&
                       Catch::Contains("storage:") && Catch::Contains("loader / memcpy"));
@@ -53,7 +53,7 @@ TEST_CASE("ffcv bench reports each epoch's storage reads, not a running total", 
   test::TempDir dir;
   const std::string path = small_file(dir);
   std::string out;
-  REQUIRE(test::run_cli("bench " + path + " --batch-size 100 --epochs 3 --process-cache --json",
+  REQUIRE(test::run_cli("bench " + path + " --batch-size 100 --epochs 3 --os-cache false --json",
                         out) == 0);
   // Every epoch reads the same pages once (the cache frees them at the end of the epoch), at
   // most the whole file: equal figures, each no more than the file's size.
@@ -79,7 +79,7 @@ TEST_CASE("ffcv bench reports each epoch's storage reads, not a running total", 
   CHECK(calls[1] == calls[0]);
   CHECK(calls[2] == calls[0]);
   // The text report prints the same per-epoch figure on each epoch's storage line.
-  REQUIRE(test::run_cli("bench " + path + " --batch-size 100 --epochs 2 --process-cache", out) ==
+  REQUIRE(test::run_cli("bench " + path + " --batch-size 100 --epochs 2 --os-cache false", out) ==
           0);
   const std::size_t first = out.find("storage: ");
   REQUIRE(first != std::string::npos);
@@ -98,8 +98,8 @@ TEST_CASE("ffcv doctor names the bottleneck it was given", "[cli][loader]") {
   CHECK_THAT(out, Catch::Contains("\"bottleneck\": \"consumer\""));
   // Slow storage: 100 ms per read through the process cache, sequential order.
   REQUIRE(test::run_cli("doctor " + path +
-                            " --batch-size 100 --batches 20 --process-cache "
-                            "--latency-ms 100 --readers 1 --json",
+                            " --batch-size 100 --batches 20 --os-cache false "
+                            "--storage-latency-ms 100 --cache-readers 1 --json",
                         out) == 0);
   CHECK_THAT(out, Catch::Contains("\"bottleneck\": \"storage\""));
 }

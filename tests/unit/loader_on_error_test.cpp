@@ -5,12 +5,12 @@
 #include <set>
 
 #include "fails_for.hpp"
-#include "ffcv/errors.hpp"
 #include "ffcv/fields/rgb_image_field.hpp"
 #include "ffcv/fields/scalar_fields.hpp"
 #include "ffcv/loader.hpp"
 #include "ffcv/reader.hpp"
 #include "ffcv/steps/op_registry.hpp"
+#include "ffcv/util/errors.hpp"
 #include "test_support.hpp"
 
 using namespace ffcv;
@@ -162,11 +162,11 @@ TEST_CASE("ffcv bench --on-error skip counts JPEGs that cannot be decoded", "[cl
   // Plant three samples whose JPEG does not start with a JPEG marker.
   test::break_jpeg_samples(path, {7, 60, 119});
   std::string out;
-  CHECK(test::run_cli("bench " + path + " --batch-size 10 --epochs 1 --keep-last --json", out) ==
-        1);
+  CHECK(test::run_cli("bench " + path + " --batch-size 10 --epochs 1 --drop-last false --json",
+                      out) == 1);
   CHECK_THAT(out, Catch::Contains("sample 7"));
   REQUIRE(test::run_cli("bench " + path +
-                            " --batch-size 10 --epochs 1 --keep-last --json --on-error skip "
+                            " --batch-size 10 --epochs 1 --drop-last false --json --on-error skip "
                             "--max-skipped-fraction 0.05",
                         out) == 0);
   CHECK_THAT(out, Catch::Contains("\"samples\": 117") && Catch::Contains("\"skipped_samples\": 3"));

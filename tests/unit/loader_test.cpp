@@ -14,12 +14,12 @@
 
 #include "epoch_bytes.hpp"
 #include "fails_for.hpp"
-#include "ffcv/errors.hpp"
 #include "ffcv/fields/rgb_image_field.hpp"
 #include "ffcv/fields/scalar_fields.hpp"
-#include "ffcv/little_endian.hpp"
 #include "ffcv/loader.hpp"
 #include "ffcv/steps/op_registry.hpp"
+#include "ffcv/util/errors.hpp"
+#include "ffcv/util/little_endian.hpp"
 #include "test_support.hpp"
 
 using namespace ffcv;

@@ -6,11 +6,11 @@
 #include <cmath>
 #include <cstring>
 
-#include "ffcv/errors.hpp"
 #include "ffcv/fields/ndarray_field.hpp"
 #include "ffcv/fields/scalar_fields.hpp"
 #include "ffcv/loader.hpp"
 #include "ffcv/steps/op_registry.hpp"
+#include "ffcv/util/errors.hpp"
 #include "test_support.hpp"
 
 using namespace ffcv;

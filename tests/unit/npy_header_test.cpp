@@ -9,10 +9,10 @@
 #include <filesystem>
 #include <limits>
 
-#include "ffcv/errors.hpp"
-#include "ffcv/little_endian.hpp"
-#include "ffcv/npy_array.hpp"
+#include "ffcv/format/npy_array.hpp"
 #include "ffcv/reader.hpp"
+#include "ffcv/util/errors.hpp"
+#include "ffcv/util/little_endian.hpp"
 #include "test_support.hpp"
 
 using namespace ffcv;

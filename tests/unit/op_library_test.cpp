@@ -5,11 +5,11 @@
 #include <algorithm>
 
 #include "cli/loader_arguments.hpp"
-#include "ffcv/errors.hpp"
 #include "ffcv/fields/rgb_image_field.hpp"
 #include "ffcv/fields/scalar_fields.hpp"
 #include "ffcv/loader.hpp"
 #include "ffcv/steps/op_library.hpp"
+#include "ffcv/util/errors.hpp"
 #include "test_support.hpp"
 
 using namespace ffcv;

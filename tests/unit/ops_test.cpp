@@ -6,9 +6,9 @@
 #include <cmath>
 #include <cstring>
 
-#include "ffcv/errors.hpp"
-#include "ffcv/little_endian.hpp"
 #include "ffcv/steps/op_registry.hpp"
+#include "ffcv/util/errors.hpp"
+#include "ffcv/util/little_endian.hpp"
 
 using namespace ffcv;
 

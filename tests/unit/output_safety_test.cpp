@@ -13,9 +13,9 @@
 #include <map>
 #include <thread>
 
-#include "ffcv/atomic_file.hpp"
-#include "ffcv/interrupt_cleanup.hpp"
-#include "ffcv/jpeg_codec.hpp"
+#include "ffcv/image/jpeg_codec.hpp"
+#include "ffcv/util/atomic_file.hpp"
+#include "ffcv/util/interrupt_cleanup.hpp"
 #include "sources/idx_source.hpp"
 #include "sources/staged_directory.hpp"
 #include "test_support.hpp"

@@ -18,8 +18,8 @@
 #include <thread>
 #include <vector>
 
-#include "ffcv/errors.hpp"
 #include "ffcv/storage/page_source.hpp"
+#include "ffcv/util/errors.hpp"
 #include "test_support.hpp"
 
 namespace ffcv {

@@ -3,12 +3,12 @@
 // a label value) read without crashing. Never a crash, never a hang.
 #include <catch2/catch.hpp>
 
-#include "ffcv/errors.hpp"
 #include "ffcv/fields/bytes_fields.hpp"
 #include "ffcv/fields/ndarray_field.hpp"
 #include "ffcv/fields/rgb_image_field.hpp"
 #include "ffcv/fields/scalar_fields.hpp"
 #include "ffcv/reader.hpp"
+#include "ffcv/util/errors.hpp"
 #include "test_support.hpp"
 
 using namespace ffcv;

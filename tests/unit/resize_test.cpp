@@ -9,14 +9,15 @@
 #include <limits>
 #include <map>
 #include <random>
+#include <span>
 #include <string>
 #include <vector>
 
 #include <opencv2/core.hpp>
 #include <opencv2/imgproc.hpp>
 
-#include "ffcv/errors.hpp"
-#include "ffcv/resize.hpp"
+#include "ffcv/image/resize.hpp"
+#include "ffcv/util/errors.hpp"
 
 using namespace ffcv;
 
@@ -514,4 +515,48 @@ TEST_CASE("bad resize arguments raise ConfigError", "[resize]") {
   CHECK(parse_interpolation("linear") == Interpolation::kLinear);
   CHECK_THROWS_AS(parse_interpolation("cubic"), ConfigError);
   CHECK_THROWS_AS(parse_interpolation(""), ConfigError);
+}
+
+TEST_CASE("resize_rgb_scratch_bytes suffices for every region, same bytes as the vector",
+          "[resize]") {
+  std::mt19937 rng(17);
+  std::uniform_real_distribution<double> unit(0, 1);
+  const int sources[][2] = {{500, 375}, {37, 900}, {1, 1}, {2, 700}, {4000, 3}};
+  const int outputs[][2] = {{224, 224}, {1, 1}, {64, 48}, {600, 20}};
+  for (const auto& size : sources) {
+    const Image image = natural_image(size[0], size[1], 3);
+    for (const auto& output : outputs) {
+      const std::size_t bound = resize_rgb_scratch_bytes(size[0], size[1], output[0], output[1]);
+      std::vector<std::uint8_t> scratch(bound + 1);
+      for (int trial = 0; trial < 40; ++trial) {
+        // Whole images, thin slivers and fractional windows; an odd offset into the scratch.
+        const double w = trial == 0 ? size[0] : std::max(1e-3, unit(rng) * size[0]);
+        const double h = trial == 0 ? size[1] : std::max(1e-3, unit(rng) * size[1]);
+        const Region region{
+            unit(rng) * (size[0] - w), unit(rng) * (size[1] - h), w, h, output[0], output[1]};
+        for (const Interpolation filter : {Interpolation::kArea, Interpolation::kLinear}) {
+          std::vector<std::uint8_t> grown;
+          const auto expected = ours(image, region, filter, grown);
+          REQUIRE(grown.size() <= bound);
+          std::vector<std::uint8_t> out(expected.size());
+          const ResizeSource source{image.pixels.data(),
+                                    image.width,
+                                    image.height,
+                                    image.stride,
+                                    region.x,
+                                    region.y,
+                                    region.w,
+                                    region.h};
+          resize_rgb(source, out.data(), output[0], output[1], filter,
+                     std::span<std::uint8_t>(scratch).subspan(1, bound));
+          CHECK(out == expected);
+        }
+      }
+    }
+  }
+  const Image image = natural_image(40, 30, 6);
+  std::vector<std::uint8_t> out(8 * 8 * 3), small(16);
+  CHECK_THROWS_AS(resize_rgb({image.pixels.data(), 40, 30, 120, 0, 0, 40, 30}, out.data(), 8, 8,
+                             Interpolation::kArea, std::span<std::uint8_t>(small)),
+                  ConfigError);
 }

@@ -5,14 +5,14 @@
 
 #include <opencv2/imgproc.hpp>
 
-#include "ffcv/errors.hpp"
 #include "ffcv/field_registry.hpp"
 #include "ffcv/fields/bytes_fields.hpp"
 #include "ffcv/fields/ndarray_field.hpp"
 #include "ffcv/fields/rgb_image_field.hpp"
 #include "ffcv/fields/scalar_fields.hpp"
-#include "ffcv/jpeg_codec.hpp"
+#include "ffcv/image/jpeg_codec.hpp"
 #include "ffcv/reader.hpp"
+#include "ffcv/util/errors.hpp"
 #include "test_support.hpp"
 
 using namespace ffcv;
@@ -285,7 +285,7 @@ class ColorField final : public Field {
     column[1] = (rgb >> 8) & 0xff;
     column[2] = (rgb >> 16) & 0xff;
   }
-  FieldValue decode(const std::uint8_t* column, const HeapView&) const override {
+  FieldValue decode(const std::uint8_t* column, const PayloadReader&) const override {
     return std::int64_t{column[0]} | std::int64_t{column[1]} << 8 | std::int64_t{column[2]} << 16;
   }
   std::string describe(const std::uint8_t*) const override { return "{}"; }

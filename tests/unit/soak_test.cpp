@@ -21,7 +21,7 @@
 #include "ffcv/fields/rgb_image_field.hpp"
 #include "ffcv/fields/scalar_fields.hpp"
 #include "ffcv/loader.hpp"
-#include "ffcv/thread_group.hpp"
+#include "ffcv/util/thread_group.hpp"
 #include "test_support.hpp"
 
 using namespace ffcv;

@@ -15,7 +15,7 @@
 #include <opencv2/imgproc.hpp>
 #endif
 
-#include "ffcv/errors.hpp"
+#include "ffcv/util/errors.hpp"
 #include "sources/image_decoders.hpp"
 #include "sources/image_file.hpp"
 #include "test_support.hpp"

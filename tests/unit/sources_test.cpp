@@ -7,13 +7,13 @@
 #include <opencv2/imgcodecs.hpp>
 #endif
 
-#include "ffcv/errors.hpp"
 #include "ffcv/fields/ndarray_field.hpp"
 #include "ffcv/fields/rgb_image_field.hpp"
-#include "ffcv/jpeg_codec.hpp"
-#include "ffcv/little_endian.hpp"
-#include "ffcv/npy_array.hpp"
+#include "ffcv/format/npy_array.hpp"
+#include "ffcv/image/jpeg_codec.hpp"
 #include "ffcv/reader.hpp"
+#include "ffcv/util/errors.hpp"
+#include "ffcv/util/little_endian.hpp"
 #include "sources/idx_source.hpp"
 #include "sources/image_folder_source.hpp"
 #include "sources/npy_source.hpp"

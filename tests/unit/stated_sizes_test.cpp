@@ -3,11 +3,11 @@
 // must be refused, not taken modulo 2^64.
 #include <catch2/catch.hpp>
 
-#include "ffcv/errors.hpp"
 #include "ffcv/fields/ndarray_field.hpp"
-#include "ffcv/format.hpp"
-#include "ffcv/little_endian.hpp"
+#include "ffcv/format/format.hpp"
 #include "ffcv/reader.hpp"
+#include "ffcv/util/errors.hpp"
+#include "ffcv/util/little_endian.hpp"
 #include "sources/idx_source.hpp"
 #include "test_support.hpp"
 

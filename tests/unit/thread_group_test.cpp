@@ -1,4 +1,4 @@
-// ThreadGroup and parallel_for (ffcv/thread_group.hpp): every index runs once, the first error
+// ThreadGroup and parallel_for (ffcv/util/thread_group.hpp): every index runs once, the first error
 // comes back after every thread joined, progress ticks come from the calling thread, and
 // "0 workers" means the cores this process may use.
 #include <catch2/catch.hpp>
@@ -9,8 +9,8 @@
 #include <stdexcept>
 #include <thread>
 
-#include "ffcv/cpu_count.hpp"
-#include "ffcv/thread_group.hpp"
+#include "ffcv/util/cpu_count.hpp"
+#include "ffcv/util/thread_group.hpp"
 
 using namespace ffcv;
 

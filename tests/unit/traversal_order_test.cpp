@@ -6,8 +6,8 @@
 #include <map>
 #include <sstream>
 
-#include "ffcv/errors.hpp"
 #include "ffcv/order/traversal_order.hpp"
+#include "ffcv/util/errors.hpp"
 
 using namespace ffcv;
 

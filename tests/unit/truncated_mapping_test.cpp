@@ -7,10 +7,10 @@
 #include <chrono>
 #include <thread>
 
-#include "ffcv/errors.hpp"
 #include "ffcv/fields/rgb_image_field.hpp"
 #include "ffcv/fields/scalar_fields.hpp"
 #include "ffcv/loader.hpp"
+#include "ffcv/util/errors.hpp"
 #include "test_support.hpp"
 
 using namespace ffcv;
@@ -72,7 +72,7 @@ TEST_CASE("ffcv bench on a file truncated while it runs exits 1 with one line",
   REQUIRE(pid >= 0);
   if (pid == 0) {
     const std::string command = "exec " + std::string(FFCV_CLI_PATH) + " bench " + path +
-                                " --batch-size 50 --workers 2 --epochs 100000 --json > " + log +
+                                " --batch-size 50 --num-workers 2 --epochs 100000 --json > " + log +
                                 " 2>&1";
     ::execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
     ::_exit(127);

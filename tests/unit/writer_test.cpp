@@ -8,11 +8,11 @@
 #include <map>
 #include <set>
 
-#include "ffcv/errors.hpp"
 #include "ffcv/fields/bytes_fields.hpp"
 #include "ffcv/fields/rgb_image_field.hpp"
 #include "ffcv/fields/scalar_fields.hpp"
 #include "ffcv/reader.hpp"
+#include "ffcv/util/errors.hpp"
 #include "test_support.hpp"
 
 using namespace ffcv;

@@ -13,11 +13,12 @@
 #include <set>
 #include <sstream>
 
-#include "cli/child_process.hpp"
-#include "ffcv/errors.hpp"
-#include "ffcv/fnv1a.hpp"
-#include "ffcv/json_text.hpp"
+#include "common/child_process.hpp"
+#include "common/interrupt_watch.hpp"
 #include "ffcv/train/run_results.hpp"
+#include "ffcv/util/errors.hpp"
+#include "ffcv/util/fnv1a.hpp"
+#include "ffcv/util/json_text.hpp"
 
 namespace ffcv::tools {
 namespace {
@@ -299,6 +300,9 @@ AblationOutcome run_ablation(const AblationSpec& spec, const std::vector<Ablatio
             (failed_before > 0 ? ", of which " + std::to_string(failed_before) + " failed before"
                                : ""));
   }
+  // Held for the whole sweep: a signal between two cells stops the sweep as one during a cell
+  // does (each cell's child runs under a nested watch).
+  const InterruptWatch watch;
   std::uint64_t index = 0;
   for (const AblationCell& cell : cells) {
     ++index;
@@ -306,9 +310,10 @@ AblationOutcome run_ablation(const AblationSpec& spec, const std::vector<Ablatio
       outcome.results.push_back(it->second);
       continue;
     }
-    bool interrupted = false;
+    bool interrupted = watch.signal() != 0;
     const bool writes = !spec.dataset.source.empty();
-    const std::string dataset = writes ? ensure_dataset(spec, cell, options, interrupted) : "";
+    const std::string dataset =
+        writes && !interrupted ? ensure_dataset(spec, cell, options, interrupted) : "";
     CellResult result;
     if (!interrupted) {
       result = spec.training() ? measure_training(cell, dataset, options, interrupted)

@@ -8,12 +8,13 @@
 #include <fstream>
 #include <sstream>
 
-#include "cli/arguments.hpp"
 #include "cli/commands.hpp"
 #include "cli/loader_arguments.hpp"
-#include "ffcv/closest_name.hpp"
-#include "ffcv/errors.hpp"
+#include "common/arguments.hpp"
+#include "ffcv/settings/loader_settings.hpp"
 #include "ffcv/train/recipe.hpp"
+#include "ffcv/util/closest_name.hpp"
+#include "ffcv/util/errors.hpp"
 
 namespace ffcv::tools {
 
@@ -22,27 +23,46 @@ const std::vector<std::string> kWriterKeys = {"write_mode",      "max_resolution
                                               "jpeg_quality",    "compress_probability",
                                               "smart_threshold", "page_size"};
 
-// The `ffcv bench` options a sweep may set, and `cold`.
-const std::vector<std::string> kBenchKeys = {"batch_size",     "workers",       "order",
-                                             "seed",           "window_pages",  "batches_ahead",
-                                             "keep_last",      "process_cache", "cache_budget",
-                                             "readers",        "latency_ms",    "bandwidth_mbs",
-                                             "fields",         "image_decoder", "image_size",
-                                             "no_dct_scaling", "flip",          "epochs",
-                                             "max_batches",    "on_error",      "cold"};
+// The `ffcv bench` options a sweep may set: the loader's settings (their table,
+// ffcv/settings/loader_settings.hpp), bench's own options, and `cold`.
+const std::vector<std::string> kBenchKeys = [] {
+  std::vector<std::string> keys = {"batch_size"};
+  for (const std::string& name : loader_setting_names()) keys.push_back(name);
+  for (const char* key : {"fields", "image_decoder", "image_size", "no_dct_scaling", "flip",
+                          "epochs", "max_batches", "cold"}) {
+    keys.push_back(key);
+  }
+  return keys;
+}();
 
 namespace {
 
 const std::vector<std::string> kSources = {"imagenet-like", "folder", "fashion-mnist", "beton"};
 
 // Settings that are flags (true: given), and those whose value is a number (never a string).
-const std::vector<std::string> kFlagKeys = {"keep_last", "process_cache", "no_dct_scaling", "flip",
-                                            "cold"};
-const std::vector<std::string> kNumberKeys = {
-    "max_resolution", "jpeg_quality", "compress_probability", "batch_size",
-    "workers",        "seed",         "window_pages",         "batches_ahead",
-    "readers",        "latency_ms",   "bandwidth_mbs",        "image_size",
-    "epochs",         "max_batches"};
+const std::vector<std::string> kFlagKeys = {"no_dct_scaling", "flip", "cold"};
+// Loader settings that take true or false (drop_last, os_cache).
+const std::vector<std::string> kBoolKeys = [] {
+  std::vector<std::string> keys;
+  LoaderSettings defaults;
+  for (const SettingRow& row : loader_setting_rows(defaults)) {
+    if (std::holds_alternative<bool*>(row.slot)) keys.emplace_back(row.name);
+  }
+  return keys;
+}();
+const std::vector<std::string> kNumberKeys = [] {
+  std::vector<std::string> keys = {"max_resolution", "jpeg_quality", "compress_probability",
+                                   "batch_size",     "image_size",   "epochs",
+                                   "max_batches"};
+  LoaderSettings defaults;
+  for (const SettingRow& row : loader_setting_rows(defaults)) {
+    if (!std::holds_alternative<std::string*>(row.slot) &&
+        !std::holds_alternative<bool*>(row.slot)) {
+      keys.emplace_back(row.name);
+    }
+  }
+  return keys;
+}();
 
 std::string read_text(const std::string& path) {
   std::error_code error;
@@ -99,13 +119,44 @@ bool contains(const std::vector<std::string>& names, const std::string& name) {
   return std::find(names.begin(), names.end(), name) != names.end();
 }
 
-// A flag takes true or false; a number is a TOML number, not a string that looks like one.
+// An old spelling of a loader setting (workers, keep_last, process_cache, cache_budget, ...): the
+// setting's name, with a note naming it once; other keys as they are.
+std::string current_key(const std::string& key) {
+  const SettingAlias* alias = find_setting_alias(key);
+  if (alias == nullptr) return key;
+  note_renamed_once(key, std::string(alias->name));
+  return std::string(alias->name);
+}
+
+// Whether `given`'s values are checked as `key`'s: its own, or an old spelling of the same value
+// (workers); flags (keep_last) and sizes (cache_budget) are checked by alias_value instead.
+bool checks_kind(const std::string& key, const std::string& given) {
+  const SettingAlias* alias = find_setting_alias(given);
+  return key == given || (alias != nullptr && alias->value == SettingAlias::Value::kSame);
+}
+
+// The value an old spelling's value stands for (keep_last = true is drop_last = false).
+SettingValue current_value(const std::string& key, const SettingValue& value,
+                           const std::string& path, const std::string& where) {
+  const SettingAlias* alias = find_setting_alias(key);
+  if (alias == nullptr) return value;
+  try {
+    return {alias_value(*alias, value.text), value.is_bool};
+  } catch (const ConfigError& error) {
+    fail(path, where, error.what());
+  }
+}
+
+// A flag or a true/false setting takes a boolean; a number is a TOML number, not a string that
+// looks like one.
 void check_kind(const std::string& key, const toml::node& node, const std::string& path,
                 const std::string& where) {
+  const bool takes_bool = contains(kFlagKeys, key) || contains(kBoolKeys, key);
   if (contains(kFlagKeys, key) && !node.is_boolean()) {
     fail(path, where, "is a flag: true or false");
   }
-  if (!contains(kFlagKeys, key) && node.is_boolean() &&
+  if (contains(kBoolKeys, key) && !node.is_boolean()) fail(path, where, "takes true or false");
+  if (!takes_bool && node.is_boolean() &&
       (contains(kWriterKeys, key) || contains(kBenchKeys, key))) {
     fail(path, where, "takes a value, not true or false");
   }
@@ -177,11 +228,12 @@ void read_settings(const toml::table* table, const std::string& path, const char
                    const std::vector<std::string>& known, Settings& settings) {
   if (table == nullptr) return;
   for (const auto& [key_view, node] : *table) {
-    const std::string key(key_view.str());
-    if (!contains(known, key)) unknown_key(path, name, key, known);
-    const std::string where = std::string("[") + name + "] " + key;
-    check_kind(key, node, path, where);
-    settings[key] = setting_value(node, path, where);
+    const std::string given(key_view.str());
+    const std::string where = std::string("[") + name + "] " + given;
+    const std::string key = contains(known, given) ? given : current_key(given);
+    if (!contains(known, key)) unknown_key(path, name, given, known);
+    if (checks_kind(key, given)) check_kind(key, node, path, where);
+    settings[key] = current_value(given, setting_value(node, path, where), path, where);
     check_value(key, settings[key], path, where);
   }
 }
@@ -227,17 +279,8 @@ std::string settings_text(const Settings& settings) {
   return text;
 }
 
-}  // namespace
-
-std::string AblationCell::dataset_key() const { return settings_text(write); }
-
-std::string AblationCell::key() const {
-  std::string text = "write:" + settings_text(write) + "|bench:" + settings_text(bench);
-  if (!recipe_path.empty()) text += "|recipe:" + recipe_path + ":" + settings_text(recipe);
-  return text;
-}
-
-AblationSpec load_ablation_spec(const std::string& path) {
+// The spec file at `path`, parsed, its top-level keys checked.
+toml::table parse_spec_file(const std::string& path) {
   const std::string text = read_text(path);
   toml::table root;
   try {
@@ -252,6 +295,110 @@ AblationSpec load_ablation_spec(const std::string& path) {
       unknown_key(path, "top level", key, {"dataset", "write", "bench", "sweep", "train"});
     }
   }
+  return root;
+}
+
+// The keys a sweep of `spec` may have: writer settings, and the recipe's keys (a training
+// sweep) or bench's.
+std::vector<std::string> sweep_keys(const AblationSpec& spec) {
+  std::vector<std::string> known = kWriterKeys;
+  if (spec.training()) {
+    const std::vector<std::string> keys = train::recipe_keys();
+    known.insert(known.end(), keys.begin(), keys.end());
+  } else {
+    known.insert(known.end(), kBenchKeys.begin(), kBenchKeys.end());
+  }
+  return known;
+}
+
+// The axis `given` = `node` of [sweep], checked against the `known` keys and the fixed settings
+// of `spec`.
+SweepAxis read_axis(const std::string& given, const toml::node& node, const AblationSpec& spec,
+                    const std::vector<std::string>& known, const std::string& path) {
+  const std::string where = "[sweep] " + given;
+  const std::string key = spec.training() || contains(known, given) ? given : current_key(given);
+  if (!contains(known, key) && !spec.training() && is_recipe_key(key)) {
+    fail(path, where, "is a recipe key: sweeping the recipe needs a [train] section");
+  }
+  if (!contains(known, key) && spec.training() &&
+      (contains(kBenchKeys, key) || find_setting_alias(key) != nullptr)) {
+    fail(path, where,
+         "is a bench setting: a training sweep sets the loader through recipe keys such as "
+         "data.num_workers");
+  }
+  if (!contains(known, key)) unknown_key(path, "sweep", key, known);
+  if (spec.training() && spec.dataset.source.empty() && contains(kWriterKeys, key)) {
+    fail(path, where, "is a writer setting: it needs a [dataset] to write");
+  }
+  const toml::array* values = node.as_array();
+  if (values == nullptr || values->empty()) fail(path, where, "must be a non-empty list of values");
+  SweepAxis axis{key, {}};
+  for (const toml::node& value : *values) {
+    if (!is_recipe_key(key) && checks_kind(key, given)) check_kind(key, value, path, where);
+    SettingValue setting = current_value(given, setting_value(value, path, where), path, where);
+    if (!is_recipe_key(key)) check_value(key, setting, path, where);
+    if (std::find(axis.values.begin(), axis.values.end(), setting) != axis.values.end()) {
+      fail(path, where, "lists " + setting.text + " twice");
+    }
+    axis.values.push_back(std::move(setting));
+  }
+  bool fixed_in_recipe = false;
+  for (const std::string& text : spec.recipe_set) {
+    fixed_in_recipe = fixed_in_recipe || text.substr(0, text.find('=')) == key;
+  }
+  if (spec.write.count(key) || spec.bench.count(key) || fixed_in_recipe) {
+    fail(path, where, "is also a fixed setting; give it in one place");
+  }
+  return axis;
+}
+
+// The axes of [sweep] in the order the spec lists them (a TOML table's keys come sorted).
+std::vector<SweepAxis> read_sweep(const toml::table& sweep, const AblationSpec& spec,
+                                  const std::string& path) {
+  const std::vector<std::string> known = sweep_keys(spec);
+  std::vector<SweepAxis> axes;
+  std::vector<std::uint32_t> axis_lines;
+  for (const auto& [key_view, node] : sweep) {
+    axes.push_back(read_axis(std::string(key_view.str()), node, spec, known, path));
+    axis_lines.push_back(node.source().begin.line);
+  }
+  std::vector<std::size_t> order(axes.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return axis_lines[a] < axis_lines[b]; });
+  std::vector<SweepAxis> sorted;
+  for (const std::size_t i : order) sorted.push_back(std::move(axes[i]));
+  return sorted;
+}
+
+// Writer settings, fixed or swept, need a dataset to write, and cannot apply to a .beton read as
+// it is.
+void check_writes(const AblationSpec& spec, const std::string& path) {
+  if (spec.training() && spec.dataset.source.empty() && !spec.write.empty()) {
+    fail(path, "[write]", "writer settings need a [dataset] to write");
+  }
+  if (spec.dataset.source == "beton") {
+    bool writes = !spec.write.empty();
+    for (const SweepAxis& axis : spec.axes) writes = writes || contains(kWriterKeys, axis.key);
+    if (writes) {
+      fail(path, "[write]",
+           "source = \"beton\" reads an existing file: writer settings cannot apply to it");
+    }
+  }
+}
+
+}  // namespace
+
+std::string AblationCell::dataset_key() const { return settings_text(write); }
+
+std::string AblationCell::key() const {
+  std::string text = "write:" + settings_text(write) + "|bench:" + settings_text(bench);
+  if (!recipe_path.empty()) text += "|recipe:" + recipe_path + ":" + settings_text(recipe);
+  return text;
+}
+
+AblationSpec load_ablation_spec(const std::string& path) {
+  const toml::table root = parse_spec_file(path);
   AblationSpec spec;
   spec.path = path;
   spec.name = std::filesystem::path(path).stem().string();
@@ -269,71 +416,8 @@ AblationSpec load_ablation_spec(const std::string& path) {
          "a training sweep ([train]) has no bench settings: set the loader through recipe keys "
          "such as data.num_workers or data.os_cache in [train] set or [sweep]");
   }
-  std::vector<std::string> known = kWriterKeys;
-  if (spec.training()) {
-    const std::vector<std::string> keys = train::recipe_keys();
-    known.insert(known.end(), keys.begin(), keys.end());
-  } else {
-    known.insert(known.end(), kBenchKeys.begin(), kBenchKeys.end());
-  }
-  std::vector<std::uint32_t> axis_lines;
-  for (const auto& [key_view, node] : *sweep) {
-    const std::string key(key_view.str());
-    const std::string where = "[sweep] " + key;
-    if (!contains(known, key) && !spec.training() && is_recipe_key(key)) {
-      fail(path, where, "is a recipe key: sweeping the recipe needs a [train] section");
-    }
-    if (!contains(known, key) && spec.training() && contains(kBenchKeys, key)) {
-      fail(path, where,
-           "is a bench setting: a training sweep sets the loader through recipe keys such as "
-           "data.num_workers");
-    }
-    if (!contains(known, key)) unknown_key(path, "sweep", key, known);
-    if (spec.training() && spec.dataset.source.empty() && contains(kWriterKeys, key)) {
-      fail(path, where, "is a writer setting: it needs a [dataset] to write");
-    }
-    const toml::array* values = node.as_array();
-    if (values == nullptr || values->empty())
-      fail(path, where, "must be a non-empty list of values");
-    SweepAxis axis{key, {}};
-    for (const toml::node& value : *values) {
-      if (!is_recipe_key(key)) check_kind(key, value, path, where);
-      SettingValue setting = setting_value(value, path, where);
-      if (!is_recipe_key(key)) check_value(key, setting, path, where);
-      if (std::find(axis.values.begin(), axis.values.end(), setting) != axis.values.end()) {
-        fail(path, where, "lists " + setting.text + " twice");
-      }
-      axis.values.push_back(std::move(setting));
-    }
-    bool fixed_in_recipe = false;
-    for (const std::string& text : spec.recipe_set) {
-      fixed_in_recipe = fixed_in_recipe || text.substr(0, text.find('=')) == key;
-    }
-    if (spec.write.count(key) || spec.bench.count(key) || fixed_in_recipe) {
-      fail(path, where, "is also a fixed setting; give it in one place");
-    }
-    spec.axes.push_back(std::move(axis));
-    axis_lines.push_back(node.source().begin.line);
-  }
-  // In the order the spec lists them (a TOML table's keys come sorted).
-  std::vector<std::size_t> order(spec.axes.size());
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(),
-                   [&](std::size_t a, std::size_t b) { return axis_lines[a] < axis_lines[b]; });
-  std::vector<SweepAxis> sorted;
-  for (const std::size_t i : order) sorted.push_back(std::move(spec.axes[i]));
-  spec.axes = std::move(sorted);
-  if (spec.training() && spec.dataset.source.empty() && !spec.write.empty()) {
-    fail(path, "[write]", "writer settings need a [dataset] to write");
-  }
-  if (spec.dataset.source == "beton") {
-    bool writes = !spec.write.empty();
-    for (const SweepAxis& axis : spec.axes) writes = writes || contains(kWriterKeys, axis.key);
-    if (writes) {
-      fail(path, "[write]",
-           "source = \"beton\" reads an existing file: writer settings cannot apply to it");
-    }
-  }
+  spec.axes = read_sweep(*sweep, spec, path);
+  check_writes(spec, path);
   return spec;
 }
 
@@ -344,9 +428,8 @@ std::vector<std::string> setting_arguments(const Settings& settings) {
       if (value.text == "true") arguments.push_back("--cold");
       continue;
     }
-    std::string flag = "--" + key;
-    std::replace(flag.begin(), flag.end(), '_', '-');
-    if (value.is_bool) {
+    const std::string flag = "--" + setting_flag(key);
+    if (contains(kFlagKeys, key)) {
       if (value.text == "true") arguments.push_back(flag);
     } else {
       arguments.push_back(flag);

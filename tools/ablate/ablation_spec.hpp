@@ -24,12 +24,16 @@
 // one the file written for the cell becomes data.train (data.val stays the recipe's).
 //
 // A key of [write], [bench] or [sweep] is an option of `ffcv write` or `ffcv bench` without its
-// dashes, with underscores (`max_resolution`, `process_cache`); which command it belongs to is
-// known from kWriterKeys / kBenchKeys. Booleans are flags (true: given). Besides bench's own
-// options, `cold = true` drops the file's pages from the OS page cache before each epoch.
+// dashes, with underscores (`max_resolution`, `image_size`); the loader's settings are spelled as
+// everywhere else (`num_workers`, `os_cache`, `cache_budget_mib`: the table of
+// ffcv/settings/loader_settings.hpp), their old spellings (`workers`, `process_cache = true`,
+// `cache_budget = "512M"`) read as the new ones with a note. Which command a key belongs to is
+// known from kWriterKeys / kBenchKeys. Booleans are flags (true: given), except the settings
+// that take true or false (`drop_last`, `os_cache`). Besides bench's own options, `cold = true`
+// drops the file's pages from the OS page cache before each epoch.
 //
 // Every problem (an unknown key, with the closest known one; a sweep axis without values; a
-// writer setting over a `beton` source; a value the command would refuse, such as workers = -1,
+// writer setting over a `beton` source; a value the command would refuse, such as num_workers = -1,
 // batch_size = 0, a string where a number belongs or a number for a flag) is a ConfigError
 // naming the spec file and the key, raised before any work. Values are checked by the very
 // option parsers of `ffcv write` and `ffcv bench`, so they accept exactly what those accept.
@@ -118,7 +122,7 @@ std::vector<std::string> recipe_overrides(const AblationCell& cell);
 // recipe refuses is a ConfigError naming the cell before any work. Nothing for bench sweeps.
 void check_training_cells(const AblationSpec& spec, const std::vector<AblationCell>& cells);
 
-// "workers=2 process_cache=true": the cell's axis values, for progress lines and tables.
+// "num_workers=2 os_cache=false": the cell's axis values, for progress lines and tables.
 std::string cell_label(const AblationSpec& spec, const AblationCell& cell);
 
 }  // namespace ffcv::tools

@@ -6,13 +6,13 @@
 #include "ablate/ablation_report.hpp"
 #include "ablate/ablation_run.hpp"
 #include "ablate/ablation_spec.hpp"
-#include "cli/arguments.hpp"
-#include "cli/child_process.hpp"
 #include "cli/commands.hpp"
-#include "cli/spawn.hpp"
-#include "ffcv/errors.hpp"
+#include "common/arguments.hpp"
+#include "common/child_process.hpp"
+#include "common/spawn.hpp"
 #include "ffcv/train/folder_lock.hpp"
 #include "ffcv/train/folder_provenance.hpp"
+#include "ffcv/util/errors.hpp"
 
 namespace ffcv::tools {
 namespace {
@@ -46,9 +46,7 @@ bool holds_sweep(const std::string& output) {
   return false;
 }
 
-}  // namespace
-
-int ablate_command(const CommandArgs& argv) {
+Arguments ablate_arguments() {
   Arguments args("ablate",
                  "Sweep loader and writer settings over one dataset: write each needed .beton "
                  "once, run `ffcv bench` per combination in a process of its own, and write a "
@@ -67,57 +65,39 @@ int ablate_command(const CommandArgs& argv) {
             "move an earlier sweep's results in the output folder aside (to "
             "DIR-before-DATE-TIME) and start afresh; needed once the dataset or recipe changed")
       .flag("quiet", "print nothing but errors and the report's paths");
-  if (!args.parse(argv)) return 0;
-  const CheckedSpec checked = checked_spec(args.get("SPEC"));
-  const AblationSpec& spec = checked.spec;
-  const std::vector<AblationCell>& cells = checked.cells;
-  if (args.get_flag("list")) {
-    for (std::size_t i = 0; i < cells.size(); ++i) {
-      std::printf("%zu %s\n", i, cell_label(spec, cells[i]).c_str());
-    }
-    return 0;
-  }
+  return args;
+}
+
+// An existing `output` must be a folder, empty or an earlier sweep's; with `fresh`, an earlier
+// sweep's is moved aside (unless a sweep is running in it).
+void check_output_folder(const std::string& output, bool fresh) {
   namespace fs = std::filesystem;
-  const std::string output = args.get_optional("output").value_or("ablations/" + spec.name);
   std::error_code error;
-  if (fs::exists(output, error)) {
-    if (!fs::is_directory(output, error)) {
-      throw UsageError("--output " + output + " is a file, not a folder");
-    }
-    const bool ours = holds_sweep(output);
-    if (!ours && !fs::is_empty(output, error)) {
-      throw UsageError("--output " + output +
-                       " holds other files and no earlier sweep (cells.tsv); choose an empty or "
-                       "new folder");
-    }
-    if (ours && args.get_flag("fresh")) {
-      if (const long holder = train::folder_lock_holder(output); holder != 0) {
-        throw train::FolderBusyError(train::folder_busy_message(output, "ablation folder", holder));
-      }
-      const std::string aside = train::move_folder_aside(output);
-      std::printf("--fresh: the earlier results in %s were moved to %s\n", output.c_str(),
-                  aside.c_str());
-    }
+  if (!fs::exists(output, error)) return;
+  if (!fs::is_directory(output, error)) {
+    throw UsageError("--output " + output + " is a file, not a folder");
   }
-  // Held until the sweep ends: no second sweep measures into the folder meanwhile.
-  const train::FolderLock lock(output, "ablation folder");
-  const std::vector<train::ProvenanceDifference> differences =
-      train::check_provenance(output, ablation_provenance(spec));
-  if (!differences.empty()) {
-    throw UsageError("--output " + output + " holds results made from another dataset or recipe: " +
-                     train::describe_differences(differences) +
-                     "; run with --fresh to move them aside and start afresh, or give another "
-                     "--output");
+  const bool ours = holds_sweep(output);
+  if (!ours && !fs::is_empty(output, error)) {
+    throw UsageError("--output " + output +
+                     " holds other files and no earlier sweep (cells.tsv); choose an empty or "
+                     "new folder");
   }
-  AblationRunOptions options;
-  options.output_dir = output;
-  options.ffcv_program = this_program();
-  options.quiet = args.get_flag("quiet");
-  if (!options.quiet) {
-    std::printf("%s: %zu cells into %s\n", spec.path.c_str(), cells.size(), output.c_str());
+  if (ours && fresh) {
+    if (const long holder = train::folder_lock_holder(output); holder != 0) {
+      throw train::FolderBusyError(train::folder_busy_message(output, "ablation folder", holder));
+    }
+    const std::string aside = train::move_folder_aside(output);
+    std::printf("--fresh: the earlier results in %s were moved to %s\n", output.c_str(),
+                aside.c_str());
   }
-  const AblationOutcome outcome = run_ablation(spec, cells, options);
-  if (outcome.interrupted) return 130;
+}
+
+// Writes the tables and plots of the sweep's `outcome`; returns the exit status: 1 when cells
+// failed.
+int report_sweep(const Arguments& args, const AblationSpec& spec,
+                 const std::vector<AblationCell>& cells, const AblationOutcome& outcome,
+                 const std::string& output) {
   std::string command = "ffcv ablate " + spec.path;
   if (args.has("output")) command += " --output " + output;
   for (const std::string& path :
@@ -137,6 +117,44 @@ int ablate_command(const CommandArgs& argv) {
     return 1;
   }
   return 0;
+}
+
+}  // namespace
+
+int ablate_command(const CommandArgs& argv) {
+  Arguments args = ablate_arguments();
+  if (!args.parse(argv)) return 0;
+  const CheckedSpec checked = checked_spec(args.get("SPEC"));
+  const AblationSpec& spec = checked.spec;
+  const std::vector<AblationCell>& cells = checked.cells;
+  if (args.get_flag("list")) {
+    for (std::size_t i = 0; i < cells.size(); ++i) {
+      std::printf("%zu %s\n", i, cell_label(spec, cells[i]).c_str());
+    }
+    return 0;
+  }
+  const std::string output = args.get_optional("output").value_or("ablations/" + spec.name);
+  check_output_folder(output, args.get_flag("fresh"));
+  // Held until the sweep ends: no second sweep measures into the folder meanwhile.
+  const train::FolderLock lock(output, "ablation folder");
+  const std::vector<train::ProvenanceDifference> differences =
+      train::check_provenance(output, ablation_provenance(spec));
+  if (!differences.empty()) {
+    throw UsageError("--output " + output + " holds results made from another dataset or recipe: " +
+                     train::describe_differences(differences) +
+                     "; run with --fresh to move them aside and start afresh, or give another "
+                     "--output");
+  }
+  AblationRunOptions options;
+  options.output_dir = output;
+  options.ffcv_program = this_program();
+  options.quiet = args.get_flag("quiet");
+  if (!options.quiet) {
+    std::printf("%s: %zu cells into %s\n", spec.path.c_str(), cells.size(), output.c_str());
+  }
+  const AblationOutcome outcome = run_ablation(spec, cells, options);
+  if (outcome.interrupted) return 130;
+  return report_sweep(args, spec, cells, outcome, output);
 }
 
 }  // namespace ffcv::tools

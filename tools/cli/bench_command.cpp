@@ -6,11 +6,11 @@
 #include <cstdio>
 #include <cstring>
 
-#include "arguments.hpp"
 #include "commands.hpp"
-#include "ffcv/json_text.hpp"
+#include "common/arguments.hpp"
 #include "ffcv/loader.hpp"
-#include "ffcv/progress_bar.hpp"
+#include "ffcv/util/json_text.hpp"
+#include "ffcv/util/progress_bar.hpp"
 #include "loader_arguments.hpp"
 #include "loader_run.hpp"
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "arguments.hpp"
+#include "common/arguments.hpp"
 
 namespace ffcv::tools {
 
@@ -16,13 +16,11 @@ int inspect_command(const CommandArgs& args);
 int bench_command(const CommandArgs& args);
 int doctor_command(const CommandArgs& args);
 int ablate_command(const CommandArgs& args);
+// `ffcv run` executes the trainer's own program: common/trainer_exec.hpp.
 // The options of `ffcv bench` and `ffcv write`, and the checks `write` makes of them before any
 // work: for a command that passes settings on to them (ablate) and checks them first.
 Arguments bench_arguments();
 Arguments write_command_arguments();
 void check_write_command_options(const Arguments& args);
-
-// Executes ffcv-train (the trainer, linked with LibTorch) with the same arguments.
-int run_trainer_command(const CommandArgs& args);
 
 }  // namespace ffcv::tools

@@ -5,11 +5,11 @@
 #include <cstdio>
 #include <thread>
 
-#include "arguments.hpp"
 #include "commands.hpp"
-#include "ffcv/available_memory.hpp"
-#include "ffcv/cpu_count.hpp"
-#include "ffcv/json_text.hpp"
+#include "common/arguments.hpp"
+#include "ffcv/util/available_memory.hpp"
+#include "ffcv/util/cpu_count.hpp"
+#include "ffcv/util/json_text.hpp"
 #include "loader_arguments.hpp"
 #include "loader_run.hpp"
 
@@ -25,6 +25,97 @@ struct Diagnosis {
   std::vector<std::string> advice;
 };
 
+// The consumer waited for data less than a tenth of the time.
+Diagnosis consumer_bound(double consumer_waiting, double busy) {
+  char text[400];
+  Diagnosis d;
+  d.bottleneck = "consumer";
+  std::snprintf(text, sizeof text,
+                "the consumer bounds throughput: it waited for data only %.0f%% of the time; "
+                "workers were busy %.0f%%",
+                100 * consumer_waiting, 100 * busy);
+  d.summary = text;
+  d.advice = {
+      "the loader keeps up: speed up the training step (AMP, channels_last, a larger "
+      "batch) or train several models per GPU on the same loader settings",
+      "with spare CPU, move augmentation from the GPU to the loader's CPU pipeline"};
+  return d;
+}
+
+// Batches waited for their pages a `reading` share of the time.
+Diagnosis storage_bound(double reading, std::uint64_t file_size, const LoaderOptions& options) {
+  char text[400];
+  Diagnosis d;
+  d.bottleneck = "storage";
+  std::snprintf(text, sizeof text,
+                "storage bounds throughput: batches waited for their pages %.0f%% of the time",
+                100 * reading);
+  d.summary = text;
+  if (file_size < available_memory_bytes() / 2) {
+    d.advice.push_back("the file (" + std::to_string(file_size >> 20) +
+                       " MiB) fits in memory: use the OS cache (mmap, the default) so every "
+                       "process shares one cached copy");
+  } else {
+    d.advice.push_back(
+        "the file does not fit in memory: use the process cache "
+        "(--os-cache false) with --order quasi_random so only a window of pages "
+        "is resident");
+  }
+  if (options.order.kind == OrderKind::kRandom) {
+    d.advice.push_back(
+        "RANDOM order touches a new page for almost every sample: "
+        "quasi_random reads each page once per epoch");
+  }
+  d.advice.push_back(
+      "write smaller images (ffcv write --max-resolution) or JPEG at a lower "
+      "--jpeg-quality: fewer bytes to read per sample");
+  if (!options.os_cache) {
+    d.advice.push_back(
+        "raise --cache-readers (process cache reader threads) for high-latency "
+        "storage");
+  }
+  return d;
+}
+
+// The `workers` were busy a `busy` share of their time, on a machine of `cores` cores.
+Diagnosis cpu_bound(double busy, int workers, unsigned cores) {
+  char text[400];
+  Diagnosis d;
+  d.bottleneck = "cpu";
+  std::snprintf(text, sizeof text,
+                "decoding and augmentation bound throughput: workers were busy %.0f%% of their "
+                "time",
+                100 * busy);
+  d.summary = text;
+  if (static_cast<unsigned>(workers) < cores) {
+    d.advice.push_back("use more workers: " + std::to_string(workers) + " of " +
+                       std::to_string(cores) + " cores are used (--num-workers 0 uses all)");
+  }
+  d.advice.push_back(
+      "store part of the images raw (ffcv write --write-mode proportion "
+      "--compress-probability P): raw pixels need no JPEG decoding");
+  d.advice.push_back(
+      "write smaller images (--max-resolution): decoding cost grows with "
+      "pixels");
+  d.advice.push_back("move cheap per-pixel operations (normalize, convert) to the GPU stage");
+  return d;
+}
+
+// Neither the consumer, storage nor the CPU: the loader has room to run further ahead.
+Diagnosis workers_underused(double consumer_waiting, double busy) {
+  char text[400];
+  Diagnosis d;
+  d.bottleneck = "workers";
+  std::snprintf(text, sizeof text,
+                "the loader is under-used: the consumer waited %.0f%% of the time while workers "
+                "were busy only %.0f%%",
+                100 * consumer_waiting, 100 * busy);
+  d.summary = text;
+  d.advice = {"raise --batches-ahead so workers can run further ahead of the consumer",
+              "raise --num-workers if other processes leave cores idle"};
+  return d;
+}
+
 Diagnosis diagnose(const Loader& loader, const EpochMeasurement& m, double step_seconds) {
   const LoaderStats& s = m.stats;
   const double worker_time = std::max(1e-9, s.workers * m.seconds);
@@ -37,75 +128,15 @@ Diagnosis diagnose(const Loader& loader, const EpochMeasurement& m, double step_
   const unsigned cores = static_cast<unsigned>(available_cores());
   const LoaderOptions& options = loader.options();
   const std::uint64_t file_size = loader.reader().file_size();
-  char text[400];
   Diagnosis d;
   if (step_seconds > 0 && consumer_waiting < 0.1) {
-    d.bottleneck = "consumer";
-    std::snprintf(text, sizeof text,
-                  "the consumer bounds throughput: it waited for data only %.0f%% of the time; "
-                  "workers were busy %.0f%%",
-                  100 * consumer_waiting, 100 * busy);
-    d.summary = text;
-    d.advice = {
-        "the loader keeps up: speed up the training step (AMP, channels_last, a larger "
-        "batch) or train several models per GPU on the same loader settings",
-        "with spare CPU, move augmentation from the GPU to the loader's CPU pipeline"};
+    d = consumer_bound(consumer_waiting, busy);
   } else if (reading > 0.2) {
-    d.bottleneck = "storage";
-    std::snprintf(text, sizeof text,
-                  "storage bounds throughput: batches waited for their pages %.0f%% of the time",
-                  100 * reading);
-    d.summary = text;
-    if (file_size < available_memory_bytes() / 2) {
-      d.advice.push_back("the file (" + std::to_string(file_size >> 20) +
-                         " MiB) fits in memory: use the OS cache (mmap, the default) so every "
-                         "process shares one cached copy");
-    } else {
-      d.advice.push_back(
-          "the file does not fit in memory: use the process cache "
-          "(--process-cache) with --order quasi_random so only a window of pages "
-          "is resident");
-    }
-    if (options.order.kind == OrderKind::kRandom) {
-      d.advice.push_back(
-          "RANDOM order touches a new page for almost every sample: "
-          "quasi_random reads each page once per epoch");
-    }
-    d.advice.push_back(
-        "write smaller images (ffcv write --max-resolution) or JPEG at a lower "
-        "--jpeg-quality: fewer bytes to read per sample");
-    if (!options.os_cache) {
-      d.advice.push_back(
-          "raise --readers (process cache reader threads) for high-latency "
-          "storage");
-    }
+    d = storage_bound(reading, file_size, options);
   } else if (busy > 0.7) {
-    d.bottleneck = "cpu";
-    std::snprintf(text, sizeof text,
-                  "decoding and augmentation bound throughput: workers were busy %.0f%% of their "
-                  "time",
-                  100 * busy);
-    d.summary = text;
-    if (static_cast<unsigned>(s.workers) < cores) {
-      d.advice.push_back("use more workers: " + std::to_string(s.workers) + " of " +
-                         std::to_string(cores) + " cores are used (--workers 0 uses all)");
-    }
-    d.advice.push_back(
-        "store part of the images raw (ffcv write --write-mode proportion "
-        "--compress-probability P): raw pixels need no JPEG decoding");
-    d.advice.push_back(
-        "write smaller images (--max-resolution): decoding cost grows with "
-        "pixels");
-    d.advice.push_back("move cheap per-pixel operations (normalize, convert) to the GPU stage");
+    d = cpu_bound(busy, s.workers, cores);
   } else {
-    d.bottleneck = "workers";
-    std::snprintf(text, sizeof text,
-                  "the loader is under-used: the consumer waited %.0f%% of the time while workers "
-                  "were busy only %.0f%%",
-                  100 * consumer_waiting, 100 * busy);
-    d.summary = text;
-    d.advice = {"raise --batches-ahead so workers can run further ahead of the consumer",
-                "raise --workers if other processes leave cores idle"};
+    d = workers_underused(consumer_waiting, busy);
   }
   if (m.batches < kFewBatches) {
     d.advice.insert(d.advice.begin(),

@@ -7,16 +7,16 @@
 #include <fstream>
 #include <vector>
 
-#include "arguments.hpp"
 #include "commands.hpp"
-#include "ffcv/atomic_file.hpp"
-#include "ffcv/errors.hpp"
-#include "ffcv/json_text.hpp"
-#include "ffcv/progress_bar.hpp"
+#include "common/arguments.hpp"
+#include "common/output_guard.hpp"
 #include "ffcv/reader.hpp"
+#include "ffcv/util/atomic_file.hpp"
+#include "ffcv/util/errors.hpp"
+#include "ffcv/util/json_text.hpp"
+#include "ffcv/util/progress_bar.hpp"
 #include "inspect/dataset_report.hpp"
 #include "inspect/dataset_verify.hpp"
-#include "output_guard.hpp"
 
 #ifdef FFCV_HAVE_IMGCODECS
 #include <opencv2/imgcodecs.hpp>

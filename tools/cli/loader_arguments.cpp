@@ -1,48 +1,56 @@
 #include "loader_arguments.hpp"
 
+#include <algorithm>
+#include <limits>
 #include <sstream>
+#include <variant>
 
-#include "ffcv/errors.hpp"
 #include "ffcv/steps/op_library.hpp"
 #include "ffcv/steps/op_registry.hpp"
-#include "ffcv/storage/range_reader.hpp"
+#include "ffcv/util/errors.hpp"
 
 namespace ffcv::tools {
 
+std::string setting_flag(std::string_view name) {
+  std::string flag(name);
+  std::replace(flag.begin(), flag.end(), '_', '-');
+  return flag;
+}
+
+namespace {
+
+// One flag per loader setting, in the table's order, with its rule as the flag's range.
+void add_setting_flags(Arguments& args) {
+  LoaderSettings defaults;
+  for (const SettingRow& row : loader_setting_rows(defaults)) {
+    args.option(setting_flag(row.name), setting_value_name(row), std::string(row.doc),
+                setting_text(row.slot));
+    const bool bounded = row.rule.min != -std::numeric_limits<double>::infinity() ||
+                         row.rule.max != std::numeric_limits<double>::infinity();
+    if (std::holds_alternative<double*>(row.slot) && bounded) {
+      args.real_range(row.rule.min, row.rule.max);
+    } else if (std::holds_alternative<int*>(row.slot) && bounded) {
+      args.int_range(static_cast<long long>(row.rule.min), static_cast<long long>(row.rule.max));
+    } else if (std::holds_alternative<std::uint64_t*>(row.slot)) {
+      args.int_range(0, kMaxSeed);
+    }
+  }
+  for (const SettingAlias& alias : loader_setting_aliases()) {
+    args.alias(setting_flag(alias.old_name), setting_flag(alias.name),
+               alias.value == SettingAlias::Value::kNegatedFlag,
+               [&alias](const std::string& value) { return alias_value(alias, value); });
+  }
+}
+
+}  // namespace
+
 void add_loader_arguments(Arguments& args) {
-  args.option("batch-size", "N", "samples per batch", "256")
-      .int_range(1, kMaxBatchSize)
-      .option("workers", "N", "worker threads (0: all cores)", "0")
-      .int_range(0, kMaxThreads)
-      .option("order", "KIND", "sequential | random | quasi_random", "sequential")
-      .option("seed", "N", "seed of the order and of random operations", "0")
-      .int_range(0, kMaxSeed)
-      .option("window-pages", "N", "QUASI_RANDOM pages open at once (0: 2 x batch size)", "0")
-      .int_range(0, kMaxWindowPages)
-      .option("rank", "R", "this process's rank (below --world-size)", "0")
+  args.option("batch-size", "N", "samples per batch", "256").int_range(1, kMaxBatchSize);
+  add_setting_flags(args);
+  args.option("rank", "R", "this process's rank (below --world-size)", "0")
       .int_range(0, kMaxWorldSize - 1)
       .option("world-size", "W", "number of ranks sharing each epoch", "1")
       .int_range(1, kMaxWorldSize)
-      .option("batches-ahead", "N", "batches prepared ahead of the consumer", "3")
-      .int_range(0, kMaxBatchesAhead)
-      .flag("keep-last", "keep the last partial batch (drop_last = false)")
-      .option("on-error", "fail|skip",
-              "a sample that fails to decode: stop, or leave it out (at most "
-              "--max-skipped-fraction of an epoch)",
-              "fail")
-      .option("max-skipped-fraction", "F", "with --on-error skip: the share that may fail", "0.01")
-      .real_range(0, 1)
-      .flag("process-cache",
-            "read pages into the process's own cache instead of mmap (always, for a URL)")
-      .option("cache-budget", "SIZE", "process cache memory budget", "1G")
-      .size_range(kMinCacheBudget, kMaxCacheBudget)
-      .option("readers", "N", "process cache reader threads", "4")
-      .int_range(1, kMaxReaders)
-      .option("latency-ms", "MS", "simulated storage latency per read (process cache)", "0")
-      .real_range(0, kMaxLatencyMs)
-      .option("bandwidth-mbs", "MB/S", "simulated storage bandwidth (process cache; 0: unlimited)",
-              "0")
-      .real_range(0, kMaxBandwidthMbs)
       .option("fields", "A,B", "load only these fields [default: all]")
       .option("image-decoder", "NAME",
               "decoder of the image field: image | random_resized_crop | center_crop")
@@ -56,38 +64,31 @@ void add_loader_arguments(Arguments& args) {
                        "load user operations from a shared library (repeatable)");
 }
 
+LoaderSettings loader_settings(const Arguments& args) {
+  LoaderSettings settings;
+  for (const SettingRow& row : loader_setting_rows(settings)) {
+    const std::string flag = setting_flag(row.name);
+    try {
+      set_setting(row, args.get(flag));
+    } catch (const ConfigError& error) {
+      throw UsageError("--" + flag + ": " + error.what());
+    }
+  }
+  return settings;
+}
+
 LoaderOptions loader_options(const Arguments& args) {
-  LoaderOptions options;
-  options.batch_size = static_cast<std::uint64_t>(args.get_int("batch-size"));
-  options.num_workers = static_cast<int>(args.get_int("workers"));
-  try {
-    options.order.kind = parse_order_kind(args.get("order"));
-  } catch (const ConfigError& error) {
-    throw UsageError(std::string("--order: ") + error.what());
+  LoaderPlace place;
+  place.location = args.get("FILE");
+  place.batch_size = static_cast<std::uint64_t>(args.get_int("batch-size"));
+  place.world_size = static_cast<std::uint32_t>(args.get_int("world-size"));
+  place.rank = static_cast<std::uint32_t>(args.get_int("rank"));
+  if (place.rank >= place.world_size) {
+    throw UsageError("--rank must be between 0 and " + std::to_string(place.world_size - 1) +
+                     " (below --world-size " + std::to_string(place.world_size) + "), got " +
+                     args.get("rank"));
   }
-  options.order.seed = static_cast<std::uint64_t>(args.get_int("seed"));
-  options.order.window_pages = static_cast<std::uint64_t>(args.get_int("window-pages"));
-  options.order.world_size = static_cast<std::uint32_t>(args.get_int("world-size"));
-  options.order.rank = static_cast<std::uint32_t>(args.get_int("rank"));
-  if (options.order.rank >= options.order.world_size) {
-    throw UsageError("--rank must be between 0 and " +
-                     std::to_string(options.order.world_size - 1) + " (below --world-size " +
-                     std::to_string(options.order.world_size) + "), got " + args.get("rank"));
-  }
-  options.batches_ahead = static_cast<std::uint64_t>(args.get_int("batches-ahead"));
-  options.drop_last = !args.get_flag("keep-last");
-  try {
-    options.on_error = parse_on_sample_error(args.get("on-error"));
-  } catch (const ConfigError& error) {
-    throw UsageError(std::string("--on-error: ") + error.what());
-  }
-  options.max_skipped_fraction = args.get_double("max-skipped-fraction");
-  // A URL is always read through the process cache: nothing can map a file on another machine.
-  options.os_cache = !args.get_flag("process-cache") && !is_url(args.get("FILE"));
-  options.cache.budget_bytes = args.get_size("cache-budget");
-  options.cache.reader_threads = static_cast<int>(args.get_int("readers"));
-  options.cache.throttle.latency_seconds = args.get_double("latency-ms") / 1000.0;
-  options.cache.throttle.bandwidth_bytes_per_s = args.get_double("bandwidth-mbs") * 1e6;
+  LoaderOptions options = loader_options(loader_settings(args), place);
   options.default_pipelines = !args.has("fields");
   return options;
 }

@@ -2,36 +2,40 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
-#include "arguments.hpp"
+#include "common/arguments.hpp"
 #include "ffcv/loader.hpp"
+#include "ffcv/settings/loader_settings.hpp"
 #include "ffcv/steps/op_params.hpp"
 
 namespace ffcv::tools {
 
-// The ranges of the loader's numeric flags. A batch of more than 2^20 samples is no plausible
-// training batch; the ring's memory is also checked against the machine's before an epoch
-// starts (check_loader_run in loader_run.hpp).
+// The ranges of the flags that are not loader settings (those take their rules from the
+// settings table, ffcv/settings/loader_settings.hpp). A batch of more than 2^20 samples is no
+// plausible training batch; the ring's memory is also checked against the machine's before an
+// epoch starts (check_loader_run in loader_run.hpp).
 inline constexpr long long kMaxBatchSize = 1 << 20;
-inline constexpr long long kMaxWindowPages = 1 << 20;
 inline constexpr long long kMaxWorldSize = 1024;
-inline constexpr long long kMaxBatchesAhead = 64;
-inline constexpr unsigned long long kMinCacheBudget = 1ull << 20;
-inline constexpr unsigned long long kMaxCacheBudget = 1ull << 40;
-inline constexpr long long kMaxReaders = 256;
-inline constexpr double kMaxLatencyMs = 60'000;        // a minute per read
-inline constexpr double kMaxBandwidthMbs = 1'000'000;  // 1 TB/s
 inline constexpr long long kMaxImageSize = 8192;
 
-// Declares --batch-size, --workers, --order, --seed, --window-pages, --rank, --world-size,
-// --batches-ahead, --keep-last, --process-cache, --cache-budget, --readers, --latency-ms,
-// --bandwidth-mbs, --fields, the image pipeline's --image-decoder, --image-size,
-// --no-dct-scaling, --flip and --op, and --op-library.
+// "num_workers" -> "num-workers": a setting's flag.
+std::string setting_flag(std::string_view name);
+
+// Declares --batch-size; one flag per loader setting (--num-workers, --order, --seed,
+// --window-pages, --batches-ahead, --drop-last, --os-cache, --cache-budget-mib, ...), with the
+// old spellings (--workers, --keep-last, --process-cache, --cache-budget SIZE, --readers,
+// --latency-ms, --bandwidth-mbs) as aliases; --rank, --world-size; --fields; the image
+// pipeline's --image-decoder, --image-size, --no-dct-scaling, --flip and --op; --op-library.
 void add_loader_arguments(Arguments& args);
 
-// Builds LoaderOptions from parsed arguments. Throws UsageError for bad values, an unknown order,
-// or a --rank not below --world-size.
+// The loader settings the flags give. Throws UsageError naming the flag for a bad value.
+LoaderSettings loader_settings(const Arguments& args);
+
+// Builds LoaderOptions from parsed arguments through the settings' one translation
+// (ffcv::loader_options). Throws UsageError for bad values, an unknown order, or a --rank not
+// below --world-size.
 LoaderOptions loader_options(const Arguments& args);
 
 // The outputs asked for with --fields (comma-separated field names), each with its default

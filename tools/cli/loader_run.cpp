@@ -8,13 +8,13 @@
 #include <set>
 #include <thread>
 
-#include "arguments.hpp"
-#include "ffcv/available_memory.hpp"
-#include "ffcv/byte_size.hpp"
-#include "ffcv/errors.hpp"
-#include "ffcv/json_text.hpp"
-#include "ffcv/progress_bar.hpp"
-#include "ffcv/stopwatch.hpp"
+#include "common/arguments.hpp"
+#include "ffcv/util/available_memory.hpp"
+#include "ffcv/util/byte_size.hpp"
+#include "ffcv/util/errors.hpp"
+#include "ffcv/util/json_text.hpp"
+#include "ffcv/util/progress_bar.hpp"
+#include "ffcv/util/stopwatch.hpp"
 
 namespace ffcv::tools {
 namespace {
@@ -52,7 +52,7 @@ void check_loader_run(const Loader& loader) {
                                   : std::to_string(samples) + " samples,";
     throw UsageError(path + " has " + count + " fewer than one batch of " +
                      std::to_string(options.batch_size) +
-                     " with drop_last; use --keep-last or a smaller --batch-size");
+                     " with drop_last; use --drop-last false or a smaller --batch-size");
   }
   std::uint64_t bytes_per_sample = 0;
   for (const auto& [name, state] : loader.outputs()) bytes_per_sample += state.byte_size();
@@ -145,12 +145,23 @@ double memcpy_rate(std::uint64_t bytes_per_sample) {
   return copied / start.seconds();
 }
 
+namespace {
+
+// " (window of N pages)" for QUASI_RANDOM: the one the loader took when none was given.
+std::string window_text(const LoaderOptions& options) {
+  if (options.order.kind != OrderKind::kQuasiRandom) return "";
+  const std::uint64_t window = quasi_random_window(options.order);
+  return " (window of " + std::to_string(window) + (window == 1 ? " page)" : " pages)");
+}
+
+}  // namespace
+
 std::string measurements_text(const Loader& loader, const std::vector<EpochMeasurement>& epochs,
                               double memcpy_bytes_per_s) {
   const LoaderOptions& options = loader.options();
   std::string out = loader.reader().path() + ": " + std::to_string(loader.reader().num_samples()) +
                     " samples; batch " + std::to_string(options.batch_size) + ", order " +
-                    order_kind_name(options.order.kind) + ", " +
+                    order_kind_name(options.order.kind) + window_text(options) + ", " +
                     (options.os_cache ? std::string("mmap") : std::string("process cache")) + "\n";
   for (const auto& [name, state] : loader.outputs()) {
     out += "  output " + name + ": " + state.to_string() + "\n";
@@ -192,12 +203,15 @@ std::string measurements_text(const Loader& loader, const std::vector<EpochMeasu
 std::string measurements_json(const Loader& loader, const std::vector<EpochMeasurement>& epochs,
                               double memcpy_bytes_per_s) {
   const LoaderOptions& options = loader.options();
-  std::string out = "{\"file\": " + json_quote(loader.reader().path()) +
-                    ", \"batch_size\": " + std::to_string(options.batch_size) +
-                    ", \"order\": " + json_quote(order_kind_name(options.order.kind)) +
-                    ", \"source\": " + json_quote(options.os_cache ? "mmap" : "process_cache") +
-                    ", \"memcpy_bytes_per_s\": " + json_number(memcpy_bytes_per_s, 0) +
-                    ", \"epochs\": [";
+  std::string out =
+      "{\"file\": " + json_quote(loader.reader().path()) +
+      ", \"batch_size\": " + std::to_string(options.batch_size) +
+      ", \"order\": " + json_quote(order_kind_name(options.order.kind)) +
+      (options.order.kind == OrderKind::kQuasiRandom
+           ? ", \"window_pages\": " + std::to_string(quasi_random_window(options.order))
+           : std::string()) +
+      ", \"source\": " + json_quote(options.os_cache ? "mmap" : "process_cache") +
+      ", \"memcpy_bytes_per_s\": " + json_number(memcpy_bytes_per_s, 0) + ", \"epochs\": [";
   for (std::size_t i = 0; i < epochs.size(); ++i) {
     const EpochMeasurement& m = epochs[i];
     const LoaderStats& s = m.stats;

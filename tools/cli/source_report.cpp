@@ -1,6 +1,6 @@
 #include "source_report.hpp"
 
-#include "ffcv/json_text.hpp"
+#include "ffcv/util/json_text.hpp"
 
 namespace ffcv::tools {
 namespace {

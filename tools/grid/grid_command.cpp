@@ -5,12 +5,13 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <set>
 
-#include "cli/arguments.hpp"
-#include "cli/child_process.hpp"
-#include "ffcv/cpu_count.hpp"
-#include "ffcv/errors.hpp"
+#include "common/arguments.hpp"
+#include "common/child_process.hpp"
+#include "ffcv/util/cpu_count.hpp"
+#include "ffcv/util/errors.hpp"
 #include "grid/grid_run.hpp"
 #include "grid/grid_table.hpp"
 
@@ -34,44 +35,90 @@ void refuse_if_busy(const std::string& folder, const std::string& what) {
 // Throws FolderBusyError when the grid, or one of its points, is in use by another process.
 void refuse_if_grid_busy(const GridInvocation& grid) {
   refuse_if_busy(grid.grid_dir, "grid folder");
-  for (std::size_t i = 0; i < grid.points.size(); ++i) {
-    refuse_if_busy(point_dir(grid, i), "point folder");
+  for (const train::GridPoint& point : grid.points) {
+    refuse_if_busy(point_dir(grid, point), "point folder");
+  }
+}
+
+// Throws UsageError when the folder's record differs from what this command would make.
+void refuse_other_provenance(const GridInvocation& grid,
+                             const std::vector<train::Recipe>& point_recipes) {
+  const std::vector<train::ProvenanceDifference> differences =
+      train::check_provenance(grid.grid_dir, grid_provenance(grid, point_recipes));
+  if (!differences.empty()) {
+    throw UsageError(grid.grid_dir + " holds results made from another recipe or data: " +
+                     train::describe_differences(differences) +
+                     "; run with --fresh to move them aside and start afresh, or give another "
+                     "--output-dir");
+  }
+}
+
+// Whether the grid folder holds a grid already (its points or its record).
+bool holds_grid(const GridInvocation& grid) {
+  std::error_code error;
+  return std::filesystem::exists(std::filesystem::path(grid.grid_dir) / "points.tsv", error) ||
+         train::has_provenance(grid.grid_dir);
+}
+
+// `record` (record_grid_points or record_grid_point), with --fresh named when the folder holds
+// another grid.
+void record_points(bool held_grid, const std::function<void()>& record) {
+  try {
+    record();
+  } catch (const UsageError& refused) {
+    if (!held_grid) throw;
+    throw UsageError(std::string(refused.what()) +
+                     "; or run with --fresh to move the earlier results aside and start afresh");
   }
 }
 
 }  // namespace
 
-train::Provenance grid_provenance(const GridInvocation& grid) {
+std::vector<std::string> point_overrides(const GridInvocation& grid,
+                                         const train::GridPoint& point) {
+  std::vector<std::string> overrides = grid.overrides;
+  overrides.insert(overrides.end(), point.overrides.begin(), point.overrides.end());
+  return overrides;
+}
+
+std::vector<train::Recipe> load_point_recipes(const GridInvocation& grid,
+                                              const std::vector<train::GridPoint>& points) {
+  std::vector<train::Recipe> recipes;
+  for (const train::GridPoint& point : points) {
+    try {
+      recipes.push_back(train::load_recipe(grid.recipe_path, point_overrides(grid, point)));
+    } catch (const ConfigError&) {
+      // That point fails alone when its turn comes, with this error in its folder.
+    }
+  }
+  return recipes;
+}
+
+train::Provenance grid_provenance(const GridInvocation& grid,
+                                  const std::vector<train::Recipe>& point_recipes) {
   train::Provenance record;
   std::vector<std::string> skip = train::grid_keys(grid.spec);
   skip.insert(skip.end(), {"dist.world_size", "checkpoint.resume"});
-  record.add_recipe(train::load_recipe(grid.recipe_path, grid.overrides), skip);
-  // The data files of every point (a grid may sweep data.train); a point whose recipe does not
-  // load fails alone when it runs.
+  record.add_recipe(grid.base, skip);
+  // The data files of the points (a grid may sweep data.train).
   std::set<std::string> files;
-  for (const train::GridPoint& point : grid.points) {
-    std::vector<std::string> overrides = grid.overrides;
-    overrides.insert(overrides.end(), point.overrides.begin(), point.overrides.end());
-    try {
-      const train::Recipe recipe = train::load_recipe(grid.recipe_path, overrides);
-      files.insert(recipe.data.train);
-      files.insert(recipe.data.val);
-    } catch (const ConfigError&) {
-    }
+  for (const train::Recipe& recipe : point_recipes) {
+    files.insert(recipe.data.train);
+    files.insert(recipe.data.val);
   }
   for (const std::string& file : files) record.add_dataset(file);
   return record;
 }
 
-train::FolderLock ready_grid_folder(const GridInvocation& grid, GridFolderUse use, bool fresh) {
+train::FolderLock ready_grid_folder(const GridInvocation& grid, GridFolderUse use, bool fresh,
+                                    const std::vector<train::Recipe>& point_recipes) {
   namespace fs = std::filesystem;
   const bool whole = use == GridFolderUse::kWholeGrid;
   std::error_code error;
   const bool exists = fs::exists(grid.grid_dir, error);
-  const bool holds_grid = fs::exists(fs::path(grid.grid_dir) / "points.tsv", error) ||
-                          train::has_provenance(grid.grid_dir);
+  const bool held_grid = holds_grid(grid);
   if (fresh && exists) {
-    if (!fs::is_directory(grid.grid_dir, error) || !holds_grid) {
+    if (!fs::is_directory(grid.grid_dir, error) || !held_grid) {
       throw UsageError("--fresh: " + grid.grid_dir +
                        " holds no grid (no points.tsv): it is left as it is; give a new or "
                        "empty --output-dir");
@@ -79,28 +126,22 @@ train::FolderLock ready_grid_folder(const GridInvocation& grid, GridFolderUse us
     refuse_if_grid_busy(grid);
     const std::string aside = train::move_folder_aside(grid.grid_dir);
     say(grid, "grid: --fresh: the earlier results in " + grid.grid_dir + " were moved to " + aside);
-  } else if (whole && holds_grid) {
+  } else if (whole && held_grid) {
     refuse_if_busy(grid.grid_dir, "grid folder");
   }
-  try {
-    record_grid_points(grid.grid_dir, grid.points);
-  } catch (const UsageError& refused) {
-    if (!holds_grid) throw;
-    throw UsageError(std::string(refused.what()) +
-                     "; or run with --fresh to move the earlier results aside and start afresh");
-  }
+  record_points(held_grid, [&] { record_grid_points(grid.grid_dir, grid.points); });
   train::FolderLock lock;
   if (whole) lock = train::FolderLock(grid.grid_dir, "grid folder");
-  const std::vector<train::ProvenanceDifference> differences =
-      train::check_provenance(grid.grid_dir, grid_provenance(grid));
-  if (!differences.empty()) {
-    throw UsageError(grid.grid_dir + " holds results made from another recipe or data: " +
-                     train::describe_differences(differences) +
-                     "; run with --fresh to move them aside and start afresh, or give another "
-                     "--output-dir");
-  }
+  refuse_other_provenance(grid, point_recipes);
   if (whole) refuse_if_grid_busy(grid);
   return lock;
+}
+
+void ready_point_folder(const GridInvocation& grid, const train::GridPoint& point,
+                        const std::vector<train::Recipe>& point_recipe) {
+  const bool held_grid = holds_grid(grid);
+  record_points(held_grid, [&] { record_grid_point(grid.grid_dir, grid.spec, point); });
+  refuse_other_provenance(grid, point_recipe);
 }
 
 void report_grid(const GridInvocation& grid) {
@@ -124,8 +165,8 @@ void report_grid(const GridInvocation& grid) {
   say(grid, run_plot_script(FFCV_PLOT_PYTHON, FFCV_GRID_PLOT_SCRIPT, grid.grid_dir + "/grid.json"));
 }
 
-std::string point_dir(const GridInvocation& grid, std::size_t index) {
-  return (std::filesystem::path(grid.grid_dir) / grid.points.at(index).folder).string();
+std::string point_dir(const GridInvocation& grid, const train::GridPoint& point) {
+  return (std::filesystem::path(grid.grid_dir) / point.folder).string();
 }
 
 int resolve_grid_parallel(const GridInvocation& grid, const train::Recipe& base) {
@@ -156,11 +197,10 @@ int resolve_grid_parallel(const GridInvocation& grid, const train::Recipe& base)
 }
 
 int run_grid_command(const GridInvocation& grid, const std::string& trainer_program) {
-  const train::Recipe base = train::load_recipe(grid.recipe_path, grid.overrides);
   GridRunOptions options;
   options.grid_dir = grid.grid_dir;
   options.program = trainer_program;
-  options.parallel = resolve_grid_parallel(grid, base);
+  options.parallel = resolve_grid_parallel(grid, grid.base);
   options.pin = grid.spec.placement == "processes";
   options.cpus = affinity_cpus();
   options.gpus = grid.gpus;

@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <functional>
+#include <utility>
 
 namespace ffcv::tools {
 namespace {
@@ -64,6 +65,68 @@ ResNetShape resnet_shape(const train::ModelConfig& model, double side) {
   return shape;
 }
 
+// The estimated memory of a grid's units (shared groups, or points on their own) run at once.
+class UnitPeaks {
+ public:
+  // `processes`: every unit is a process of its own (with kProcessBytes each).
+  UnitPeaks(const std::vector<PointMemory>& points, std::vector<std::vector<std::size_t>> units,
+            bool processes)
+      : points_(points), units_(std::move(units)), processes_(processes) {}
+
+  const std::vector<std::vector<std::size_t>>& units() const { return units_; }
+
+  // The peak with `count` units at once: the largest ones together.
+  double peak(int count, std::size_t per_group) const {
+    const std::vector<double> costs = unit_costs(per_group);
+    double total = processes_ ? 0 : kProcessBytes;
+    for (std::size_t k = 0; k < costs.size() && k < static_cast<std::size_t>(count); ++k) {
+      total += costs[k];
+    }
+    return total;
+  }
+
+ private:
+  // The cost of each unit, largest first, when a shared group builds at most `per_group` models
+  // at once (its models then train in turns of that many, each turn with its own loader).
+  std::vector<double> unit_costs(std::size_t per_group) const {
+    std::vector<double> costs;
+    for (const std::vector<std::size_t>& unit : units_) {
+      double model = 0, loader = 0;
+      for (const std::size_t i : unit) {
+        model = std::max(model, points_[i].host_model_bytes());
+        loader = std::max(loader, points_[i].loader);
+      }
+      for (std::size_t left = unit.size(); left > 0;) {
+        const std::size_t chunk = per_group == 0 ? left : std::min(left, per_group);
+        costs.push_back(loader + static_cast<double>(chunk) * model +
+                        (processes_ ? kProcessBytes : 0));
+        left -= chunk;
+      }
+    }
+    std::sort(costs.begin(), costs.end(), std::greater<>());
+    return costs;
+  }
+
+  const std::vector<PointMemory>& points_;
+  std::vector<std::vector<std::size_t>> units_;
+  bool processes_;
+};
+
+// The most models per turn (at most `largest`, at least 1) with which one group at a time fits
+// `available`; one model per turn must fit.
+std::size_t most_models_per_turn(const UnitPeaks& peaks, std::size_t largest, double available) {
+  std::size_t lo = 1, hi = largest;  // the answer lies in [1, hi]
+  while (lo < hi) {
+    const std::size_t mid = lo + (hi - lo + 1) / 2;
+    if (peaks.peak(1, mid) <= available) {
+      lo = mid;
+    } else {
+      hi = mid - 1;
+    }
+  }
+  return lo;
+}
+
 }  // namespace
 
 std::uint64_t resnet_parameter_count(const train::ModelConfig& model) {
@@ -122,69 +185,33 @@ GridMemoryPlan plan_grid_memory(const std::string& placement, int at_once,
   } else {
     for (std::size_t i = 0; i < points.size(); ++i) units.push_back({i});
   }
-  // The cost of each unit when a shared group builds at most `per_group` models at once (its
-  // models then train in turns of that many, each turn with its own loader).
-  const auto unit_costs = [&](std::size_t per_group) {
-    std::vector<double> costs;
-    for (const std::vector<std::size_t>& unit : units) {
-      double model = 0, loader = 0;
-      for (const std::size_t i : unit) {
-        model = std::max(model, points[i].host_model_bytes());
-        loader = std::max(loader, points[i].loader);
-      }
-      for (std::size_t left = unit.size(); left > 0;) {
-        const std::size_t chunk = per_group == 0 ? left : std::min(left, per_group);
-        costs.push_back(loader + static_cast<double>(chunk) * model +
-                        (processes ? kProcessBytes : 0));
-        left -= chunk;
-      }
-    }
-    std::sort(costs.begin(), costs.end(), std::greater<>());
-    return costs;
-  };
-  // The peak with `count` units at once: the largest ones together.
-  const auto peak = [&](int count, std::size_t per_group) {
-    const std::vector<double> costs = unit_costs(per_group);
-    double total = processes ? 0 : kProcessBytes;
-    for (std::size_t k = 0; k < costs.size() && k < static_cast<std::size_t>(count); ++k) {
-      total += costs[k];
-    }
-    return total;
-  };
-  const int units_count = static_cast<int>(units.size());
+  const UnitPeaks peaks(points, std::move(units), processes);
+  const int units_count = static_cast<int>(peaks.units().size());
   int asked = placement == "sequential" ? 1 : at_once;
   if (asked <= 0 || asked > units_count) asked = units_count;
-  plan.requested = peak(asked, 0);
+  plan.requested = peaks.peak(asked, 0);
   plan.at_once = asked;
   plan.needed = plan.requested;
   if (plan.requested <= available) return plan;
   // Fewer at once, groups whole.
   for (int count = asked - 1; count >= 1; --count) {
-    if (peak(count, 0) <= available) {
+    if (peaks.peak(count, 0) <= available) {
       plan.at_once = count;
-      plan.needed = peak(count, 0);
+      plan.needed = peaks.peak(count, 0);
       return plan;
     }
   }
   plan.at_once = 1;
   // One group at a time, in turns of as many models as fit.
   std::size_t largest = 0;
-  for (const auto& unit : units) largest = std::max(largest, unit.size());
-  std::size_t lo = 1, hi = largest;  // the answer, if any, lies in [1, hi]
-  if (shared && largest > 1 && peak(1, 1) <= available) {
-    while (lo < hi) {
-      const std::size_t mid = lo + (hi - lo + 1) / 2;
-      if (peak(1, mid) <= available) {
-        lo = mid;
-      } else {
-        hi = mid - 1;
-      }
-    }
-    plan.models_per_group = static_cast<int>(lo);
-    plan.needed = peak(1, lo);
+  for (const auto& unit : peaks.units()) largest = std::max(largest, unit.size());
+  if (shared && largest > 1 && peaks.peak(1, 1) <= available) {
+    const std::size_t per_turn = most_models_per_turn(peaks, largest, available);
+    plan.models_per_group = static_cast<int>(per_turn);
+    plan.needed = peaks.peak(1, per_turn);
     return plan;
   }
-  plan.needed = peak(1, shared ? 1 : 0);
+  plan.needed = peaks.peak(1, shared ? 1 : 0);
   plan.fits = plan.needed <= available;
   return plan;
 }

@@ -17,8 +17,8 @@
 //
 // On CUDA the model and activations live on the GPU and are left out of the host's estimate.
 // The estimate is compared with the memory available to this process (available_memory_bytes,
-// ffcv/available_memory.hpp: /proc/meminfo's MemAvailable, or what the cgroup still allows when
-// less).
+// ffcv/util/available_memory.hpp: /proc/meminfo's MemAvailable, or what the cgroup still allows
+// when less).
 #pragma once
 
 #include <cstdint>

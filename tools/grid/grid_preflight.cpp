@@ -4,9 +4,9 @@
 #include <filesystem>
 #include <set>
 
-#include "cli/arguments.hpp"
-#include "ffcv/errors.hpp"
+#include "common/arguments.hpp"
 #include "ffcv/storage/range_reader.hpp"
+#include "ffcv/util/errors.hpp"
 
 namespace ffcv::tools {
 
@@ -47,9 +47,9 @@ void check_data_paths(const std::vector<train::Recipe>& recipes, const std::stri
     for (const auto& [key, path] :
          {std::pair<std::string, std::string>{"data.train", recipe.data.train},
           {"data.val", recipe.data.val}}) {
-      if (path.empty() || is_url(path) || !checked.insert({key, path}).second) continue;
+      if (path.empty() || !checked.insert({key, path}).second) continue;
+      if (!local_file_missing(path)) continue;
       std::error_code error;
-      if (fs::exists(path, error)) continue;
       std::string message = recipe_path + ": " + key + " = \"" + path + "\": no such file";
       if (fs::path(path).is_relative()) {
         message += "; relative paths are relative to the folder ffcv runs in (" +

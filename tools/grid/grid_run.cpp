@@ -10,32 +10,54 @@
 #include <cstdio>
 #include <deque>
 #include <filesystem>
+#include <string_view>
 #include <thread>
 
-#include "cli/arguments.hpp"
-#include "cli/child_process.hpp"
-#include "cli/interrupt_watch.hpp"
-#include "cli/spawn.hpp"
-#include "ffcv/atomic_file.hpp"
-#include "ffcv/cpu_count.hpp"
-#include "ffcv/errors.hpp"
-#include "ffcv/stopwatch.hpp"
-#include "ffcv/text_file.hpp"
+#include "common/arguments.hpp"
+#include "common/child_process.hpp"
+#include "common/interrupt_watch.hpp"
+#include "common/spawn.hpp"
 #include "ffcv/train/run_results.hpp"
+#include "ffcv/util/atomic_file.hpp"
+#include "ffcv/util/cpu_count.hpp"
+#include "ffcv/util/errors.hpp"
+#include "ffcv/util/stopwatch.hpp"
+#include "ffcv/util/text_file.hpp"
 
 namespace ffcv::tools {
 namespace {
 
 namespace fs = std::filesystem;
 
+constexpr std::string_view kPointsHeader = "# index\tfolder\toverrides (tab-separated)\n";
+
+// One point's line of points.tsv.
+std::string point_line(const train::GridPoint& point) {
+  std::string line = std::to_string(point.index) + "\t" + point.folder;
+  for (const std::string& o : point.overrides) line += "\t" + o;
+  return line + "\n";
+}
+
 std::string points_text(const std::vector<train::GridPoint>& points) {
-  std::string text = "# index\tfolder\toverrides (tab-separated)\n";
-  for (const train::GridPoint& point : points) {
-    text += std::to_string(point.index) + "\t" + point.folder;
-    for (const std::string& o : point.overrides) text += "\t" + o;
-    text += "\n";
-  }
+  std::string text(kPointsHeader);
+  for (const train::GridPoint& point : points) text += point_line(point);
   return text;
+}
+
+// Whether points.tsv's `text` lists `point` and ends with `last`, the grid's last point, each
+// written as points_text writes it: the same grid, as far as one point and the count tell.
+bool lists_point(const std::string& text, const train::GridPoint& point,
+                 const train::GridPoint& last) {
+  const std::string line = point_line(point), last_line = point_line(last);
+  return text.rfind(kPointsHeader, 0) == 0 && text.find("\n" + line) != std::string::npos &&
+         text.size() >= kPointsHeader.size() + last_line.size() &&
+         text.compare(text.size() - last_line.size(), last_line.size(), last_line) == 0;
+}
+
+[[noreturn]] void refuse_other_grid(const std::string& grid_dir) {
+  throw UsageError(grid_dir +
+                   " holds the runs of another grid (its points.tsv lists other points); "
+                   "give a new --output-dir, or the same grid settings as before");
 }
 
 void say(const GridRunOptions& options, const std::string& line) {
@@ -58,11 +80,7 @@ void record_grid_points(const std::string& grid_dir, const std::vector<train::Gr
   const std::string text = points_text(points);
   std::error_code error;
   if (fs::exists(path, error)) {
-    if (read_text_if_present(path.string()) != text) {
-      throw UsageError(grid_dir +
-                       " holds the runs of another grid (its points.tsv lists other points); "
-                       "give a new --output-dir, or the same grid settings as before");
-    }
+    if (read_text_if_present(path.string()) != text) refuse_other_grid(grid_dir);
     return;
   }
   if (fs::exists(grid_dir, error)) {
@@ -86,6 +104,18 @@ void record_grid_points(const std::string& grid_dir, const std::vector<train::Gr
   write_file_atomically(path.string(), std::string_view(text));
 }
 
+void record_grid_point(const std::string& grid_dir, const train::GridSpec& spec,
+                       const train::GridPoint& point) {
+  const fs::path path = fs::path(grid_dir) / "points.tsv";
+  std::error_code error;
+  if (!fs::exists(path, error)) {
+    record_grid_points(grid_dir, train::grid_points(spec));
+    return;
+  }
+  const train::GridPoint last = train::grid_point(spec, train::grid_point_count(spec) - 1);
+  if (!lists_point(read_text_if_present(path.string()), point, last)) refuse_other_grid(grid_dir);
+}
+
 std::vector<int> slot_cpus(const std::vector<int>& cpus, int slot, int slots) {
   const int n = static_cast<int>(cpus.size());
   if (slots <= 0 || n == 0) return cpus;
@@ -94,9 +124,11 @@ std::vector<int> slot_cpus(const std::vector<int>& cpus, int slot, int slots) {
   return std::vector<int>(cpus.begin() + begin, cpus.begin() + end);
 }
 
-GridOutcome run_grid(const std::vector<train::GridPoint>& points, const GridRunOptions& options) {
-  record_grid_points(options.grid_dir, points);
-  GridOutcome outcome;
+namespace {
+
+// The points of `points` not finished yet, in order; counts the others in `outcome`.
+std::deque<std::size_t> unfinished_points(const std::vector<train::GridPoint>& points,
+                                          const GridRunOptions& options, GridOutcome& outcome) {
   std::deque<std::size_t> queue;
   for (std::size_t i = 0; i < points.size(); ++i) {
     const std::string dir = (fs::path(options.grid_dir) / points[i].folder).string();
@@ -110,6 +142,77 @@ GridOutcome run_grid(const std::vector<train::GridPoint>& points, const GridRunO
     say(options, "grid: " + std::to_string(outcome.already_finished) + " of " +
                      std::to_string(points.size()) + " points already finished");
   }
+  return queue;
+}
+
+// Starts point `index` of `points` as a process of its own in `slot` of `slots` (its cores and
+// GPU), its output into its folder, and says so: the `number`th start of `to_run`.
+Running start_point(const std::vector<train::GridPoint>& points, std::size_t index, int slot,
+                    int slots, const GridRunOptions& options, std::size_t number,
+                    std::size_t to_run) {
+  const train::GridPoint& point = points[index];
+  const fs::path dir = fs::path(options.grid_dir) / point.folder;
+  std::error_code error;
+  fs::create_directories(dir, error);
+  SpawnOptions spawn;
+  spawn.output_file = (dir / "output.log").string();
+  if (options.pin) spawn.cpus = slot_cpus(options.cpus, slot, slots);
+  if (!options.gpus.empty()) {
+    spawn.environment.push_back("CUDA_VISIBLE_DEVICES=" +
+                                options.gpus[static_cast<std::size_t>(slot) % options.gpus.size()]);
+  }
+  std::vector<std::string> arguments = options.point_arguments;
+  arguments.insert(arguments.end(), {"--point", std::to_string(point.index)});
+  Running r;
+  r.point = index;
+  r.slot = slot;
+  r.start = Stopwatch();
+  r.pid = spawn_process(options.program, arguments, spawn);
+  std::string where;
+  if (options.pin) where += " on cores " + cpu_list_text(spawn.cpus);
+  if (!options.gpus.empty()) where += " on " + spawn.environment.back();
+  say(options, "grid: point " + std::to_string(point.index) + " (" + std::to_string(number) + "/" +
+                   std::to_string(to_run) + ") started" + where + ": " + point.label);
+  return r;
+}
+
+// Reports how the process `done` of `point` ended (wait status `status`), counting it in
+// `outcome`. A point that died before it could say why gets its output's last line and the
+// status as its error.
+void report_point_end(const train::GridPoint& point, const Running& done, int status,
+                      const GridRunOptions& options, GridOutcome& outcome) {
+  ++outcome.ran;
+  const fs::path dir = fs::path(options.grid_dir) / point.folder;
+  const double seconds = done.start.seconds();
+  train::RunResults results = train::read_run_results(dir.string());
+  const int code = exit_status(status);
+  char line[160];
+  if (results.state == train::RunState::kFinished) {
+    std::snprintf(line, sizeof line, "finished in %.1f s: val top-1 %.2f%%", seconds,
+                  100 * results.val_top1);
+  } else if (results.state == train::RunState::kStopped) {
+    std::snprintf(line, sizeof line, "stopped after %.1f s with a checkpoint", seconds);
+  } else {
+    ++outcome.failed;
+    if (results.state != train::RunState::kFailed) {
+      // Killed or crashed before it could say why: its output's last line, and the status.
+      const std::string last = last_line(read_text_if_present((dir / "output.log").string()));
+      train::write_run_error(dir.string(), "exited with status " + std::to_string(code) +
+                                               (last.empty() ? "" : ": " + last));
+      results = train::read_run_results(dir.string());
+    }
+    report_failed_point(point.index, results.error, seconds);
+    return;
+  }
+  say(options, "grid: point " + std::to_string(point.index) + " " + line);
+}
+
+}  // namespace
+
+GridOutcome run_grid(const std::vector<train::GridPoint>& points, const GridRunOptions& options) {
+  record_grid_points(options.grid_dir, points);
+  GridOutcome outcome;
+  std::deque<std::size_t> queue = unfinished_points(points, options, outcome);
 
   const InterruptWatch watch;
 
@@ -130,34 +233,11 @@ GridOutcome run_grid(const std::vector<train::GridPoint>& points, const GridRunO
     while (!stopping && !queue.empty() && static_cast<int>(running.size()) < slots) {
       int slot = 0;
       while (slot_busy[static_cast<std::size_t>(slot)]) ++slot;
-      const train::GridPoint& point = points[queue.front()];
-      const fs::path dir = fs::path(options.grid_dir) / point.folder;
-      std::error_code error;
-      fs::create_directories(dir, error);
-      SpawnOptions spawn;
-      spawn.output_file = (dir / "output.log").string();
-      if (options.pin) spawn.cpus = slot_cpus(options.cpus, slot, slots);
-      if (!options.gpus.empty()) {
-        spawn.environment.push_back(
-            "CUDA_VISIBLE_DEVICES=" +
-            options.gpus[static_cast<std::size_t>(slot) % options.gpus.size()]);
-      }
-      std::vector<std::string> arguments = options.point_arguments;
-      arguments.insert(arguments.end(), {"--point", std::to_string(point.index)});
-      Running r;
-      r.point = queue.front();
-      r.slot = slot;
-      r.start = Stopwatch();
-      r.pid = spawn_process(options.program, arguments, spawn);
+      running.push_back(
+          start_point(points, queue.front(), slot, slots, options, started + 1, to_run));
       queue.pop_front();
       slot_busy[static_cast<std::size_t>(slot)] = true;
-      running.push_back(r);
       ++started;
-      std::string where;
-      if (options.pin) where += " on cores " + cpu_list_text(spawn.cpus);
-      if (!options.gpus.empty()) where += " on " + spawn.environment.back();
-      say(options, "grid: point " + std::to_string(point.index) + " (" + std::to_string(started) +
-                       "/" + std::to_string(to_run) + ") started" + where + ": " + point.label);
     }
     if (stopping && running.empty()) break;
     int status = 0;
@@ -171,31 +251,7 @@ GridOutcome run_grid(const std::vector<train::GridPoint>& points, const GridRunO
       const Running done = running[k];
       running.erase(running.begin() + static_cast<std::ptrdiff_t>(k));
       slot_busy[static_cast<std::size_t>(done.slot)] = false;
-      ++outcome.ran;
-      const train::GridPoint& point = points[done.point];
-      const fs::path dir = fs::path(options.grid_dir) / point.folder;
-      const double seconds = done.start.seconds();
-      train::RunResults results = train::read_run_results(dir.string());
-      const int code = exit_status(status);
-      char line[160];
-      if (results.state == train::RunState::kFinished) {
-        std::snprintf(line, sizeof line, "finished in %.1f s: val top-1 %.2f%%", seconds,
-                      100 * results.val_top1);
-      } else if (results.state == train::RunState::kStopped) {
-        std::snprintf(line, sizeof line, "stopped after %.1f s with a checkpoint", seconds);
-      } else {
-        ++outcome.failed;
-        if (results.state != train::RunState::kFailed) {
-          // Killed or crashed before it could say why: its output's last line, and the status.
-          const std::string last = last_line(read_text_if_present((dir / "output.log").string()));
-          train::write_run_error(dir.string(), "exited with status " + std::to_string(code) +
-                                                   (last.empty() ? "" : ": " + last));
-          results = train::read_run_results(dir.string());
-        }
-        report_failed_point(point.index, results.error, seconds);
-        break;
-      }
-      say(options, "grid: point " + std::to_string(point.index) + " " + line);
+      report_point_end(points[done.point], done, status, options, outcome);
       break;
     }
   }

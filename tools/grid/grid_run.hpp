@@ -58,6 +58,13 @@ void report_failed_point(std::size_t index, const std::string& error, double sec
 // a file.
 void record_grid_points(const std::string& grid_dir, const std::vector<train::GridPoint>& points);
 
+// The same for point `point` of the grid `spec` alone, without making the grid's other points
+// (one point's process): the points.tsv in `grid_dir` must list `point` and end with the grid's
+// last point (so many points), each as this grid writes it. A folder without points.tsv gets
+// the whole grid's, as record_grid_points writes it. Throws UsageError as record_grid_points.
+void record_grid_point(const std::string& grid_dir, const train::GridSpec& spec,
+                       const train::GridPoint& point);
+
 // Slot `slot` of `slots`' share of `cpus`: contiguous, sizes differing by at most one; with
 // more slots than CPUs, slot s gets CPU s mod |cpus| alone.
 std::vector<int> slot_cpus(const std::vector<int>& cpus, int slot, int slots);

@@ -4,9 +4,9 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "ffcv/atomic_file.hpp"
-#include "ffcv/json_text.hpp"
-#include "ffcv/text_file.hpp"
+#include "ffcv/util/atomic_file.hpp"
+#include "ffcv/util/json_text.hpp"
+#include "ffcv/util/text_file.hpp"
 #include "report/report_text.hpp"
 
 namespace ffcv::tools {
@@ -28,63 +28,50 @@ std::string md_cell(std::string text) {
   return text;
 }
 
-}  // namespace
-
-int logged_threads(const std::string& dir) {
-  const std::string log = read_text_if_present((fs::path(dir) / "log.jsonl").string());
-  const std::size_t start = log.rfind("\"event\": \"start\"");
-  if (start == std::string::npos) return 0;
-  const std::string key = "\"threads\": ";
-  const std::size_t at = log.find(key, start);
-  if (at == std::string::npos || at > log.find('\n', start)) return 0;
-  return std::atoi(log.c_str() + at + key.size());
-}
-
-std::vector<GridRow> gather_grid(const std::string& grid_dir,
-                                 const std::vector<train::GridPoint>& points) {
-  std::vector<GridRow> rows;
-  for (const train::GridPoint& point : points) {
-    const std::string dir = (fs::path(grid_dir) / point.folder).string();
-    rows.push_back({point, train::read_run_results(dir), logged_threads(dir)});
-  }
-  return rows;
-}
-
-std::vector<std::string> write_grid_tables(const std::string& grid_dir,
-                                           const std::vector<std::string>& keys,
-                                           const std::vector<GridRow>& rows,
-                                           const std::string& command_line) {
+// grid.csv: one line per point, in point order.
+std::string grid_csv(const std::vector<std::string>& keys, const std::vector<GridRow>& rows) {
   std::string csv = "point";
   for (const std::string& key : keys) csv += "," + csv_field(key);
   csv +=
       ",state,val_top1,val_top5,val_loss,train_loss,epochs,train_seconds,images_per_second,"
       "loader_wait_share,threads,error\n";
-  std::string json = "{\"keys\": [";
-  for (std::size_t k = 0; k < keys.size(); ++k) json += (k ? ", " : "") + json_quote(keys[k]);
-  json += "], \"points\": [";
-  for (std::size_t r = 0; r < rows.size(); ++r) {
-    const GridRow& row = rows[r];
+  for (const GridRow& row : rows) {
     const train::RunResults& res = row.results;
-    const bool has_figures = res.state == train::RunState::kFinished;
     csv += std::to_string(row.point.index);
-    json += std::string(r ? ",\n  " : "\n  ") + "{\"point\": " + std::to_string(row.point.index) +
-            ", \"folder\": " + json_quote(row.point.folder) + ", \"values\": {";
-    for (std::size_t k = 0; k < keys.size(); ++k) {
-      csv += "," + csv_field(value_of(row.point, keys[k]));
-      json +=
-          (k ? ", " : "") + json_quote(keys[k]) + ": " + json_quote(value_of(row.point, keys[k]));
-    }
+    for (const std::string& key : keys) csv += "," + csv_field(value_of(row.point, key));
     csv += std::string(",") + train::run_state_name(res.state);
-    json += std::string("}, \"state\": \"") + train::run_state_name(res.state) + "\"";
-    json += ", \"threads\": " + std::to_string(row.threads);
     const std::string threads = row.threads > 0 ? std::to_string(row.threads) : "";
-    if (has_figures) {
+    if (res.state == train::RunState::kFinished) {
       csv += "," + printf_number(res.val_top1, "%.4f") + "," + printf_number(res.val_top5, "%.4f") +
              "," + printf_number(res.val_loss, "%.4f") + "," +
              printf_number(res.train_loss, "%.4f") + "," + std::to_string(res.epochs_done) + "," +
              printf_number(res.train_seconds, "%.2f") + "," +
              printf_number(res.images_per_second, "%.1f") + "," +
              printf_number(res.loader_wait_share, "%.4f") + "," + threads + ",\n";
+    } else {
+      csv += ",,,,,,,,," + threads + "," + csv_field(res.error) + "\n";
+    }
+  }
+  return csv;
+}
+
+// grid.json: the keys, and one object per point, in point order.
+std::string grid_json(const std::vector<std::string>& keys, const std::vector<GridRow>& rows) {
+  std::string json = "{\"keys\": [";
+  for (std::size_t k = 0; k < keys.size(); ++k) json += (k ? ", " : "") + json_quote(keys[k]);
+  json += "], \"points\": [";
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    const GridRow& row = rows[r];
+    const train::RunResults& res = row.results;
+    json += std::string(r ? ",\n  " : "\n  ") + "{\"point\": " + std::to_string(row.point.index) +
+            ", \"folder\": " + json_quote(row.point.folder) + ", \"values\": {";
+    for (std::size_t k = 0; k < keys.size(); ++k) {
+      json +=
+          (k ? ", " : "") + json_quote(keys[k]) + ": " + json_quote(value_of(row.point, keys[k]));
+    }
+    json += std::string("}, \"state\": \"") + train::run_state_name(res.state) + "\"";
+    json += ", \"threads\": " + std::to_string(row.threads);
+    if (res.state == train::RunState::kFinished) {
       json += ", \"val_top1\": " + json_number(res.val_top1, 4) +
               ", \"val_top5\": " + json_number(res.val_top5, 4) +
               ", \"val_loss\": " + json_number(res.val_loss, 4) +
@@ -94,13 +81,16 @@ std::vector<std::string> write_grid_tables(const std::string& grid_dir,
               ", \"images_per_second\": " + json_number(res.images_per_second, 1) +
               ", \"loader_wait_share\": " + json_number(res.loader_wait_share, 4) + "}";
     } else {
-      csv += ",,,,,,,,," + threads + "," + csv_field(res.error) + "\n";
       json += res.error.empty() ? "}" : ", \"error\": " + json_quote(res.error) + "}";
     }
   }
   json += "\n]}\n";
+  return json;
+}
 
-  // Markdown: finished points best first, then the others in point order.
+// grid.md: finished points best first, then the others in point order.
+std::string grid_markdown(const std::vector<std::string>& keys, const std::vector<GridRow>& rows,
+                          const std::string& command_line) {
   std::vector<const GridRow*> order;
   for (const GridRow& row : rows) order.push_back(&row);
   std::stable_sort(order.begin(), order.end(), [](const GridRow* a, const GridRow* b) {
@@ -137,6 +127,38 @@ std::vector<std::string> write_grid_tables(const std::string& grid_dir,
             " | | | | | | |\n";
     }
   }
+  return md;
+}
+
+}  // namespace
+
+int logged_threads(const std::string& dir) {
+  const std::string log = read_text_if_present((fs::path(dir) / "log.jsonl").string());
+  const std::size_t start = log.rfind("\"event\": \"start\"");
+  if (start == std::string::npos) return 0;
+  const std::string key = "\"threads\": ";
+  const std::size_t at = log.find(key, start);
+  if (at == std::string::npos || at > log.find('\n', start)) return 0;
+  return std::atoi(log.c_str() + at + key.size());
+}
+
+std::vector<GridRow> gather_grid(const std::string& grid_dir,
+                                 const std::vector<train::GridPoint>& points) {
+  std::vector<GridRow> rows;
+  for (const train::GridPoint& point : points) {
+    const std::string dir = (fs::path(grid_dir) / point.folder).string();
+    rows.push_back({point, train::read_run_results(dir), logged_threads(dir)});
+  }
+  return rows;
+}
+
+std::vector<std::string> write_grid_tables(const std::string& grid_dir,
+                                           const std::vector<std::string>& keys,
+                                           const std::vector<GridRow>& rows,
+                                           const std::string& command_line) {
+  const std::string csv = grid_csv(keys, rows);
+  const std::string json = grid_json(keys, rows);
+  const std::string md = grid_markdown(keys, rows, command_line);
   const std::vector<std::pair<std::string, std::string>> files = {
       {"grid.csv", csv}, {"grid.json", json}, {"grid.md", md}};
   std::vector<std::string> written;

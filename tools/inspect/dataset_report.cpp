@@ -4,10 +4,10 @@
 #include <cstdio>
 #include <set>
 
-#include "ffcv/byte_size.hpp"
 #include "ffcv/fields/ndarray_field.hpp"
 #include "ffcv/fields/rgb_image_field.hpp"
-#include "ffcv/json_text.hpp"
+#include "ffcv/util/byte_size.hpp"
+#include "ffcv/util/json_text.hpp"
 
 namespace ffcv::tools {
 namespace {

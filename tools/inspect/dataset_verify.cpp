@@ -4,11 +4,11 @@
 #include <mutex>
 
 #include "ffcv/fields/rgb_image_field.hpp"
-#include "ffcv/jpeg_codec.hpp"
-#include "ffcv/json_text.hpp"
-#include "ffcv/stopwatch.hpp"
+#include "ffcv/image/jpeg_codec.hpp"
 #include "ffcv/storage/range_reader.hpp"
-#include "ffcv/thread_group.hpp"
+#include "ffcv/util/json_text.hpp"
+#include "ffcv/util/stopwatch.hpp"
+#include "ffcv/util/thread_group.hpp"
 
 namespace ffcv::tools {
 namespace {

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "ffcv/errors.hpp"
-#include "ffcv/little_endian.hpp"
+#include "ffcv/util/errors.hpp"
+#include "ffcv/util/little_endian.hpp"
 #include "image_decoders.hpp"
 
 namespace ffcv::tools {

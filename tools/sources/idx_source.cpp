@@ -2,7 +2,7 @@
 
 #include <zlib.h>
 
-#include "ffcv/errors.hpp"
+#include "ffcv/util/errors.hpp"
 
 namespace ffcv::tools {
 namespace {

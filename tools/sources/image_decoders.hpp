@@ -16,7 +16,7 @@
 #include <span>
 #include <string>
 
-#include "ffcv/value.hpp"
+#include "ffcv/format/value.hpp"
 
 namespace ffcv::tools {
 

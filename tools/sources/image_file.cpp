@@ -4,8 +4,8 @@
 #include <iterator>
 #include <vector>
 
-#include "ffcv/errors.hpp"
-#include "ffcv/jpeg_codec.hpp"
+#include "ffcv/image/jpeg_codec.hpp"
+#include "ffcv/util/errors.hpp"
 #include "image_decoders.hpp"
 
 namespace ffcv::tools {

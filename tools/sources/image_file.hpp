@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "ffcv/value.hpp"
+#include "ffcv/format/value.hpp"
 
 namespace ffcv::tools {
 

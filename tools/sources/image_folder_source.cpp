@@ -4,7 +4,7 @@
 #include <filesystem>
 #include <set>
 
-#include "ffcv/errors.hpp"
+#include "ffcv/util/errors.hpp"
 #include "image_file.hpp"
 
 namespace ffcv::tools {

@@ -1,7 +1,7 @@
 #include <algorithm>
 #include <string_view>
 
-#include "ffcv/errors.hpp"
+#include "ffcv/util/errors.hpp"
 #include "image_decoders.hpp"
 
 namespace ffcv::tools {

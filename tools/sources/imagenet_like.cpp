@@ -19,12 +19,12 @@
 #include <opencv2/core.hpp>
 #include <opencv2/imgproc.hpp>
 
-#include "ffcv/counter_random.hpp"
-#include "ffcv/cpu_count.hpp"
-#include "ffcv/errors.hpp"
-#include "ffcv/jpeg_codec.hpp"
-#include "ffcv/thread_group.hpp"
-#include "ffcv/value.hpp"
+#include "ffcv/format/value.hpp"
+#include "ffcv/image/jpeg_codec.hpp"
+#include "ffcv/util/counter_random.hpp"
+#include "ffcv/util/cpu_count.hpp"
+#include "ffcv/util/errors.hpp"
+#include "ffcv/util/thread_group.hpp"
 #include "staged_directory.hpp"
 
 namespace ffcv::tools {

@@ -9,7 +9,7 @@
 
 #include <jpeglib.h>
 
-#include "ffcv/errors.hpp"
+#include "ffcv/util/errors.hpp"
 #include "image_decoders.hpp"
 
 namespace ffcv::tools {

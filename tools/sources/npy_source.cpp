@@ -4,10 +4,10 @@
 #include <cstdint>
 #include <utility>
 
-#include "ffcv/errors.hpp"
 #include "ffcv/fields/ndarray_field.hpp"
 #include "ffcv/fields/scalar_fields.hpp"
-#include "ffcv/little_endian.hpp"
+#include "ffcv/util/errors.hpp"
+#include "ffcv/util/little_endian.hpp"
 
 namespace ffcv::tools {
 namespace {

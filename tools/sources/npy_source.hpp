@@ -16,7 +16,7 @@
 #pragma once
 
 #include "ffcv/dataset_writer.hpp"
-#include "ffcv/npy_array.hpp"
+#include "ffcv/format/npy_array.hpp"
 
 namespace ffcv::tools {
 

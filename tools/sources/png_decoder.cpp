@@ -4,7 +4,7 @@
 #include <memory>
 #include <string>
 
-#include "ffcv/errors.hpp"
+#include "ffcv/util/errors.hpp"
 #include "image_decoders.hpp"
 
 #ifdef FFCV_HAVE_LIBPNG

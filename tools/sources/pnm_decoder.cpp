@@ -3,7 +3,7 @@
 // checked against what the file holds before anything is allocated.
 #include <string>
 
-#include "ffcv/errors.hpp"
+#include "ffcv/util/errors.hpp"
 #include "image_decoders.hpp"
 
 namespace ffcv::tools {

@@ -9,9 +9,9 @@
 #include <filesystem>
 #include <vector>
 
-#include "ffcv/atomic_file.hpp"
-#include "ffcv/errors.hpp"
-#include "ffcv/interrupt_cleanup.hpp"
+#include "ffcv/util/atomic_file.hpp"
+#include "ffcv/util/errors.hpp"
+#include "ffcv/util/interrupt_cleanup.hpp"
 
 namespace ffcv::tools {
 namespace fs = std::filesystem;

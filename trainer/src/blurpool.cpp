@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <memory>
 
-#include "ffcv/errors.hpp"
+#include "ffcv/util/errors.hpp"
 
 namespace ffcv::train {
 

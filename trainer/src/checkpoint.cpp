@@ -7,9 +7,9 @@
 #include <cstdio>
 #include <sstream>
 
-#include "ffcv/atomic_file.hpp"
-#include "ffcv/errors.hpp"
 #include "ffcv/train/loss_scaler.hpp"
+#include "ffcv/util/atomic_file.hpp"
+#include "ffcv/util/errors.hpp"
 
 namespace ffcv::train {
 namespace {

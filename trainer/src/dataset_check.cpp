@@ -4,8 +4,8 @@
 #include <limits>
 #include <variant>
 
-#include "ffcv/errors.hpp"
 #include "ffcv/reader.hpp"
+#include "ffcv/util/errors.hpp"
 
 namespace ffcv::train {
 

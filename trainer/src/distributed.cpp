@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <functional>
 
-#include "ffcv/errors.hpp"
+#include "ffcv/util/errors.hpp"
 
 // Gloo's headers are not in the torch wheel; Debian's libgloo-dev provides them (the process
 // group only holds gloo objects by pointer, so the header version does not matter).

@@ -2,10 +2,10 @@
 
 #include <torch/torch.h>
 
-#include "ffcv/stopwatch.hpp"
 #include "ffcv/torch/batch_feed.hpp"
 #include "ffcv/train/distributed.hpp"
 #include "ffcv/train/train_data.hpp"
+#include "ffcv/util/stopwatch.hpp"
 
 namespace ffcv::train {
 

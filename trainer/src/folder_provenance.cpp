@@ -8,12 +8,12 @@
 #include <map>
 #include <sstream>
 
-#include "ffcv/atomic_file.hpp"
-#include "ffcv/errors.hpp"
-#include "ffcv/fnv1a.hpp"
 #include "ffcv/reader.hpp"
 #include "ffcv/storage/url_credentials.hpp"
-#include "ffcv/text_file.hpp"
+#include "ffcv/util/atomic_file.hpp"
+#include "ffcv/util/errors.hpp"
+#include "ffcv/util/fnv1a.hpp"
+#include "ffcv/util/text_file.hpp"
 
 namespace ffcv::train {
 namespace {

@@ -6,11 +6,13 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <limits>
+#include <stdexcept>
 
-#include "ffcv/closest_name.hpp"
-#include "ffcv/errors.hpp"
-#include "ffcv/json_text.hpp"
 #include "ffcv/train/recipe.hpp"
+#include "ffcv/util/closest_name.hpp"
+#include "ffcv/util/errors.hpp"
+#include "ffcv/util/json_text.hpp"
 
 namespace ffcv::train {
 namespace {
@@ -96,6 +98,31 @@ void order_as_written(std::vector<GridAxis>& axes, std::vector<toml::source_posi
   axes = std::move(sorted);
 }
 
+// grid.points: a non-empty list of tables of recipe keys, each one point.
+void read_listed_points(const toml::node& node, const std::string& site, const std::string& path,
+                        GridSpec& spec) {
+  const toml::array* points = node.as_array();
+  if (points == nullptr || points->empty()) {
+    throw ConfigError(site + ": grid.points must be a non-empty list of tables");
+  }
+  for (const toml::node& point_node : *points) {
+    const toml::table* point = point_node.as_table();
+    if (point == nullptr) {
+      throw ConfigError(where(path, point_node) +
+                        ": each of grid.points is a table of recipe keys, e.g. "
+                        "{ lr.lr = 0.5, data.seed = 1 }");
+    }
+    std::vector<std::pair<std::string, std::string>> values;
+    for_each_leaf(*point, "", path,
+                  [&](const std::string& leaf, const toml::node& value, const std::string& at) {
+                    check_key(leaf, at);
+                    values.emplace_back(leaf, value_text(value, at));
+                  });
+    if (values.empty()) throw ConfigError(where(path, point_node) + ": an empty grid point");
+    spec.listed.push_back(std::move(values));
+  }
+}
+
 void read_grid_table(const toml::table& grid, const std::string& path, GridSpec& spec) {
   std::vector<toml::source_position> written;  // where each axis of spec.axes was written
   for (const auto& [name, node] : grid) {
@@ -119,26 +146,7 @@ void read_grid_table(const toml::table& grid, const std::string& path, GridSpec&
       if (!node.is_boolean()) throw ConfigError(site + ": grid.share_gpus must be true or false");
       spec.share_gpus = node.as_boolean()->get();
     } else if (key == "points") {
-      const toml::array* points = node.as_array();
-      if (points == nullptr || points->empty()) {
-        throw ConfigError(site + ": grid.points must be a non-empty list of tables");
-      }
-      for (const toml::node& point_node : *points) {
-        const toml::table* point = point_node.as_table();
-        if (point == nullptr) {
-          throw ConfigError(where(path, point_node) +
-                            ": each of grid.points is a table of recipe keys, e.g. "
-                            "{ lr.lr = 0.5, data.seed = 1 }");
-        }
-        std::vector<std::pair<std::string, std::string>> values;
-        for_each_leaf(*point, "", path,
-                      [&](const std::string& leaf, const toml::node& value, const std::string& at) {
-                        check_key(leaf, at);
-                        values.emplace_back(leaf, value_text(value, at));
-                      });
-        if (values.empty()) throw ConfigError(where(path, point_node) + ": an empty grid point");
-        spec.listed.push_back(std::move(values));
-      }
+      read_listed_points(node, site, path, spec);
     } else if (const toml::table* section = node.as_table()) {
       for_each_leaf(*section, key, path,
                     [&](const std::string& leaf, const toml::node& value, const std::string& at) {
@@ -299,34 +307,54 @@ GridSpec load_grid(const std::string& path, const std::vector<std::string>& cli_
   return spec;
 }
 
+std::size_t grid_point_count(const GridSpec& spec) {
+  if (!spec.listed.empty()) return spec.listed.size();
+  if (spec.axes.empty()) return 0;
+  std::size_t count = 1;
+  for (const GridAxis& axis : spec.axes) {
+    const std::size_t values = axis.values.size();
+    if (values != 0 && count > std::numeric_limits<std::size_t>::max() / values) {
+      return std::numeric_limits<std::size_t>::max();
+    }
+    count *= values;
+  }
+  return count;
+}
+
+GridPoint grid_point(const GridSpec& spec, std::size_t index) {
+  if (index >= grid_point_count(spec)) {
+    throw std::out_of_range("grid point " + std::to_string(index) + " is not in the grid");
+  }
+  // The listed point, or the axes' values at `index` read as a number whose last axis is its
+  // fastest-varying digit.
+  std::vector<std::pair<std::string, std::string>> values;
+  if (!spec.listed.empty()) {
+    values = spec.listed[index];
+  } else {
+    values.resize(spec.axes.size());
+    std::size_t rest = index;
+    for (std::size_t a = spec.axes.size(); a-- > 0;) {
+      const GridAxis& axis = spec.axes[a];
+      values[a] = {axis.key, axis.values[rest % axis.values.size()]};
+      rest /= axis.values.size();
+    }
+  }
+  GridPoint point;
+  point.index = index;
+  char folder[32];
+  std::snprintf(folder, sizeof folder, "point-%03zu", index);
+  point.folder = folder;
+  for (const auto& [key, value] : values) {
+    point.overrides.push_back(key + "=" + value);
+    point.label += (point.label.empty() ? "" : " ") + key + "=" + value;
+  }
+  return point;
+}
+
 std::vector<GridPoint> grid_points(const GridSpec& spec) {
-  std::vector<std::vector<std::pair<std::string, std::string>>> combos = spec.listed;
-  if (combos.empty() && !spec.axes.empty()) {
-    combos.push_back({});
-    for (const GridAxis& axis : spec.axes) {
-      std::vector<std::vector<std::pair<std::string, std::string>>> next;
-      for (const auto& combo : combos) {
-        for (const std::string& value : axis.values) {
-          next.push_back(combo);
-          next.back().emplace_back(axis.key, value);
-        }
-      }
-      combos = std::move(next);
-    }
-  }
   std::vector<GridPoint> points;
-  for (std::size_t i = 0; i < combos.size(); ++i) {
-    GridPoint point;
-    point.index = i;
-    char folder[32];
-    std::snprintf(folder, sizeof folder, "point-%03zu", i);
-    point.folder = folder;
-    for (const auto& [key, value] : combos[i]) {
-      point.overrides.push_back(key + "=" + value);
-      point.label += (point.label.empty() ? "" : " ") + key + "=" + value;
-    }
-    points.push_back(std::move(point));
-  }
+  const std::size_t count = grid_point_count(spec);
+  for (std::size_t i = 0; i < count; ++i) points.push_back(grid_point(spec, i));
   return points;
 }
 

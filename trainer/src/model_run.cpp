@@ -6,15 +6,15 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "ffcv/cpu_count.hpp"
-#include "ffcv/errors.hpp"
-#include "ffcv/fnv1a.hpp"
-#include "ffcv/progress_bar.hpp"
 #include "ffcv/storage/url_credentials.hpp"
 #include "ffcv/train/distributed.hpp"
 #include "ffcv/train/resnet.hpp"
 #include "ffcv/train/schedules.hpp"
 #include "ffcv/train/train_step.hpp"
+#include "ffcv/util/cpu_count.hpp"
+#include "ffcv/util/errors.hpp"
+#include "ffcv/util/fnv1a.hpp"
+#include "ffcv/util/progress_bar.hpp"
 
 namespace ffcv::train {
 namespace {
@@ -203,6 +203,26 @@ bool ModelRun::train(const ModelInput& input) {
   return !stop;
 }
 
+void ModelRun::end_stopped_epoch(const at::Tensor& totals) {
+  position_.batches_done = batch_;
+  totals_.stopped_epoch_loss_sum = totals[0].item<double>();
+  totals_.stopped_epoch_correct = totals[1].item<double>();
+  totals_.stopped_epoch_batches = static_cast<std::uint64_t>(totals[2].item<double>());
+  if (main_rank_ && !checkpoint_path_.empty()) {
+    save_checkpoint(checkpoint_path_, *step_->model(), step_->optimizer(), step_->scaler(),
+                    position_, recipe_to_toml(recipe_), totals_);
+  }
+  log_.write(JsonRecord()
+                 .add("event", "stopped")
+                 .add("epoch", epoch_)
+                 .add("batches_done", batch_)
+                 .add("steps", position_.steps)
+                 .add("checkpoint", checkpoint_path_));
+  say(printed("stopped in epoch %llu after batch %llu; checkpoint: %s",
+              static_cast<unsigned long long>(epoch_ + 1), static_cast<unsigned long long>(batch_),
+              checkpoint_path_.c_str()));
+}
+
 void ModelRun::end_epoch(double epoch_seconds, double wait_seconds, const LoaderStats& loader,
                          std::size_t shared_by, Loader& val) {
   if (bar_) bar_->finish();
@@ -222,23 +242,7 @@ void ModelRun::end_epoch(double epoch_seconds, double wait_seconds, const Loader
   const double images_per_second = done_ * global_batch / std::max(1e-9, epoch_seconds);
 
   if (stopped_) {
-    position_.batches_done = batch_;
-    totals_.stopped_epoch_loss_sum = totals[0].item<double>();
-    totals_.stopped_epoch_correct = totals[1].item<double>();
-    totals_.stopped_epoch_batches = static_cast<std::uint64_t>(totals[2].item<double>());
-    if (main_rank_ && !checkpoint_path_.empty()) {
-      save_checkpoint(checkpoint_path_, *step_->model(), step_->optimizer(), step_->scaler(),
-                      position_, recipe_to_toml(recipe_), totals_);
-    }
-    log_.write(JsonRecord()
-                   .add("event", "stopped")
-                   .add("epoch", epoch_)
-                   .add("batches_done", batch_)
-                   .add("steps", position_.steps)
-                   .add("checkpoint", checkpoint_path_));
-    say(printed("stopped in epoch %llu after batch %llu; checkpoint: %s",
-                static_cast<unsigned long long>(epoch_ + 1),
-                static_cast<unsigned long long>(batch_), checkpoint_path_.c_str()));
+    end_stopped_epoch(totals);
     in_epoch_ = false;
     return;
   }

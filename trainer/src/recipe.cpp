@@ -2,9 +2,9 @@
 
 #include <string_view>
 
-#include "ffcv/errors.hpp"
 #include "ffcv/storage/url_credentials.hpp"
 #include "ffcv/train/recipe_schema.hpp"
+#include "ffcv/util/errors.hpp"
 
 namespace ffcv::train {
 namespace {
@@ -20,23 +20,12 @@ RecipeSchema recipe_schema(Recipe& r) {
   visit("data", "val", r.data.val, any());
   visit("data", "image_field", r.data.image_field, non_empty());
   visit("data", "label_field", r.data.label_field, non_empty());
-  visit("data", "num_workers", r.data.num_workers, at_least(0));
-  visit("data", "os_cache", r.data.os_cache, any());
-  visit("data", "cache_budget_mib", r.data.cache_budget_mib, at_least(1));
-  visit("data", "cache_readers", r.data.cache_readers, between(1, 256));
-  visit("data", "storage_latency_ms", r.data.storage_latency_ms, between(0, 60000));
-  visit("data", "storage_bandwidth_mbs", r.data.storage_bandwidth_mbs, between(0, 1000000));
-  visit("data", "order", r.data.order, one_of({"sequential", "random", "quasi_random"}));
-  visit("data", "window_pages", r.data.window_pages, between(0, 1048576));
-  visit("data", "seed", r.data.seed, any());
-  visit("data", "batches_ahead", r.data.batches_ahead, at_least(1));
+  add_loader_settings(schema, "data", r.data);
   visit("data", "mean", r.data.mean, between(0, 255));
   visit("data", "std", r.data.std, above(0));
   visit("data", "interpolation", r.data.interpolation, one_of({"area", "linear"}));
   visit("data", "fast_dct", r.data.fast_dct, any());
   visit("data", "op_libraries", r.data.op_libraries, non_empty());
-  visit("data", "on_error", r.data.on_error, one_of({"fail", "skip"}));
-  visit("data", "max_skipped_fraction", r.data.max_skipped_fraction, between(0, 1));
 
   visit("augment", "scale", r.augment.scale, ordered(between(0, 1, true)));
   visit("augment", "ratio", r.augment.ratio, ordered(above(0)));

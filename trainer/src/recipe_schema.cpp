@@ -10,53 +10,11 @@
 #include <cstring>
 #include <optional>
 
-#include "ffcv/closest_name.hpp"
-#include "ffcv/errors.hpp"
-#include "ffcv/json_text.hpp"
+#include "ffcv/util/closest_name.hpp"
+#include "ffcv/util/errors.hpp"
+#include "ffcv/util/json_text.hpp"
 
 namespace ffcv::train {
-
-constexpr double kInf = std::numeric_limits<double>::infinity();
-
-Rule any() { return {}; }
-Rule at_least(double min) {
-  Rule rule;
-  rule.min = min;
-  return rule;
-}
-Rule above(double min) {
-  Rule rule = at_least(min);
-  rule.min_open = true;
-  return rule;
-}
-Rule between(double min, double max, bool min_open, bool max_open) {
-  Rule rule;
-  rule.min = min;
-  rule.min_open = min_open;
-  rule.max = max;
-  rule.max_open = max_open;
-  return rule;
-}
-Rule one_of(std::vector<std::string_view> choices) {
-  Rule rule;
-  rule.choices = std::move(choices);
-  return rule;
-}
-Rule non_empty() {
-  Rule rule;
-  rule.non_empty = true;
-  return rule;
-}
-Rule ordered(Rule rule) {
-  rule.ordered = true;
-  return rule;
-}
-
-std::string format_number(double value) {
-  char buffer[64];
-  const auto result = std::to_chars(buffer, buffer + sizeof buffer, value);
-  return std::string(buffer, result.ptr);
-}
 
 namespace {
 
@@ -88,6 +46,7 @@ std::string suggest_key(const RecipeSchema& schema, std::string_view section,
                         std::string_view key) {
   std::vector<std::string> same_section, key_names, full_names;
   for (const SchemaField& field : schema) {
+    if (!field.renamed_to.empty()) continue;
     if (field.section == section) same_section.emplace_back(field.key);
     key_names.emplace_back(field.key);
     full_names.push_back(std::string(field.section) + "." + std::string(field.key));
@@ -183,20 +142,6 @@ std::string describe(const toml::node& node) {
 [[noreturn]] void wrong_type(const Site& site, const toml::node& node, const std::string& name,
                              const std::string& expected) {
   fail(site, node, name + " must be " + expected + ", got " + describe(node));
-}
-
-std::string range_text(const Rule& rule) {
-  const std::string lo = format_number(rule.min), hi = format_number(rule.max);
-  if (rule.max == kInf) return (rule.min_open ? "> " : ">= ") + lo;
-  if (rule.min == -kInf) return (rule.max_open ? "< " : "<= ") + hi;
-  return std::string("in ") + (rule.min_open ? "(" : "[") + lo + ", " + hi +
-         (rule.max_open ? ")" : "]");
-}
-
-bool in_range(double value, const Rule& rule) {
-  const bool low_ok = rule.min_open ? value > rule.min : value >= rule.min;
-  const bool high_ok = rule.max_open ? value < rule.max : value <= rule.max;
-  return low_ok && high_ok;
 }
 
 void check_range(double value, const Rule& rule, const Site& site, const toml::node& node,
@@ -345,7 +290,11 @@ bool assign(const RecipeSchema& schema, std::string_view section, std::string_vi
             const toml::node& node, const Site& site) {
   for (const SchemaField& field : schema) {
     if (field.section != section || field.key != key) continue;
-    const std::string name = std::string(section) + "." + std::string(key);
+    const std::string name =
+        std::string(section) + "." + std::string(field.renamed_to.empty() ? key : field.renamed_to);
+    if (!field.renamed_to.empty()) {
+      note_renamed_once(std::string(section) + "." + std::string(key), name);
+    }
     std::visit([&](auto* slot) { read_value(node, slot, site, name, field.rule); }, field.slot);
     return true;
   }
@@ -357,6 +306,30 @@ std::string position(const std::string& path, const toml::source_region& region)
 }
 
 }  // namespace
+
+void add_loader_settings(RecipeSchema& schema, std::string_view section, LoaderSettings& settings) {
+  const std::vector<SettingRow> rows = loader_setting_rows(settings);
+  for (const SettingRow& row : rows) {
+    std::visit(
+        [&](auto* slot) {
+          schema.push_back({section, row.name, slot, row.rule});
+        },
+        row.slot);
+  }
+  // Old spellings that take the same value; the flag-like ones (keep_last, process_cache) and
+  // sizes with suffixes (cache_budget) were never recipe keys.
+  for (const SettingAlias& alias : loader_setting_aliases()) {
+    if (alias.value != SettingAlias::Value::kSame) continue;
+    for (const SettingRow& row : rows) {
+      if (row.name != alias.name) continue;
+      std::visit(
+          [&](auto* slot) {
+            schema.push_back({section, alias.old_name, slot, row.rule, row.name});
+          },
+          row.slot);
+    }
+  }
+}
 
 void apply_recipe_text(const std::string& text, const std::string& path, const RecipeSchema& schema,
                        std::span<const std::string_view> ignored_sections) {
@@ -484,6 +457,7 @@ void apply_recipe_override(const std::string& text, const RecipeSchema& schema) 
 std::vector<std::string> schema_keys(const RecipeSchema& schema) {
   std::vector<std::string> names;
   for (const SchemaField& field : schema) {
+    if (!field.renamed_to.empty()) continue;
     names.push_back(std::string(field.section) + "." + std::string(field.key));
   }
   return names;
@@ -493,6 +467,7 @@ std::string schema_to_toml(const RecipeSchema& schema) {
   std::string out;
   std::string_view current;
   for (const SchemaField& field : schema) {
+    if (!field.renamed_to.empty()) continue;
     if (field.section != current) {
       out += "\n[" + std::string(field.section) + "]\n";
       current = field.section;

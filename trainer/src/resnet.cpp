@@ -6,7 +6,7 @@
 #include <cmath>
 #include <memory>
 
-#include "ffcv/errors.hpp"
+#include "ffcv/util/errors.hpp"
 
 namespace ffcv::train {
 namespace {

@@ -4,9 +4,9 @@
 #include <cmath>
 #include <cstdio>
 
-#include "ffcv/atomic_file.hpp"
-#include "ffcv/errors.hpp"
-#include "ffcv/json_text.hpp"
+#include "ffcv/util/atomic_file.hpp"
+#include "ffcv/util/errors.hpp"
+#include "ffcv/util/json_text.hpp"
 
 namespace ffcv::train {
 

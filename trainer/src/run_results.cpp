@@ -4,10 +4,10 @@
 #include <sstream>
 #include <vector>
 
-#include "ffcv/json_text.hpp"
 #include "ffcv/storage/url_credentials.hpp"
-#include "ffcv/text_file.hpp"
 #include "ffcv/train/run_log.hpp"
+#include "ffcv/util/json_text.hpp"
+#include "ffcv/util/text_file.hpp"
 
 namespace ffcv::train {
 namespace {

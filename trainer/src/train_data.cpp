@@ -2,12 +2,12 @@
 
 #include <thread>
 
-#include "ffcv/errors.hpp"
 #include "ffcv/fields/scalar_fields.hpp"
 #include "ffcv/reader.hpp"
+#include "ffcv/settings/loader_settings.hpp"
 #include "ffcv/steps/op_library.hpp"
 #include "ffcv/steps/op_registry.hpp"
-#include "ffcv/storage/range_reader.hpp"
+#include "ffcv/util/errors.hpp"
 
 namespace ffcv::train {
 namespace {
@@ -39,26 +39,15 @@ void check_fields(const Loader& loader, const Recipe& recipe) {
   }
 }
 
-// The options both loaders share. A URL is read through the process cache whatever os_cache
-// says: a file on another machine cannot be mapped.
+// The options both loaders share, from the recipe's loader settings.
 LoaderOptions base_options(const Recipe& recipe, const std::string& path, ShardSpec shard,
                            std::uint64_t batch_size) {
-  LoaderOptions options;
-  options.os_cache = !is_url(path);
-  options.cache.budget_bytes = static_cast<std::uint64_t>(recipe.data.cache_budget_mib) << 20;
-  options.cache.reader_threads = recipe.data.cache_readers;
-  options.cache.throttle.latency_seconds = recipe.data.storage_latency_ms / 1000;
-  options.cache.throttle.bandwidth_bytes_per_s = recipe.data.storage_bandwidth_mbs * 1e6;
-  options.batch_size = batch_size;
-  options.num_workers = recipe.data.num_workers;
-  options.batches_ahead = static_cast<std::uint64_t>(recipe.data.batches_ahead);
-  options.order.rank = static_cast<std::uint32_t>(shard.rank);
-  options.order.world_size = static_cast<std::uint32_t>(shard.world_size);
-  options.order.seed = recipe.data.seed;
-  options.default_pipelines = false;
-  options.on_error = parse_on_sample_error(recipe.data.on_error);
-  options.max_skipped_fraction = recipe.data.max_skipped_fraction;
-  return options;
+  LoaderPlace place;
+  place.location = path;
+  place.batch_size = batch_size;
+  place.rank = static_cast<std::uint32_t>(shard.rank);
+  place.world_size = static_cast<std::uint32_t>(shard.world_size);
+  return loader_options(recipe.data, place);
 }
 
 std::vector<PipelineSpec> pipelines(const Recipe& recipe, std::shared_ptr<Decoder> image,
@@ -102,11 +91,6 @@ TrainData::TrainData(const Recipe& recipe, ShardSpec shard, int initial_resoluti
   }
   LoaderOptions train_options = base_options(
       recipe, recipe.data.train, shard, static_cast<std::uint64_t>(recipe.training.batch_size));
-  train_options.order.kind = parse_order_kind(recipe.data.order);
-  train_options.order.window_pages = static_cast<std::uint64_t>(recipe.data.window_pages);
-  train_options.order.batch_size = train_options.batch_size;
-  train_options.os_cache = train_options.os_cache && recipe.data.os_cache;
-  train_options.drop_last = true;
   train_options.allocator = allocator;
   std::vector<PipelineSpec> train_pipelines = pipelines(recipe, crop_, std::move(augment));
   if (recipe.augment.mixup_alpha > 0) {
@@ -123,6 +107,7 @@ TrainData::TrainData(const Recipe& recipe, ShardSpec shard, int initial_resoluti
 
   OpParams val_crop = crop_params(recipe, recipe.validation.resolution);
   val_crop.set("ratio", recipe.validation.crop_ratio);
+  // Validation sees every sample once, in order.
   LoaderOptions val_options = base_options(
       recipe, recipe.data.val, shard, static_cast<std::uint64_t>(recipe.validation.batch_size));
   val_options.order.kind = OrderKind::kSequential;

@@ -12,10 +12,7 @@
 #include <optional>
 #include <utility>
 
-#include "ffcv/cpu_count.hpp"
-#include "ffcv/errors.hpp"
-#include "ffcv/stopwatch.hpp"
-#include "ffcv/thread_group.hpp"
+#include "ffcv/settings/loader_settings.hpp"
 #include "ffcv/torch/batch_feed.hpp"
 #include "ffcv/torch/batch_tensors.hpp"
 #include "ffcv/train/dataset_check.hpp"
@@ -24,6 +21,9 @@
 #include "ffcv/train/schedules.hpp"
 #include "ffcv/train/train_data.hpp"
 #include "ffcv/train/train_step.hpp"
+#include "ffcv/util/errors.hpp"
+#include "ffcv/util/stopwatch.hpp"
+#include "ffcv/util/thread_group.hpp"
 #ifdef FFCV_WITH_CUDA
 #include <c10/cuda/CUDAFunctions.h>
 #include <c10/cuda/CUDAGuard.h>
@@ -152,6 +152,225 @@ class SerialWorker {
   ThreadGroup thread_;  // destroyed first: its thread never outlives the members above
 };
 
+// The next batch of `feed`, a failure of the loader restated in the trainer's numbering (batch
+// `batch` of `batches`, epoch `epoch` of `epochs`).
+std::optional<std::vector<at::Tensor>> next_batch(torch_adapter::BatchFeed& feed,
+                                                  std::uint64_t epoch, int epochs,
+                                                  std::uint64_t batch, std::uint64_t batches) {
+  try {
+    return feed.next();
+  } catch (const std::exception& error) {
+    throw Error(loader_failure_text(error.what(), epoch, epochs, batch, batches));
+  }
+}
+
+// One decision for all: runs that stop at different batches could not train together again
+// when resumed.
+void decide_stop_together(const std::vector<ModelRun*>& training) {
+  if (training.size() <= 1) return;
+  const bool stop = training.front()->stop_signalled();
+  for (ModelRun* run : training) run->decide_stop(stop);
+}
+
+// What each worker thread sets first: `threads_per_model` intra-op threads and, on CUDA, the
+// calling thread's stream, where the batches' copies are ordered.
+std::function<void()> worker_setup(at::Device device, int threads_per_model) {
+  std::function<void()> setup = [threads_per_model] { torch::set_num_threads(threads_per_model); };
+#ifdef FFCV_WITH_CUDA
+  if (device.is_cuda()) {
+    const c10::cuda::CUDAStream stream = c10::cuda::getCurrentCUDAStream(device.index());
+    setup = [threads_per_model, stream] {
+      torch::set_num_threads(threads_per_model);
+      c10::cuda::set_device(stream.device_index());
+      c10::cuda::setCurrentCUDAStream(stream);
+    };
+  }
+#endif
+  return setup;
+}
+
+// train_on_shared_batches: the runs of one group trained epoch after epoch on one loader.
+class SharedBatchTraining {
+ public:
+  SharedBatchTraining(TrainData& data, const std::vector<ModelRun*>& group, at::Device device,
+                      const RunFailed& failed, int threads_per_model, const std::vector<int>& views)
+      : data_(data), device_(device), failed_(failed), runs_(group) {
+    for (std::size_t k = 0; k < views.size() && k < group.size(); ++k) {
+      view_of_[group[k]] = views[k];
+    }
+    // With several runs, each gets a thread of its own that makes every call of that run, so
+    // that its thread-local settings (intra-op threads, the current CUDA stream) hold
+    // throughout.
+    if (threads_per_model > 0 && group.size() > 1) {
+      const std::function<void()> setup = worker_setup(device, threads_per_model);
+      for (ModelRun* run : group) workers_[run] = std::make_unique<SerialWorker>(setup);
+    }
+  }
+
+  // Trains until every run is done, stopped or failed.
+  void train() {
+    for (ModelRun* run : runs_) run->validate_if_already_trained(data_.val());
+    for (;;) {
+      std::erase_if(runs_, [](ModelRun* run) { return run->done(); });
+      if (runs_.empty()) return;
+      try {
+        train_one_epoch();
+      } catch (...) {
+        // A failure of the loader (storage, a sample) or of the runs' own work: each run still
+        // training records it in its log before the error goes on.
+        const std::string error = error_text(std::current_exception());
+        for (ModelRun* run : runs_) run->record_failure(error);
+        throw;
+      }
+    }
+  }
+
+ private:
+  // Trains every run of `runs_` through one epoch on one pass of the loader.
+  void train_one_epoch() {
+    const Recipe& recipe = runs_.front()->recipe();
+    const std::uint64_t epoch = runs_.front()->next_epoch();
+    const int resolution = resolution_at(recipe.resolution, epoch);
+    data_.set_train_resolution(resolution);
+    const Stopwatch start;
+    EpochIterator iterator = data_.train().epoch(epoch, runs_.front()->first_batch());
+    const std::uint64_t first = runs_.front()->first_batch();
+    const std::uint64_t batches = iterator.num_batches();
+    for_each_run(runs_, [&](ModelRun* run) {
+      run->begin_epoch(epoch, batches, resolution);
+      return true;
+    });
+    if (runs_.empty()) return;
+    const std::uint64_t iterations = runs_.front()->iterations();
+    const InputNormalizer& normalizer = runs_.front()->normalizer();
+    torch_adapter::BatchFeed feed(std::move(iterator), device_,
+                                  view_of_.empty() ? normalizer.stages(data_.train())
+                                                   : normalizer.view_stages(data_.train()));
+    std::vector<ModelRun*> training = runs_;
+    double wait_seconds = 0;
+    for (std::uint64_t i = first; i < iterations && !training.empty(); ++i) {
+      const Stopwatch wait_start;
+      std::optional<std::vector<at::Tensor>> tensors =
+          next_batch(feed, epoch, recipe.training.epochs, i, iterations);
+      wait_seconds += wait_start.seconds();
+      if (!tensors && recipe.data.on_error == "skip") break;  // its last batches were all skipped
+      if (!tensors) throw Error("the loader ended the epoch before its last batch");
+      const std::map<int, ModelInput> inputs = model_inputs(training, normalizer, *tensors);
+      tensors.reset();
+      decide_stop_together(training);
+      // Runs that stopped (or failed) train no further batches this epoch.
+      for (ModelRun* ended : for_each_run(
+               training, [&](ModelRun* run) { return run->train(inputs.at(view_index(run))); })) {
+        std::erase(training, ended);
+      }
+    }
+    end_epoch(start.seconds(), wait_seconds);
+  }
+
+  // The model input of each view (or the one input), made once for the runs that need it.
+  std::map<int, ModelInput> model_inputs(const std::vector<ModelRun*>& training,
+                                         const InputNormalizer& normalizer,
+                                         const std::vector<at::Tensor>& tensors) const {
+    std::map<int, ModelInput> inputs;
+    for (ModelRun* run : training) {
+      const int v = view_index(run);
+      if (inputs.count(v) != 0) continue;
+      inputs[v] = v < 0 ? normalizer(tensors[0], tensors[1])
+                        : normalizer.view_input(tensors[0], v, tensors[1]);
+    }
+    return inputs;
+  }
+
+  // Ends the epoch of every run: its statistics, then its evaluation, one run at a time since
+  // the evaluations share the validation loader.
+  void end_epoch(double epoch_seconds, double wait_seconds) {
+    const LoaderStats stats = data_.train().current_epoch_stats();
+    const std::size_t readers = runs_.size();
+    for_each_run(
+        runs_,
+        [&](ModelRun* run) {
+          run->end_epoch(epoch_seconds, wait_seconds, stats, readers, data_.val());
+          return true;
+        },
+        /*one_at_a_time=*/true);
+  }
+
+  // The view `run` trains on, or -1 without views.
+  int view_index(ModelRun* run) const {
+    const auto view = view_of_.find(run);
+    return view == view_of_.end() ? -1 : view->second;
+  }
+
+  // Calls work(run) for every run of `list`: at once on their workers (or one after another
+  // with `one_at_a_time`, or without workers); then hands the runs that threw to `failed_` and
+  // leaves them out from now on (without `failed_`, the first error propagates). Returns the
+  // runs for which `work` returned false or threw.
+  std::vector<ModelRun*> for_each_run(const std::vector<ModelRun*> list,  // a copy: runs_ changes
+                                      const std::function<bool(ModelRun*)>& work,
+                                      bool one_at_a_time = false) {
+    std::vector<char> results(list.size(), 1);
+    std::vector<std::exception_ptr> errors(list.size());
+    for (std::size_t k = 0; k < list.size(); ++k) {
+      std::function<void()> job = [&, k] {
+        try {
+          results[k] = work(list[k]);
+        } catch (...) {
+          errors[k] = std::current_exception();
+        }
+      };
+      if (workers_.empty()) {
+        job();
+        continue;
+      }
+      SerialWorker& worker = *workers_.at(list[k]);
+      worker.post(std::move(job));
+      if (one_at_a_time) worker.wait();
+    }
+    for (ModelRun* run : list) {
+      if (!workers_.empty()) workers_.at(run)->wait();
+    }
+    std::vector<ModelRun*> ended;
+    for (std::size_t k = 0; k < list.size(); ++k) {
+      if (errors[k]) {
+        if (!failed_) std::rethrow_exception(errors[k]);  // recorded where train() catches it
+        list[k]->record_failure(error_text(errors[k]));
+        failed_(*list[k], errors[k]);
+        std::erase(runs_, list[k]);
+      }
+      if (errors[k] || !results[k]) ended.push_back(list[k]);
+    }
+    return ended;
+  }
+
+  TrainData& data_;
+  at::Device device_;
+  const RunFailed& failed_;
+  std::vector<ModelRun*> runs_;  // still training: done and failed runs leave
+  std::map<ModelRun*, int> view_of_;
+  // Destroyed first: every worker's thread is joined before the members above go.
+  std::map<ModelRun*, std::unique_ptr<SerialWorker>> workers_;
+};
+
+// The views of a group's runs: one per distinct seed, in order of first use.
+struct SeedViews {
+  int distinct = 0;        // seeds, so views of each image
+  std::vector<int> views;  // by run; empty when every run has the same seed (no views)
+};
+
+SeedViews views_by_seed(const std::vector<ModelRun*>& group) {
+  std::vector<std::uint64_t> seeds;
+  SeedViews result;
+  for (ModelRun* run : group) {
+    const std::uint64_t seed = run->recipe().data.seed;
+    auto at = std::find(seeds.begin(), seeds.end(), seed);
+    if (at == seeds.end()) at = seeds.insert(seeds.end(), seed);
+    result.views.push_back(static_cast<int>(at - seeds.begin()));
+  }
+  if (seeds.size() == 1) result.views.clear();
+  result.distinct = static_cast<int>(seeds.size());
+  return result;
+}
+
 // One thread's work: the runs of one group (shared) or one run (threads).
 class Unit {
  public:
@@ -194,15 +413,28 @@ class Unit {
     }
 #endif
     Communicator comm(RankInfo{}, "gloo");  // one process: no process group
-    // Every run's model, then the runs grouped by where they start.
     std::vector<std::unique_ptr<ModelRun>> models(members_.size());
-    std::map<std::pair<std::uint64_t, std::uint64_t>, std::vector<std::size_t>> by_place;
+    for (const auto& [place, group] : start_models(device, comm, models)) {
+      train_group(place.first, group, models, device, threads);
+    }
+    finish_models(models);
+  }
+
+  // Where runs start: (next_epoch, first_batch).
+  using Place = std::pair<std::uint64_t, std::uint64_t>;
+
+  // Makes every member's model into `models` (by position in members_), and returns the runs
+  // still to train grouped by where they start.
+  std::map<Place, std::vector<std::size_t>> start_models(
+      const at::Device& device, Communicator& comm,
+      std::vector<std::unique_ptr<ModelRun>>& models) {
+    std::map<Place, std::vector<std::size_t>> by_place;
     for (std::size_t k = 0; k < members_.size(); ++k) {
       const std::size_t i = members_[k];
       try {
         Recipe recipe = runs_[i].recipe;
         recipe.dist.world_size = 1;
-        if (recipe.data.num_workers == 0) recipe.data.num_workers = cores_;
+        recipe.data.num_workers = resolve_workers(recipe.data.num_workers, cores_);
         check_labels_fit_model(recipe);
         RunOptions options = runs_[i].options;
         if (forward_lock_ != nullptr) options.forward_lock = forward_lock_;
@@ -214,45 +446,45 @@ class Unit {
         fail(k, std::current_exception());
       }
     }
-    for (const auto& [place, group] : by_place) {
-      std::vector<ModelRun*> group_runs;
-      for (const std::size_t k : group) group_runs.push_back(models[k].get());
-      const Recipe& recipe = group_runs.front()->recipe();
-      // One view per distinct seed (a group of one seed has no views).
-      std::vector<std::uint64_t> seeds;
-      std::vector<int> views;
+    return by_place;
+  }
+
+  // Trains the runs `group` (positions in members_) that start at epoch `epoch` on one loader.
+  void train_group(std::uint64_t epoch, const std::vector<std::size_t>& group,
+                   const std::vector<std::unique_ptr<ModelRun>>& models, const at::Device& device,
+                   int threads) {
+    std::vector<ModelRun*> group_runs;
+    for (const std::size_t k : group) group_runs.push_back(models[k].get());
+    const Recipe& recipe = group_runs.front()->recipe();
+    const SeedViews seeds = views_by_seed(group_runs);
+    try {
+      TrainData data(recipe, ShardSpec{}, resolution_at(recipe.resolution, epoch),
+                     device.is_cuda()
+                         ? std::optional<BatchAllocator>(torch_adapter::pinned_allocator())
+                         : std::nullopt,
+                     seeds.distinct);
       for (ModelRun* run : group_runs) {
-        const std::uint64_t seed = run->recipe().data.seed;
-        auto at = std::find(seeds.begin(), seeds.end(), seed);
-        if (at == seeds.end()) at = seeds.insert(seeds.end(), seed);
-        views.push_back(static_cast<int>(at - seeds.begin()));
+        run->announce(data.train().reader().num_samples(), data.val().reader().num_samples(),
+                      recipe.data.num_workers);
       }
-      if (seeds.size() == 1) views.clear();
-      try {
-        TrainData data(recipe, ShardSpec{}, resolution_at(recipe.resolution, place.first),
-                       device.is_cuda()
-                           ? std::optional<BatchAllocator>(torch_adapter::pinned_allocator())
-                           : std::nullopt,
-                       static_cast<int>(seeds.size()));
-        for (ModelRun* run : group_runs) {
-          run->announce(data.train().reader().num_samples(), data.val().reader().num_samples(),
-                        recipe.data.num_workers);
-        }
-        train_on_shared_batches(
-            data, group_runs, device,
-            [&](ModelRun& run, std::exception_ptr e) {
-              for (const std::size_t k : group) {
-                if (models[k].get() == &run) fail(k, e);
-              }
-            },
-            threads, views);
-      } catch (...) {
-        // The group's loader failed: every run of the group that was still training.
-        for (const std::size_t k : group) {
-          if (!failed_[k]) fail(k, std::current_exception());
-        }
+      train_on_shared_batches(
+          data, group_runs, device,
+          [&](ModelRun& run, std::exception_ptr e) {
+            for (const std::size_t k : group) {
+              if (models[k].get() == &run) fail(k, e);
+            }
+          },
+          threads, seeds.views);
+    } catch (...) {
+      // The group's loader failed: every run of the group that was still training.
+      for (const std::size_t k : group) {
+        if (!failed_[k]) fail(k, std::current_exception());
       }
     }
+  }
+
+  // The outcome of every member that trained without failing: its summary.
+  void finish_models(const std::vector<std::unique_ptr<ModelRun>>& models) {
     for (std::size_t k = 0; k < members_.size(); ++k) {
       if (!models[k] || failed_[k]) continue;
       try {
@@ -288,154 +520,7 @@ bool shares_batches(const Recipe& a, const Recipe& b, bool ignore_seed) {
 void train_on_shared_batches(TrainData& data, const std::vector<ModelRun*>& group,
                              at::Device device, const RunFailed& failed, int threads_per_model,
                              const std::vector<int>& views) {
-  std::vector<ModelRun*> runs = group;
-  std::map<ModelRun*, int> view_of;
-  for (std::size_t k = 0; k < views.size() && k < group.size(); ++k) view_of[group[k]] = views[k];
-  // With several runs, each gets a thread of its own that makes every call of that run, so
-  // that its thread-local settings (intra-op threads, the current CUDA stream) hold throughout.
-  std::map<ModelRun*, std::unique_ptr<SerialWorker>> workers;
-  if (threads_per_model > 0 && group.size() > 1) {
-    std::function<void()> setup = [threads_per_model] {
-      torch::set_num_threads(threads_per_model);
-    };
-#ifdef FFCV_WITH_CUDA
-    if (device.is_cuda()) {
-      // The workers launch on this thread's stream, where the batches' copies are ordered.
-      const c10::cuda::CUDAStream stream = c10::cuda::getCurrentCUDAStream(device.index());
-      setup = [threads_per_model, stream] {
-        torch::set_num_threads(threads_per_model);
-        c10::cuda::set_device(stream.device_index());
-        c10::cuda::setCurrentCUDAStream(stream);
-      };
-    }
-#endif
-    for (ModelRun* run : group) workers[run] = std::make_unique<SerialWorker>(setup);
-  }
-  // Calls work(run) for every run of `list`: at once on their workers (or one after another
-  // with `one_at_a_time`, or without workers); then hands the runs that threw to `failed` and
-  // leaves them out from now on (without `failed`, the first error propagates). Returns the
-  // runs for which `work` returned false or threw.
-  const auto for_each_run = [&](const std::vector<ModelRun*> list,  // a copy: `runs` changes
-                                const std::function<bool(ModelRun*)>& work,
-                                bool one_at_a_time = false) {
-    std::vector<char> results(list.size(), 1);
-    std::vector<std::exception_ptr> errors(list.size());
-    for (std::size_t k = 0; k < list.size(); ++k) {
-      std::function<void()> job = [&, k] {
-        try {
-          results[k] = work(list[k]);
-        } catch (...) {
-          errors[k] = std::current_exception();
-        }
-      };
-      if (workers.empty()) {
-        job();
-        continue;
-      }
-      SerialWorker& worker = *workers.at(list[k]);
-      worker.post(std::move(job));
-      if (one_at_a_time) worker.wait();
-    }
-    for (ModelRun* run : list) {
-      if (!workers.empty()) workers.at(run)->wait();
-    }
-    std::vector<ModelRun*> ended;
-    for (std::size_t k = 0; k < list.size(); ++k) {
-      if (errors[k]) {
-        if (!failed) std::rethrow_exception(errors[k]);  // recorded where it is caught below
-        list[k]->record_failure(error_text(errors[k]));
-        failed(*list[k], errors[k]);
-        std::erase(runs, list[k]);
-      }
-      if (errors[k] || !results[k]) ended.push_back(list[k]);
-    }
-    return ended;
-  };
-  // Trains every run of `runs` through one epoch on one pass of the loader.
-  const auto train_one_epoch = [&] {
-    const Recipe& recipe = runs.front()->recipe();
-    const std::uint64_t epoch = runs.front()->next_epoch();
-    const int resolution = resolution_at(recipe.resolution, epoch);
-    data.set_train_resolution(resolution);
-    const Stopwatch start;
-    EpochIterator iterator = data.train().epoch(epoch, runs.front()->first_batch());
-    const std::uint64_t first = runs.front()->first_batch();
-    const std::uint64_t batches = iterator.num_batches();
-    for_each_run(runs, [&](ModelRun* run) {
-      run->begin_epoch(epoch, batches, resolution);
-      return true;
-    });
-    if (runs.empty()) return;
-    const std::uint64_t iterations = runs.front()->iterations();
-    const InputNormalizer& normalizer = runs.front()->normalizer();
-    torch_adapter::BatchFeed feed(
-        std::move(iterator), device,
-        view_of.empty() ? normalizer.stages(data.train()) : normalizer.view_stages(data.train()));
-    std::vector<ModelRun*> training = runs;
-    double wait_seconds = 0;
-    for (std::uint64_t i = first; i < iterations && !training.empty(); ++i) {
-      const Stopwatch wait_start;
-      std::optional<std::vector<at::Tensor>> tensors;
-      try {
-        tensors = feed.next();
-      } catch (const std::exception& error) {
-        throw Error(
-            loader_failure_text(error.what(), epoch, recipe.training.epochs, i, iterations));
-      }
-      wait_seconds += wait_start.seconds();
-      if (!tensors && recipe.data.on_error == "skip") break;  // its last batches were all skipped
-      if (!tensors) throw Error("the loader ended the epoch before its last batch");
-      // The model input of each view (or the one input), made once for the runs that need it.
-      const auto view_index = [&](ModelRun* run) {
-        const auto view = view_of.find(run);
-        return view == view_of.end() ? -1 : view->second;
-      };
-      std::map<int, ModelInput> inputs;
-      for (ModelRun* run : training) {
-        const int v = view_index(run);
-        if (inputs.count(v) != 0) continue;
-        inputs[v] = v < 0 ? normalizer((*tensors)[0], (*tensors)[1])
-                          : normalizer.view_input((*tensors)[0], v, (*tensors)[1]);
-      }
-      tensors.reset();
-      if (training.size() > 1) {
-        // One decision for all: runs that stop at different batches could not train together
-        // again when resumed.
-        const bool stop = training.front()->stop_signalled();
-        for (ModelRun* run : training) run->decide_stop(stop);
-      }
-      // Runs that stopped (or failed) train no further batches this epoch.
-      for (ModelRun* ended : for_each_run(
-               training, [&](ModelRun* run) { return run->train(inputs.at(view_index(run))); })) {
-        std::erase(training, ended);
-      }
-    }
-    const double epoch_seconds = start.seconds();
-    const LoaderStats stats = data.train().current_epoch_stats();
-    const std::size_t readers = runs.size();
-    // One at a time: the evaluations share the validation loader.
-    for_each_run(
-        runs,
-        [&](ModelRun* run) {
-          run->end_epoch(epoch_seconds, wait_seconds, stats, readers, data.val());
-          return true;
-        },
-        /*one_at_a_time=*/true);
-  };
-  for (ModelRun* run : runs) run->validate_if_already_trained(data.val());
-  for (;;) {
-    std::erase_if(runs, [](ModelRun* run) { return run->done(); });
-    if (runs.empty()) return;
-    try {
-      train_one_epoch();
-    } catch (...) {
-      // A failure of the loader (storage, a sample) or of the runs' own work: each run still
-      // training records it in its log before the error goes on.
-      const std::string error = error_text(std::current_exception());
-      for (ModelRun* run : runs) run->record_failure(error);
-      throw;
-    }
-  }
+  SharedBatchTraining(data, group, device, failed, threads_per_model, views).train();
 }
 
 std::vector<TogetherOutcome> train_together(const std::vector<TogetherRun>& runs,
@@ -471,7 +556,7 @@ std::vector<TogetherOutcome> train_together(const std::vector<TogetherRun>& runs
   const int threads =
       std::clamp(options.parallel > 0 ? options.parallel : static_cast<int>(units.size()), 1,
                  static_cast<int>(units.size()));
-  const int cores = std::max(1, available_cores() / threads);
+  const int cores = cores_per_share(threads);
   std::mutex forward_mutex;
   std::atomic<std::size_t> next{0};
   const auto work = [&] {

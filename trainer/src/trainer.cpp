@@ -5,8 +5,7 @@
 #include <algorithm>
 #include <optional>
 
-#include "ffcv/cpu_count.hpp"
-#include "ffcv/errors.hpp"
+#include "ffcv/settings/loader_settings.hpp"
 #include "ffcv/torch/batch_tensors.hpp"
 #include "ffcv/train/dataset_check.hpp"
 #include "ffcv/train/distributed.hpp"
@@ -15,6 +14,7 @@
 #include "ffcv/train/train_data.hpp"
 #include "ffcv/train/train_step.hpp"
 #include "ffcv/train/train_together.hpp"
+#include "ffcv/util/errors.hpp"
 #ifdef FFCV_WITH_CUDA
 #include <c10/cuda/CUDAFunctions.h>
 #endif
@@ -43,9 +43,9 @@ RunSummary run_training(const Recipe& recipe_in, const RunOptions& options) {
   Communicator comm(info, backend);
 
   // Threads: the recipe's, or this machine's cores shared among its ranks.
-  const int per_rank = std::max(1, available_cores() / info.local_world_size);
+  const int per_rank = cores_per_share(info.local_world_size);
   torch::set_num_threads(recipe.training.threads > 0 ? recipe.training.threads : per_rank);
-  if (recipe.data.num_workers == 0) recipe.data.num_workers = per_rank;
+  recipe.data.num_workers = resolve_workers(recipe.data.num_workers, per_rank);
   apply_cudnn_settings(recipe.training);
   check_labels_fit_model(recipe);
 

@@ -14,8 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "ffcv/format.hpp"
-#include "ffcv/value.hpp"
+#include "ffcv/format/format.hpp"
+#include "ffcv/format/value.hpp"
+#include "ffcv/payload_reader.hpp"
 
 namespace ffcv {
 
@@ -41,15 +42,6 @@ struct HeapRef {
   std::optional<std::uint64_t> expected_size;
 };
 
-// Read access to the heap of an open file, for decoding.
-class HeapView {
- public:
-  virtual ~HeapView() = default;
-  // The payload of the allocation starting exactly at `ptr` (its size from the alloc table).
-  // Throws FormatError when no allocation starts there.
-  virtual std::span<const std::uint8_t> payload(std::uint64_t ptr) const = 0;
-};
-
 class Field {
  public:
   virtual ~Field() = default;
@@ -73,8 +65,8 @@ class Field {
   // The heap pointers `column` holds. The reader checks each against the allocation table.
   virtual std::vector<HeapRef> heap_refs(const std::uint8_t* /*column*/) const { return {}; }
 
-  // Decodes the whole value of one sample.
-  virtual FieldValue decode(const std::uint8_t* column, const HeapView& heap) const = 0;
+  // Decodes the whole value of one sample, reading its heap payloads through `heap`.
+  virtual FieldValue decode(const std::uint8_t* column, const PayloadReader& heap) const = 0;
 
   // The metadata of one sample as a JSON object, e.g. {"mode": "jpg", "width": 500, ...}.
   virtual std::string describe(const std::uint8_t* column) const = 0;

@@ -60,7 +60,10 @@ struct SkippedSample {
 struct LoaderOptions {
   std::uint64_t batch_size = 256;
   int num_workers = 0;  // 0: one per available core
-  OrderOptions order;   // kind, seed, rank/world size, indices, QUASI_RANDOM window
+  // kind, seed, rank/world size, indices, QUASI_RANDOM window. A window of 0 means, with the
+  // process cache, the largest window whose epochs fit its budget (options() then holds it), and
+  // with mmap FFCV's 2 x batch size.
+  OrderOptions order;
   bool drop_last = true;
   std::uint64_t batches_ahead = 3;
   bool os_cache = true;  // true: mmap; false: process cache with `cache`
@@ -100,6 +103,7 @@ struct LoaderStats {
 };
 
 class EpochState;
+struct PageLayout;
 
 // One output of one batch: `count` samples of `state`, contiguous.
 struct BatchTensor {
@@ -204,6 +208,9 @@ class Loader {
   std::vector<std::uint64_t> page_of_sample_;
   std::weak_ptr<EpochState> running_;
   std::vector<std::pair<std::string, TensorState>> outputs_;
+  bool window_from_budget_ = false;  // the QUASI_RANDOM window was chosen from the cache budget
+
+  PageLayout page_layout() const;
 };
 
 }  // namespace ffcv

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "ffcv/dtype.hpp"
+#include "ffcv/format/dtype.hpp"
 
 namespace ffcv {
 

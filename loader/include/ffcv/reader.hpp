@@ -18,6 +18,7 @@
 
 #include "ffcv/field.hpp"
 #include "ffcv/field_registry.hpp"
+#include "ffcv/payload_reader.hpp"
 #include "ffcv/storage/file_view.hpp"
 
 namespace ffcv {
@@ -29,7 +30,7 @@ struct ReaderOptions {
   HttpOptions http;
 };
 
-class Reader final : public HeapView {
+class Reader final : public PayloadReader {
  public:
   // `path`: a local file, or an http:// or https:// URL, of which only the header and tables are
   // fetched (see FileView). Throws FormatError (bad content) or IoError (cannot open or fetch).
@@ -60,7 +61,9 @@ class Reader final : public HeapView {
 
   // All allocations, sorted by pointer.
   std::span<const AllocEntry> allocations() const { return allocations_; }
+  // Payloads straight from the file (see PayloadReader); for a URL, fetched on first use.
   std::span<const std::uint8_t> payload(std::uint64_t ptr) const override;
+  std::span<const std::uint8_t> payload(std::uint64_t ptr, std::uint64_t size) const override;
   // The allocation starting exactly at `ptr`, or null.
   const AllocEntry* find_allocation(std::uint64_t ptr) const;
   // The page of sample i's heap data (all of a sample's allocations share a page), or kNoPage

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "ffcv/little_endian.hpp"
+#include "ffcv/util/little_endian.hpp"
 #include "value_access.hpp"
 
 namespace ffcv {
@@ -30,7 +30,7 @@ std::vector<HeapRef> BytesField::heap_refs(const std::uint8_t* column) const {
   return {{load_le<std::uint64_t>(column), std::nullopt}};
 }
 
-FieldValue BytesField::decode(const std::uint8_t* column, const HeapView& heap) const {
+FieldValue BytesField::decode(const std::uint8_t* column, const PayloadReader& heap) const {
   const auto payload = heap.payload(load_le<std::uint64_t>(column));
   return Bytes(payload.begin(), payload.end());
 }
@@ -52,7 +52,7 @@ void JsonField::encode(const FieldValue& value, std::uint8_t* column,
                  heap);
 }
 
-FieldValue JsonField::decode(const std::uint8_t* column, const HeapView& heap) const {
+FieldValue JsonField::decode(const std::uint8_t* column, const PayloadReader& heap) const {
   const auto payload = heap.payload(load_le<std::uint64_t>(column));
   const auto end = std::find(payload.begin(), payload.end(), std::uint8_t{0});
   return JsonText{std::string(payload.begin(), end)};

@@ -4,8 +4,8 @@
 #include <cstring>
 #include <numeric>
 
-#include "ffcv/errors.hpp"
-#include "ffcv/little_endian.hpp"
+#include "ffcv/util/errors.hpp"
+#include "ffcv/util/little_endian.hpp"
 #include "value_access.hpp"
 
 namespace ffcv {
@@ -107,7 +107,7 @@ std::vector<HeapRef> NdArrayField::heap_refs(const std::uint8_t* column) const {
   return {{load_le<std::uint64_t>(column), element_bytes()}};
 }
 
-FieldValue NdArrayField::decode(const std::uint8_t* column, const HeapView& heap) const {
+FieldValue NdArrayField::decode(const std::uint8_t* column, const PayloadReader& heap) const {
   const auto payload = heap.payload(load_le<std::uint64_t>(column));
   return NdArray{dtype_, shape_, std::vector<std::uint8_t>(payload.begin(), payload.end())};
 }

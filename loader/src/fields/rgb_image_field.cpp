@@ -4,10 +4,10 @@
 
 #include <algorithm>
 
-#include "ffcv/counter_random.hpp"
-#include "ffcv/errors.hpp"
-#include "ffcv/jpeg_codec.hpp"
-#include "ffcv/little_endian.hpp"
+#include "ffcv/image/jpeg_codec.hpp"
+#include "ffcv/util/counter_random.hpp"
+#include "ffcv/util/errors.hpp"
+#include "ffcv/util/little_endian.hpp"
 #include "value_access.hpp"
 
 namespace ffcv {
@@ -178,7 +178,7 @@ std::vector<HeapRef> RgbImageField::heap_refs(const std::uint8_t* column) const 
   return {{metadata.data_ptr, std::nullopt}};
 }
 
-FieldValue RgbImageField::decode(const std::uint8_t* column, const HeapView& heap) const {
+FieldValue RgbImageField::decode(const std::uint8_t* column, const PayloadReader& heap) const {
   const ImageMetadata metadata = ImageMetadata::load(column);
   const auto payload = heap.payload(metadata.data_ptr);
   if (metadata.mode == StoredImageMode::kRaw) {

@@ -3,8 +3,8 @@
 #include <cmath>
 #include <cstdio>
 
-#include "ffcv/json_text.hpp"
-#include "ffcv/little_endian.hpp"
+#include "ffcv/util/json_text.hpp"
+#include "ffcv/util/little_endian.hpp"
 #include "value_access.hpp"
 
 namespace ffcv {
@@ -14,7 +14,7 @@ void IntField::encode(const FieldValue& value, std::uint8_t* column,
   store_le(column, expect_value<std::int64_t>(value, "Int", "an int"));
 }
 
-FieldValue IntField::decode(const std::uint8_t* column, const HeapView&) const {
+FieldValue IntField::decode(const std::uint8_t* column, const PayloadReader&) const {
   return load_le<std::int64_t>(column);
 }
 
@@ -32,7 +32,7 @@ void FloatField::encode(const FieldValue& value, std::uint8_t* column,
   store_le(column, expect_value<double>(value, "Float", "a float"));
 }
 
-FieldValue FloatField::decode(const std::uint8_t* column, const HeapView&) const {
+FieldValue FloatField::decode(const std::uint8_t* column, const PayloadReader&) const {
   return load_le<double>(column);
 }
 

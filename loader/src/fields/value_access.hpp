@@ -4,8 +4,8 @@
 #include <string>
 #include <variant>
 
-#include "ffcv/errors.hpp"
-#include "ffcv/value.hpp"
+#include "ffcv/format/value.hpp"
+#include "ffcv/util/errors.hpp"
 
 namespace ffcv {
 

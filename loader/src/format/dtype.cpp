@@ -1,9 +1,9 @@
-#include "ffcv/dtype.hpp"
+#include "ffcv/format/dtype.hpp"
 
 #include <map>
 #include <vector>
 
-#include "ffcv/errors.hpp"
+#include "ffcv/util/errors.hpp"
 
 namespace ffcv {
 namespace {

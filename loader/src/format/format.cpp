@@ -1,9 +1,9 @@
-#include "ffcv/format.hpp"
+#include "ffcv/format/format.hpp"
 
 #include <algorithm>
 
-#include "ffcv/errors.hpp"
-#include "ffcv/little_endian.hpp"
+#include "ffcv/util/errors.hpp"
+#include "ffcv/util/little_endian.hpp"
 
 namespace ffcv {
 

@@ -1,4 +1,4 @@
-#include "ffcv/value.hpp"
+#include "ffcv/format/value.hpp"
 
 namespace ffcv {
 

@@ -1,4 +1,4 @@
-#include "ffcv/jpeg_codec.hpp"
+#include "ffcv/image/jpeg_codec.hpp"
 
 #include <turbojpeg.h>
 
@@ -6,7 +6,7 @@
 #include <memory>
 #include <string>
 
-#include "ffcv/errors.hpp"
+#include "ffcv/util/errors.hpp"
 
 namespace ffcv {
 namespace {

@@ -20,14 +20,16 @@
 // loads. The vertical pass is plain loops that the compiler vectorises. An AVX2 variant of the
 // horizontal kernel (two rows per 256-bit register) was measured at only ~5% faster overall and
 // left out.
-#include "ffcv/resize.hpp"
+#include "ffcv/image/resize.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <span>
 #include <string>
+#include <utility>
 
-#include "ffcv/errors.hpp"
+#include "ffcv/util/errors.hpp"
 
 #if defined(__SSE2__) && !defined(FFCV_RESIZE_NO_SIMD)
 #include <emmintrin.h>
@@ -348,7 +350,8 @@ void vertical_exact(const std::uint16_t* const* rows, const std::uint16_t* weigh
   for (int i = 0; i < length; ++i) out[i] = static_cast<std::uint8_t>(acc[i] >> 24);
 }
 
-// Carves aligned arrays out of the scratch vector.
+// Carves aligned arrays out of the scratch: a vector grows to fit, a caller's span must be large
+// enough.
 class ScratchLayout {
  public:
   template <typename T>
@@ -357,15 +360,55 @@ class ScratchLayout {
     size_ += (count * sizeof(T) + kAlignment - 1) / kAlignment * kAlignment;
     return offset;
   }
+  // The bytes a scratch must hold: the arrays plus room to align their start.
+  std::size_t bytes() const { return size_ + kAlignment; }
   std::uint8_t* bind(std::vector<std::uint8_t>& scratch) const {
-    if (scratch.size() < size_ + kAlignment) scratch.resize(size_ + kAlignment);
-    const auto address = reinterpret_cast<std::uintptr_t>(scratch.data());
-    return scratch.data() + ((kAlignment - address % kAlignment) % kAlignment);
+    if (scratch.size() < bytes()) scratch.resize(bytes());
+    return aligned(scratch.data());
+  }
+  std::uint8_t* bind(std::span<std::uint8_t> scratch) const {
+    if (scratch.size() < bytes()) {
+      throw ConfigError("resize: the scratch holds " + std::to_string(scratch.size()) +
+                        " bytes, this resize needs " + std::to_string(bytes()));
+    }
+    return aligned(scratch.data());
   }
 
  private:
+  static std::uint8_t* aligned(std::uint8_t* data) {
+    const auto address = reinterpret_cast<std::uintptr_t>(data);
+    return data + ((kAlignment - address % kAlignment) % kAlignment);
+  }
   std::size_t size_ = 0;
 };
+
+// Where each array of one call lies in the scratch.
+struct ScratchOffsets {
+  std::size_t offset_x, weights_x, pairs_x, first_y, weights_y, ring, rows, padded, acc;
+};
+
+// Lays out the arrays of a call with these tap bounds (see resize_rgb); every size grows with
+// every argument, which resize_rgb_scratch_bytes relies on.
+ScratchOffsets lay_out(ScratchLayout& layout, int dst_width, int dst_height, int bound_x,
+                       int bound_y, bool fast_x, int region_columns) {
+  const int pairs_bound = (bound_x + 1) / 2;
+  const std::size_t ring_row = static_cast<std::size_t>(3 * dst_width) + 8;
+  // Bytes a horizontal kernel may read from a row's first region pixel on (two-pixel loads).
+  const std::size_t max_read_bound =
+      3 * static_cast<std::size_t>(region_columns) + 6 * static_cast<std::size_t>(pairs_bound) + 8;
+  ScratchOffsets at{};
+  at.offset_x = layout.add<std::int32_t>(dst_width);
+  at.weights_x = layout.add<std::uint16_t>(std::size_t{1} * dst_width * bound_x);
+  at.pairs_x = layout.add<std::uint16_t>(
+      FFCV_RESIZE_SSE2 && fast_x ? std::size_t{8} * dst_width * pairs_bound : 0);
+  at.first_y = layout.add<std::int32_t>(dst_height);
+  at.weights_y = layout.add<std::uint16_t>(std::size_t{1} * dst_height * bound_y);
+  at.ring = layout.add<std::uint16_t>(ring_row * (bound_y + 1));
+  at.rows = layout.add<const std::uint16_t*>(bound_y);
+  at.padded = layout.add<std::uint8_t>(max_read_bound);
+  at.acc = layout.add<std::uint32_t>(3 * static_cast<std::size_t>(dst_width));
+  return at;
+}
 
 Axis make_axis(double start, double length, int extent, int size, const char* name) {
   if (!std::isfinite(start) || !std::isfinite(length) || length <= 0) {
@@ -395,10 +438,10 @@ Axis make_axis(double start, double length, int extent, int size, const char* na
   return axis;
 }
 
-}  // namespace
-
-void resize_rgb(const ResizeSource& source, std::uint8_t* dst, int dst_width, int dst_height,
-                Interpolation interpolation, std::vector<std::uint8_t>& scratch) {
+// Checks what resize_rgb is given and returns its two axes (x, y), with the filter that
+// `interpolation` and the scales select.
+std::pair<Axis, Axis> make_axes(const ResizeSource& source, const std::uint8_t* dst, int dst_width,
+                                int dst_height, Interpolation interpolation) {
   if (source.pixels == nullptr || dst == nullptr) {
     throw ConfigError("resize: null source or destination");
   }
@@ -416,7 +459,220 @@ void resize_rgb(const ResizeSource& source, std::uint8_t* dst, int dst_width, in
   } else {
     ax.filter = ay.filter = AxisFilter::kTwoTapArea;
   }
+  return {ax, ay};
+}
 
+// The arrays of one call in its scratch (see lay_out), their tables filled: the taps each axis
+// uses, and whether it takes the fast 16-bit arithmetic.
+struct ResizeTables {
+  bool fast_x = true;
+  bool fast_y = true;
+  int taps_x = 1;
+  int taps_y = 1;
+  int pairs_x = 1;
+  // Half the taps, in units of 1/256 of a level: what the truncating products lose on average.
+  std::uint16_t bias_x = 0;
+  std::uint16_t bias_y = 0;
+  std::int32_t* offset_x = nullptr;
+  std::uint16_t* weights_x = nullptr;
+  std::uint16_t* pair_weights_x = nullptr;  // SSE2 with fast_x only
+  std::int32_t* first_y = nullptr;
+  std::uint16_t* weights_y = nullptr;
+  std::uint16_t* ring = nullptr;
+  const std::uint16_t** rows = nullptr;
+  std::uint8_t* padded = nullptr;
+  void* acc = nullptr;
+};
+
+// Binds the arrays laid out at `at` from `base` and fills both axes' weight tables, laid out for
+// the tap bounds and then compacted to the taps used.
+ResizeTables fill_tables(const Axis& ax, const Axis& ay, int bound_x, int bound_y, bool fast_x,
+                         bool fast_y, std::uint8_t* base, const ScratchOffsets& at) {
+  ResizeTables t;
+  t.fast_x = fast_x;
+  t.fast_y = fast_y;
+  t.offset_x = reinterpret_cast<std::int32_t*>(base + at.offset_x);
+  t.weights_x = reinterpret_cast<std::uint16_t*>(base + at.weights_x);
+  t.pair_weights_x = reinterpret_cast<std::uint16_t*>(base + at.pairs_x);
+  t.first_y = reinterpret_cast<std::int32_t*>(base + at.first_y);
+  t.weights_y = reinterpret_cast<std::uint16_t*>(base + at.weights_y);
+  t.ring = reinterpret_cast<std::uint16_t*>(base + at.ring);
+  t.rows = reinterpret_cast<const std::uint16_t**>(base + at.rows);
+  t.padded = base + at.padded;
+  t.acc = base + at.acc;
+
+  t.taps_x = fill_axis_table(ax, bound_x, 3, fast_x ? kHorizontalOne : kWeightOne, t.offset_x,
+                             t.weights_x);
+  t.taps_y = fill_axis_table(ay, bound_y, 1, kWeightOne, t.first_y, t.weights_y);
+  compact_weights(t.weights_x, ax.size, bound_x, t.taps_x);
+  compact_weights(t.weights_y, ay.size, bound_y, t.taps_y);
+  t.pairs_x = (t.taps_x + 1) / 2;
+#if FFCV_RESIZE_SSE2
+  if (fast_x) expand_pair_weights(t.weights_x, t.taps_x, ax.size, t.pair_weights_x);
+#endif
+  t.bias_x = static_cast<std::uint16_t>(t.taps_x / 2);
+  t.bias_y = static_cast<std::uint16_t>(t.taps_y / 2);
+  return t;
+}
+
+// The horizontal pass of one call: region rows of the source into the ring of 16-bit rows (the
+// rows one output row needs plus one read ahead).
+class HorizontalPass {
+ public:
+  // `max_read_bound`: the bytes of the padded copy (lay_out's bound of a kernel's reads).
+  HorizontalPass(const ResizeSource& source, const Axis& ax, const Axis& ay,
+                 const ResizeTables& tables, std::size_t max_read_bound)
+      : t_(tables),
+        dst_width_(ax.size),
+        region_columns_(ax.last - ax.first + 1),
+        stride_(source.stride),
+        ring_row_(static_cast<std::size_t>(3 * ax.size) + 8),
+        ring_rows_(tables.taps_y + 1),
+        max_read_bound_(max_read_bound),
+        image_bytes_((source.height - 1) * source.stride +
+                     3 * static_cast<std::size_t>(source.width)),
+        region_offset_(ay.first * source.stride + 3 * static_cast<std::size_t>(ax.first)),
+        region_origin_(source.pixels + region_offset_) {
+    for (int d = 0; d < dst_width_; ++d) {
+      max_read_ = std::max(max_read_, static_cast<std::size_t>(t_.offset_x[d]) +
+                                          6 * static_cast<std::size_t>(t_.pairs_x - 1) + 8);
+    }
+  }
+
+  // The ring row that holds region row `row`.
+  std::uint16_t* slot(int row) const { return t_.ring + (row % ring_rows_) * ring_row_; }
+
+  // Whether the kernel's loads from region row `row` would run past the image's last byte.
+  bool needs_copy(int row) const {
+    return region_offset_ + row * stride_ + max_read_ > image_bytes_;
+  }
+
+  // Region row `row`, copied first when it needs_copy.
+  void one(int row) const {
+    const std::uint8_t* src = region_origin_ + row * stride_;
+    if (needs_copy(row)) {
+      const std::size_t bytes = 3 * static_cast<std::size_t>(region_columns_);
+      std::memcpy(t_.padded, src, bytes);
+      std::memset(t_.padded + bytes, 0, max_read_bound_ - bytes);
+      src = t_.padded;
+    }
+    std::uint16_t* out = slot(row);
+    if (!t_.fast_x) {
+      return horizontal_exact(src, t_.offset_x, t_.weights_x, t_.taps_x, dst_width_, out);
+    }
+#if FFCV_RESIZE_SSE2
+    horizontal_fast_sse2<0>(src, 0, t_.offset_x, t_.pair_weights_x, t_.pairs_x, dst_width_,
+                            t_.bias_x, out, nullptr);
+#else
+    horizontal_fast_scalar(src, t_.offset_x, t_.weights_x, t_.taps_x, dst_width_, t_.bias_x, out);
+#endif
+  }
+
+  // Region rows `row` and `row` + 1 at once, sharing offset and weight loads; neither may need
+  // the copy.
+  void two(int row) const {
+#if FFCV_RESIZE_SSE2
+    const std::uint8_t* src = region_origin_ + row * stride_;
+    const auto stride = static_cast<std::ptrdiff_t>(stride_);
+    std::uint16_t* out0 = slot(row);
+    std::uint16_t* out1 = slot(row + 1);
+    const std::int32_t* offset_x = t_.offset_x;
+    const std::uint16_t* pair_weights_x = t_.pair_weights_x;
+    switch (t_.pairs_x) {
+      case 1:
+        return horizontal_fast_sse2<1>(src, stride, offset_x, pair_weights_x, 1, dst_width_,
+                                       t_.bias_x, out0, out1);
+      case 2:
+        return horizontal_fast_sse2<2>(src, stride, offset_x, pair_weights_x, 2, dst_width_,
+                                       t_.bias_x, out0, out1);
+      case 3:
+        return horizontal_fast_sse2<3>(src, stride, offset_x, pair_weights_x, 3, dst_width_,
+                                       t_.bias_x, out0, out1);
+      default:
+        return horizontal_fast_sse2<0>(src, stride, offset_x, pair_weights_x, t_.pairs_x,
+                                       dst_width_, t_.bias_x, out0, out1);
+    }
+#else
+    one(row);
+    one(row + 1);
+#endif
+  }
+
+ private:
+  ResizeTables t_;
+  int dst_width_;
+  int region_columns_;
+  std::size_t stride_;
+  std::size_t ring_row_;
+  int ring_rows_;
+  std::size_t max_read_bound_;
+  std::size_t image_bytes_;
+  std::size_t region_offset_;
+  const std::uint8_t* region_origin_;
+  std::size_t max_read_ = 0;  // bytes the kernels read from a row's first region pixel on
+};
+
+// The vertical pass of output row `r` from the ring rows in t.rows into `out`.
+void vertical_row(const ResizeTables& t, int r, int row_length, std::uint8_t* out) {
+  const std::uint16_t* const* rows = t.rows;
+  const std::uint16_t* w = t.weights_y + static_cast<std::size_t>(r) * t.taps_y;
+  const std::uint16_t bias_y = t.bias_y;
+  if (!t.fast_y) {
+    vertical_exact(rows, w, t.taps_y, row_length, static_cast<std::uint32_t*>(t.acc), out);
+    return;
+  }
+  switch (t.taps_y) {
+    case 1:
+      vertical_fast_fixed<1>(rows, w, bias_y, row_length, out);
+      break;
+    case 2:
+      vertical_fast_fixed<2>(rows, w, bias_y, row_length, out);
+      break;
+    case 3:
+      vertical_fast_fixed<3>(rows, w, bias_y, row_length, out);
+      break;
+    case 4:
+      vertical_fast_fixed<4>(rows, w, bias_y, row_length, out);
+      break;
+    default:
+      vertical_fast_generic(rows, w, t.taps_y, bias_y, row_length,
+                            static_cast<std::uint16_t*>(t.acc), out);
+  }
+}
+
+// Both passes, output row after output row: the horizontal pass of the region rows that row
+// needs and has not done yet (two at a time where it can), then the vertical pass.
+void resample_rows(const HorizontalPass& horizontal, const ResizeTables& t, int region_rows,
+                   std::uint8_t* dst, int dst_width, int dst_height) {
+  const int row_length = 3 * dst_width;
+  const bool pair_rows = FFCV_RESIZE_SSE2 && t.fast_x;
+  int next_row = 0;  // the first region row the horizontal pass has not done
+  for (int r = 0; r < dst_height; ++r) {
+    const int top = t.first_y[r];
+    const int end = std::min(top + t.taps_y, region_rows);
+    int row = std::max(next_row, top);
+    while (row < end) {
+      if (pair_rows && row + 1 < region_rows && !horizontal.needs_copy(row + 1)) {
+        horizontal.two(row);  // may do one row ahead, which the ring keeps for the next outputs
+        row += 2;
+      } else {
+        horizontal.one(row);
+        row += 1;
+      }
+    }
+    next_row = std::max(next_row, row);
+    for (int k = 0; k < t.taps_y; ++k) {
+      t.rows[k] = horizontal.slot(std::min(top + k, region_rows - 1));
+    }
+    vertical_row(t, r, row_length, dst + static_cast<std::size_t>(r) * row_length);
+  }
+}
+
+// resize_rgb with its scratch a growing vector or a caller's span.
+template <typename Scratch>
+void resize_with(const ResizeSource& source, std::uint8_t* dst, int dst_width, int dst_height,
+                 Interpolation interpolation, Scratch& scratch) {
+  const auto [ax, ay] = make_axes(source, dst, dst_width, dst_height, interpolation);
   // Each axis takes the fast 16-bit arithmetic unless it may have more than kMaxFastTaps taps.
   const int bound_x = tap_bound(ax);
   const int bound_y = tap_bound(ay);
@@ -424,153 +680,48 @@ void resize_rgb(const ResizeSource& source, std::uint8_t* dst, int dst_width, in
   const bool fast_y = bound_y <= kMaxFastTaps;
   const int pairs_bound = (bound_x + 1) / 2;
   const int region_columns = ax.last - ax.first + 1;
-  const int region_rows = ay.last - ay.first + 1;
-  const int row_length = 3 * dst_width;
-  const std::size_t ring_row = static_cast<std::size_t>(row_length) + 8;
   // Bytes a horizontal kernel may read from a row's first region pixel on (two-pixel loads).
   const std::size_t max_read_bound =
       3 * static_cast<std::size_t>(region_columns) + 6 * static_cast<std::size_t>(pairs_bound) + 8;
 
-  // Everything lives in the scratch vector: tables laid out for the tap bounds (then compacted
-  // to the taps used), the ring of horizontal-pass rows (the rows one output row needs plus one
-  // read ahead), a padded copy of a source row, and a vertical-pass accumulator row.
+  // Everything lives in the scratch: tables laid out for the tap bounds (then compacted to the
+  // taps used), the ring of horizontal-pass rows (the rows one output row needs plus one read
+  // ahead), a padded copy of a source row, and a vertical-pass accumulator row.
   ScratchLayout layout;
-  const std::size_t at_offset_x = layout.add<std::int32_t>(dst_width);
-  const std::size_t at_weights_x = layout.add<std::uint16_t>(std::size_t{1} * dst_width * bound_x);
-  const std::size_t at_pairs_x = layout.add<std::uint16_t>(
-      FFCV_RESIZE_SSE2 && fast_x ? std::size_t{8} * dst_width * pairs_bound : 0);
-  const std::size_t at_first_y = layout.add<std::int32_t>(dst_height);
-  const std::size_t at_weights_y = layout.add<std::uint16_t>(std::size_t{1} * dst_height * bound_y);
-  const std::size_t at_ring = layout.add<std::uint16_t>(ring_row * (bound_y + 1));
-  const std::size_t at_rows = layout.add<const std::uint16_t*>(bound_y);
-  const std::size_t at_padded = layout.add<std::uint8_t>(max_read_bound);
-  const std::size_t at_acc = layout.add<std::uint32_t>(row_length);
-  std::uint8_t* base = layout.bind(scratch);
-  auto* offset_x = reinterpret_cast<std::int32_t*>(base + at_offset_x);
-  auto* weights_x = reinterpret_cast<std::uint16_t*>(base + at_weights_x);
-  [[maybe_unused]] auto* pair_weights_x = reinterpret_cast<std::uint16_t*>(base + at_pairs_x);
-  auto* first_y = reinterpret_cast<std::int32_t*>(base + at_first_y);
-  auto* weights_y = reinterpret_cast<std::uint16_t*>(base + at_weights_y);
-  auto* ring = reinterpret_cast<std::uint16_t*>(base + at_ring);
-  auto* rows = reinterpret_cast<const std::uint16_t**>(base + at_rows);
-  std::uint8_t* padded = base + at_padded;
-  void* acc = base + at_acc;
+  const ScratchOffsets at =
+      lay_out(layout, dst_width, dst_height, bound_x, bound_y, fast_x, region_columns);
+  const ResizeTables tables =
+      fill_tables(ax, ay, bound_x, bound_y, fast_x, fast_y, layout.bind(scratch), at);
+  const HorizontalPass horizontal(source, ax, ay, tables, max_read_bound);
+  resample_rows(horizontal, tables, ay.last - ay.first + 1, dst, dst_width, dst_height);
+}
 
-  const int taps_x =
-      fill_axis_table(ax, bound_x, 3, fast_x ? kHorizontalOne : kWeightOne, offset_x, weights_x);
-  const int taps_y = fill_axis_table(ay, bound_y, 1, kWeightOne, first_y, weights_y);
-  compact_weights(weights_x, dst_width, bound_x, taps_x);
-  compact_weights(weights_y, dst_height, bound_y, taps_y);
-  const int pairs_x = (taps_x + 1) / 2;
-#if FFCV_RESIZE_SSE2
-  if (fast_x) expand_pair_weights(weights_x, taps_x, dst_width, pair_weights_x);
-#endif
-  std::size_t max_read = 0;
-  for (int d = 0; d < dst_width; ++d) {
-    max_read = std::max(max_read, static_cast<std::size_t>(offset_x[d]) +
-                                      6 * static_cast<std::size_t>(pairs_x - 1) + 8);
-  }
-  const std::size_t image_bytes =
-      (source.height - 1) * source.stride + 3 * static_cast<std::size_t>(source.width);
-  const std::size_t region_offset =
-      ay.first * source.stride + 3 * static_cast<std::size_t>(ax.first);
-  // Half the taps, in units of 1/256 of a level: what the truncating products lose on average.
-  const auto bias_x = static_cast<std::uint16_t>(taps_x / 2);
-  const auto bias_y = static_cast<std::uint16_t>(taps_y / 2);
-  const std::uint8_t* region_origin = source.pixels + region_offset;
-  const int ring_rows = taps_y + 1;
-  auto ring_slot = [&](int row) { return ring + (row % ring_rows) * ring_row; };
+}  // namespace
 
-  // Horizontal pass of one region row, copied first when the kernel's loads would run past the
-  // image's last byte; and of two adjacent rows at once (sharing offset and weight loads),
-  // neither of which needs the copy.
-  auto needs_copy = [&](int row) {
-    return region_offset + row * source.stride + max_read > image_bytes;
-  };
-  auto horizontal_one = [&](int row) {
-    const std::uint8_t* src = region_origin + row * source.stride;
-    if (needs_copy(row)) {
-      const std::size_t bytes = 3 * static_cast<std::size_t>(region_columns);
-      std::memcpy(padded, src, bytes);
-      std::memset(padded + bytes, 0, max_read_bound - bytes);
-      src = padded;
-    }
-    std::uint16_t* out = ring_slot(row);
-    if (!fast_x) return horizontal_exact(src, offset_x, weights_x, taps_x, dst_width, out);
-#if FFCV_RESIZE_SSE2
-    horizontal_fast_sse2<0>(src, 0, offset_x, pair_weights_x, pairs_x, dst_width, bias_x, out,
-                            nullptr);
-#else
-    horizontal_fast_scalar(src, offset_x, weights_x, taps_x, dst_width, bias_x, out);
-#endif
-  };
-  auto horizontal_two = [&](int row) {
-#if FFCV_RESIZE_SSE2
-    const std::uint8_t* src = region_origin + row * source.stride;
-    const auto stride = static_cast<std::ptrdiff_t>(source.stride);
-    std::uint16_t* out0 = ring_slot(row);
-    std::uint16_t* out1 = ring_slot(row + 1);
-    switch (pairs_x) {
-      case 1:
-        return horizontal_fast_sse2<1>(src, stride, offset_x, pair_weights_x, 1, dst_width, bias_x,
-                                       out0, out1);
-      case 2:
-        return horizontal_fast_sse2<2>(src, stride, offset_x, pair_weights_x, 2, dst_width, bias_x,
-                                       out0, out1);
-      case 3:
-        return horizontal_fast_sse2<3>(src, stride, offset_x, pair_weights_x, 3, dst_width, bias_x,
-                                       out0, out1);
-      default:
-        return horizontal_fast_sse2<0>(src, stride, offset_x, pair_weights_x, pairs_x, dst_width,
-                                       bias_x, out0, out1);
-    }
-#else
-    horizontal_one(row);
-    horizontal_one(row + 1);
-#endif
-  };
-  const bool pair_rows = FFCV_RESIZE_SSE2 && fast_x;
+void resize_rgb(const ResizeSource& source, std::uint8_t* dst, int dst_width, int dst_height,
+                Interpolation interpolation, std::vector<std::uint8_t>& scratch) {
+  resize_with(source, dst, dst_width, dst_height, interpolation, scratch);
+}
 
-  int next_row = 0;  // the first region row the horizontal pass has not done
-  for (int r = 0; r < dst_height; ++r) {
-    const int top = first_y[r];
-    const int end = std::min(top + taps_y, region_rows);
-    int row = std::max(next_row, top);
-    while (row < end) {
-      if (pair_rows && row + 1 < region_rows && !needs_copy(row + 1)) {
-        horizontal_two(row);  // may do one row ahead, which the ring keeps for the next outputs
-        row += 2;
-      } else {
-        horizontal_one(row);
-        row += 1;
-      }
-    }
-    next_row = std::max(next_row, row);
-    for (int k = 0; k < taps_y; ++k) rows[k] = ring_slot(std::min(top + k, region_rows - 1));
-    const std::uint16_t* w = weights_y + static_cast<std::size_t>(r) * taps_y;
-    std::uint8_t* out = dst + static_cast<std::size_t>(r) * row_length;
-    if (!fast_y) {
-      vertical_exact(rows, w, taps_y, row_length, static_cast<std::uint32_t*>(acc), out);
-      continue;
-    }
-    switch (taps_y) {
-      case 1:
-        vertical_fast_fixed<1>(rows, w, bias_y, row_length, out);
-        break;
-      case 2:
-        vertical_fast_fixed<2>(rows, w, bias_y, row_length, out);
-        break;
-      case 3:
-        vertical_fast_fixed<3>(rows, w, bias_y, row_length, out);
-        break;
-      case 4:
-        vertical_fast_fixed<4>(rows, w, bias_y, row_length, out);
-        break;
-      default:
-        vertical_fast_generic(rows, w, taps_y, bias_y, row_length, static_cast<std::uint16_t*>(acc),
-                              out);
-    }
-  }
+void resize_rgb(const ResizeSource& source, std::uint8_t* dst, int dst_width, int dst_height,
+                Interpolation interpolation, std::span<std::uint8_t> scratch) {
+  resize_with(source, dst, dst_width, dst_height, interpolation, scratch);
+}
+
+std::size_t resize_rgb_scratch_bytes(int max_source_width, int max_source_height, int dst_width,
+                                     int dst_height) {
+  // A region touches at most the whole source along an axis; a box filter has at most
+  // floor(region / output) + 2 taps (tap_bound; one more here against rounding of the scale),
+  // the other filters 2.
+  const auto most_taps = [](int extent, int size) {
+    const int source = std::max(extent, 1);
+    return std::max(2, std::min(source, source / std::max(size, 1) + 3));
+  };
+  ScratchLayout layout;
+  lay_out(layout, std::max(dst_width, 1), std::max(dst_height, 1),
+          most_taps(max_source_width, dst_width), most_taps(max_source_height, dst_height), true,
+          std::max(max_source_width, 1));
+  return layout.bytes();
 }
 
 }  // namespace ffcv

@@ -6,8 +6,8 @@
 #include <cstring>
 #include <ctime>
 
-#include "ffcv/cpu_count.hpp"
-#include "ffcv/errors.hpp"
+#include "ffcv/util/cpu_count.hpp"
+#include "ffcv/util/errors.hpp"
 
 namespace ffcv {
 namespace {
@@ -244,13 +244,119 @@ std::string EpochState::run_batch_stage(std::uint64_t slot, std::uint64_t batch,
   return "";
 }
 
-void EpochState::worker_main() {
+EpochState::SampleBuffers EpochState::sample_buffers() const {
   std::uint64_t intermediate = 0, scratch_size = 0;
   for (const CompiledPipeline& pipeline : pipelines_) {
     intermediate = std::max(intermediate, pipeline.intermediate_bytes);
     scratch_size = std::max(scratch_size, pipeline.scratch_bytes);
   }
-  std::vector<std::uint8_t> ping(intermediate), pong(intermediate), scratch(scratch_size);
+  return {std::vector<std::uint8_t>(intermediate), std::vector<std::uint8_t>(intermediate),
+          std::vector<std::uint8_t>(scratch_size)};
+}
+
+bool EpochState::prepare_batch(Slot& slot, std::uint64_t batch,
+                               std::unique_lock<std::mutex>& lock) {
+  slot = Slot{};
+  slot.phase = Phase::kPreparing;
+  slot.batch = batch;
+  slot.size = batch_size(batch);
+  lock.unlock();
+  std::string error;
+  const auto waited = Clock::now();
+  try {
+    source_->acquire(batch - plan_.first_batch);
+  } catch (const std::exception& e) {
+    error = std::string("epoch ") + std::to_string(plan_.epoch) + ", batch " +
+            std::to_string(batch) + ": reading its pages failed: " + e.what();
+  }
+  read_wait_ns_ += nanoseconds_since(waited);
+  lock.lock();
+  if (stopping_) return false;
+  if (!error.empty()) {
+    slot.error = error;
+    slot.done = slot.size;
+    slot.phase = Phase::kDone;
+    next_item_ = batch_start(batch + 1);
+    batch_changed_.notify_all();
+  } else {
+    slot.phase = Phase::kWorking;
+  }
+  work_changed_.notify_all();
+  return true;
+}
+
+EpochState::RunResult EpochState::process_run(std::uint64_t slot_index, std::uint64_t batch,
+                                              std::uint64_t first, std::uint64_t count,
+                                              SampleBuffers& buffers) {
+  RunResult run;
+  const auto began = Clock::now();
+  const std::uint64_t cpu_began = thread_cpu_nanoseconds();
+  for (std::uint64_t position = first; position < first + count && run.error.empty(); ++position) {
+    try {
+      process_sample(slot_index, position - batch_start(batch), plan_.order[position], buffers.ping,
+                     buffers.pong, buffers.scratch);
+    } catch (const std::exception& e) {
+      if (skip_failed_samples_) {
+        run.failed.emplace_back(position, e.what());
+      } else {
+        run.error = e.what();
+      }
+    }
+  }
+  // A file truncated while mapped reads as zeros: that, not what the zeros decoded to, is the
+  // error to report.
+  try {
+    reader_->check_intact();
+    source_->check_intact();
+  } catch (const std::exception& e) {
+    run.error = e.what();
+  }
+  process_ns_ += nanoseconds_since(began);
+  process_cpu_ns_ += thread_cpu_nanoseconds() - cpu_began;
+  samples_ += count;
+  return run;
+}
+
+void EpochState::record_run(Slot& slot, std::uint64_t batch, std::uint64_t count, RunResult run) {
+  if (!run.error.empty() && slot.error.empty()) slot.error = std::move(run.error);
+  for (const auto& [position, message] : run.failed) {
+    slot.failed.push_back(position - batch_start(batch));
+    std::string over_limit = record_skipped(plan_.order[position], message);
+    if (!over_limit.empty() && slot.error.empty()) slot.error = std::move(over_limit);
+  }
+  slot.done += count;
+}
+
+void EpochState::finish_batch(Slot& slot, std::uint64_t slot_index, std::uint64_t batch,
+                              std::unique_lock<std::mutex>& lock) {
+  if (slot.error.empty() && !slot.failed.empty()) {
+    lock.unlock();
+    compact(slot, slot_index);
+    lock.lock();
+  }
+  if (slot.error.empty() && has_batch_stage_ && slot.size > 0) {
+    lock.unlock();
+    const auto batch_began = Clock::now();
+    const std::uint64_t batch_cpu_began = thread_cpu_nanoseconds();
+    const std::span<const std::uint64_t> indices =
+        slot.failed.empty() ? batch_indices(batch)
+                            : std::span<const std::uint64_t>(slot.kept_indices);
+    std::string batch_error = run_batch_stage(slot_index, batch, indices);
+    process_ns_ += nanoseconds_since(batch_began);
+    process_cpu_ns_ += thread_cpu_nanoseconds() - batch_cpu_began;
+    lock.lock();
+    if (!batch_error.empty()) slot.error = std::move(batch_error);
+  }
+  slot.phase = Phase::kDone;
+  ++batches_;
+  lock.unlock();
+  source_->release(batch - plan_.first_batch);
+  batch_changed_.notify_all();
+  lock.lock();
+}
+
+void EpochState::worker_main() {
+  SampleBuffers buffers = sample_buffers();
   const std::uint64_t num_slots = slots_.size();
 
   std::unique_lock lock(mutex_);
@@ -261,32 +367,7 @@ void EpochState::worker_main() {
     Slot& slot = slots_[slot_index];
     if (slot.phase == Phase::kFree) {
       // First worker on this batch: claim its slot and make its pages readable.
-      slot = Slot{};
-      slot.phase = Phase::kPreparing;
-      slot.batch = batch;
-      slot.size = batch_size(batch);
-      lock.unlock();
-      std::string error;
-      const auto waited = Clock::now();
-      try {
-        source_->acquire(batch - plan_.first_batch);
-      } catch (const std::exception& e) {
-        error = std::string("epoch ") + std::to_string(plan_.epoch) + ", batch " +
-                std::to_string(batch) + ": reading its pages failed: " + e.what();
-      }
-      read_wait_ns_ += nanoseconds_since(waited);
-      lock.lock();
-      if (stopping_) return;
-      if (!error.empty()) {
-        slot.error = error;
-        slot.done = slot.size;
-        slot.phase = Phase::kDone;
-        next_item_ = batch_start(batch + 1);
-        batch_changed_.notify_all();
-      } else {
-        slot.phase = Phase::kWorking;
-      }
-      work_changed_.notify_all();
+      if (!prepare_batch(slot, batch, lock)) return;
       continue;
     }
     if (slot.batch != batch || slot.phase == Phase::kPreparing) {
@@ -303,69 +384,10 @@ void EpochState::worker_main() {
     const std::uint64_t count = std::min(claim_size_, batch_start(batch + 1) - first);
     next_item_ += count;
     lock.unlock();
-
-    std::string error;
-    std::vector<std::pair<std::uint64_t, std::string>> failed;  // skipped: (position, error)
-    const auto began = Clock::now();
-    const std::uint64_t cpu_began = thread_cpu_nanoseconds();
-    for (std::uint64_t position = first; position < first + count && error.empty(); ++position) {
-      try {
-        process_sample(slot_index, position - batch_start(batch), plan_.order[position], ping, pong,
-                       scratch);
-      } catch (const std::exception& e) {
-        if (skip_failed_samples_) {
-          failed.emplace_back(position, e.what());
-        } else {
-          error = e.what();
-        }
-      }
-    }
-    // A file truncated while mapped reads as zeros: that, not what the zeros decoded to, is the
-    // error to report.
-    try {
-      reader_->check_intact();
-      source_->check_intact();
-    } catch (const std::exception& e) {
-      error = e.what();
-    }
-    process_ns_ += nanoseconds_since(began);
-    process_cpu_ns_ += thread_cpu_nanoseconds() - cpu_began;
-    samples_ += count;
-
+    RunResult run = process_run(slot_index, batch, first, count, buffers);
     lock.lock();
-    if (!error.empty() && slot.error.empty()) slot.error = error;
-    for (const auto& [position, message] : failed) {
-      slot.failed.push_back(position - batch_start(batch));
-      std::string over_limit = record_skipped(plan_.order[position], message);
-      if (!over_limit.empty() && slot.error.empty()) slot.error = std::move(over_limit);
-    }
-    slot.done += count;
-    if (slot.done == slot.size) {
-      if (slot.error.empty() && !slot.failed.empty()) {
-        lock.unlock();
-        compact(slot, slot_index);
-        lock.lock();
-      }
-      if (slot.error.empty() && has_batch_stage_ && slot.size > 0) {
-        lock.unlock();
-        const auto batch_began = Clock::now();
-        const std::uint64_t batch_cpu_began = thread_cpu_nanoseconds();
-        const std::span<const std::uint64_t> indices =
-            slot.failed.empty() ? batch_indices(batch)
-                                : std::span<const std::uint64_t>(slot.kept_indices);
-        std::string batch_error = run_batch_stage(slot_index, batch, indices);
-        process_ns_ += nanoseconds_since(batch_began);
-        process_cpu_ns_ += thread_cpu_nanoseconds() - batch_cpu_began;
-        lock.lock();
-        if (!batch_error.empty()) slot.error = std::move(batch_error);
-      }
-      slot.phase = Phase::kDone;
-      ++batches_;
-      lock.unlock();
-      source_->release(batch - plan_.first_batch);
-      batch_changed_.notify_all();
-      lock.lock();
-    }
+    record_run(slot, batch, count, std::move(run));
+    if (slot.done == slot.size) finish_batch(slot, slot_index, batch, lock);
   }
 }
 

@@ -12,11 +12,12 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "compiled_pipeline.hpp"
 #include "ffcv/loader.hpp"
-#include "ffcv/thread_group.hpp"
+#include "ffcv/util/thread_group.hpp"
 
 namespace ffcv {
 
@@ -63,7 +64,30 @@ class EpochState {
     std::vector<std::uint64_t> kept_indices;  // the batch's dataset indices without them
   };
 
+  // Per-worker buffers for process_sample, sized once for the largest pipeline.
+  struct SampleBuffers {
+    std::vector<std::uint8_t> ping, pong, scratch;
+  };
+  // What became of a run of samples one worker claimed.
+  struct RunResult {
+    std::string error;  // the first error, which fails the batch; "" when none
+    std::vector<std::pair<std::uint64_t, std::string>> failed;  // skipped: (position, error)
+  };
+
   void worker_main();
+  SampleBuffers sample_buffers() const;
+  // With mutex_ held through `lock`, by the first worker on `batch`: claims its free slot and
+  // makes the batch's pages readable (unlocked meanwhile). Returns false when the epoch stops.
+  bool prepare_batch(Slot& slot, std::uint64_t batch, std::unique_lock<std::mutex>& lock);
+  // Without mutex_: runs positions [first, first + count) of the order through the pipelines.
+  RunResult process_run(std::uint64_t slot_index, std::uint64_t batch, std::uint64_t first,
+                        std::uint64_t count, SampleBuffers& buffers);
+  // Under mutex_: adds a run's result to its slot.
+  void record_run(Slot& slot, std::uint64_t batch, std::uint64_t count, RunResult run);
+  // With mutex_ held through `lock`, once every sample of the slot's batch is done: compacts it,
+  // runs its batch stage, hands it to the consumer and releases its pages.
+  void finish_batch(Slot& slot, std::uint64_t slot_index, std::uint64_t batch,
+                    std::unique_lock<std::mutex>& lock);
   // next() for the slot of next_batch_, with mutex_ held: nullopt when that batch was left
   // empty by skipped samples (and is then passed over).
   std::optional<Batch> next_locked(const std::shared_ptr<EpochState>& self,

@@ -3,9 +3,10 @@
 #include <algorithm>
 #include <set>
 
+#include "budget_window.hpp"
 #include "epoch_state.hpp"
 #include "ffcv/decoders.hpp"
-#include "ffcv/errors.hpp"
+#include "ffcv/util/errors.hpp"
 
 namespace ffcv {
 
@@ -167,7 +168,25 @@ Loader::Loader(const std::string& path, std::vector<PipelineSpec> pipelines, Loa
     source_ = make_mmap_source(path, reader_->page_size());
   } else {
     source_ = make_process_cache(path, reader_->page_size(), options_.cache);
+    if (options_.order.kind == OrderKind::kQuasiRandom && options_.order.window_pages == 0) {
+      // The window the budget holds, rather than FFCV's 2 x batch size pages.
+      options_.order.window_pages =
+          window_for_budget(options_.order, page_layout(), options_.cache.budget_bytes);
+      window_from_budget_ = true;
+      order_ = std::make_unique<TraversalOrder>(options_.order, page_of_sample_);
+    }
   }
+}
+
+PageLayout Loader::page_layout() const {
+  PageLayout layout;
+  layout.page_of_sample = &page_of_sample_;
+  layout.page_size = reader_->page_size();
+  layout.file_size = reader_->file_size();
+  layout.batch_size = options_.batch_size;
+  layout.num_batches = batches_per_epoch();
+  layout.batches_in_flight = options_.batches_ahead + 2;
+  return layout;
 }
 
 Loader::~Loader() {
@@ -210,19 +229,12 @@ EpochIterator Loader::epoch(std::uint64_t epoch, std::uint64_t first_batch) {
   plan.order = order_->epoch_order(epoch);
   plan.order.resize(std::min<std::uint64_t>(plan.order.size(), num_batches * options_.batch_size));
   plan.epoch_key = SampleContext::make_epoch_key(options_.order.seed, epoch);
-  for (std::uint64_t b = first_batch; b < num_batches; ++b) {
-    std::vector<std::uint64_t> pages;
-    if (reads_payload) {
-      const std::uint64_t end =
-          std::min<std::uint64_t>((b + 1) * plan.batch_size, plan.order.size());
-      for (std::uint64_t p = b * plan.batch_size; p < end; ++p) {
-        const std::uint64_t page = page_of_sample_[plan.order[p]];
-        if (page != kNoPage) pages.push_back(page);
-      }
-      std::sort(pages.begin(), pages.end());
-      pages.erase(std::unique(pages.begin(), pages.end()), pages.end());
-    }
-    plan.batch_pages.push_back(std::move(pages));
+  plan.batch_pages = batch_pages_of(plan.order, page_of_sample_, plan.batch_size, first_batch,
+                                    num_batches, reads_payload);
+  if (!options_.os_cache && reads_payload && options_.order.kind == OrderKind::kQuasiRandom) {
+    check_window_budget(reader_->path(), plan.batch_pages, page_layout(),
+                        options_.cache.budget_bytes, options_.order.window_pages, epoch,
+                        !window_from_budget_);
   }
   source_->begin_epoch(plan.batch_pages, options_.batches_ahead + 2);
   auto state = std::make_shared<EpochState>(reader_, std::move(compiled), source_, std::move(plan),

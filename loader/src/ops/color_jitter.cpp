@@ -1,5 +1,5 @@
 // random_brightness, random_contrast, random_saturation: FFCV's colour jitter on (H, W, 3) uint8
-// images. With probability `probability` (default 0.5) a factor f ~ U(max(0, 1 - magnitude),
+// images. With probability `probability` a factor f ~ U(max(0, 1 - magnitude),
 // 1 + magnitude) is drawn, and
 //   brightness: v' = clip(f * v)
 //   contrast:   v' = clip(f * v + (1 - f) * mean(gray))      gray = uint8(0.2989 R + 0.587 G +
@@ -19,12 +19,7 @@ enum class Jitter { kBrightness, kContrast, kSaturation };
 class ColorJitter final : public Operation {
  public:
   ColorJitter(Jitter kind, double magnitude, double probability)
-      : kind_(kind), magnitude_(magnitude), probability_(probability) {
-    if (magnitude < 0) throw ConfigError(name() + ": magnitude must be 0 or more");
-    if (probability < 0 || probability > 1) {
-      throw ConfigError(name() + ": probability must be within [0, 1]");
-    }
-  }
+      : kind_(kind), magnitude_(magnitude), probability_(probability) {}
   std::string name() const override {
     switch (kind_) {
       case Jitter::kBrightness:
@@ -82,7 +77,7 @@ class ColorJitter final : public Operation {
 
 std::shared_ptr<Operation> make(Jitter kind, const OpParams& params) {
   return std::make_shared<ColorJitter>(kind, params.require_double("magnitude"),
-                                       params.get_double("probability", 0.5));
+                                       params.require_double("probability"));
 }
 
 }  // namespace

@@ -7,8 +7,8 @@
 #include <cmath>
 #include <cstring>
 
-#include "ffcv/errors.hpp"
-#include "ffcv/little_endian.hpp"
+#include "ffcv/util/errors.hpp"
+#include "ffcv/util/little_endian.hpp"
 #include "half_float.hpp"
 #include "index_set.hpp"
 #include "ops.hpp"
@@ -149,7 +149,7 @@ class ReplaceLabel final : public Operation {
 }  // namespace
 
 std::shared_ptr<Operation> make_convert(const OpParams& params) {
-  return std::make_shared<Convert>(params.get_string("dtype", "float32"));
+  return std::make_shared<Convert>(params.require_string("dtype"));
 }
 
 std::shared_ptr<Operation> make_replace_label(const OpParams& params) {

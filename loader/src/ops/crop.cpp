@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <string>
 
-#include "ffcv/errors.hpp"
+#include "ffcv/util/errors.hpp"
 
 namespace ffcv {
 namespace {

@@ -6,16 +6,23 @@
 // the output size when `dct_scaling` is on, and resize the rest of the way with the separable
 // resampler. Raw images are resized straight from the page. `interpolation` is `area` (FFCV's
 // INTER_AREA, the default) or `linear`.
+//
+// Memory: declare() reads every sample's image size and sizes the scratch the loader gives each
+// worker: the largest region a window decode of this field can produce (jpeg_window_bytes_bound
+// per JPEG sample, which with DCT scaling depends on the output size) followed by the resize's
+// scratch for the largest source; decode() uses only that scratch.
+#include <algorithm>
 #include <array>
 #include <cmath>
+#include <span>
 
 #include "ffcv/crop.hpp"
 #include "ffcv/decoders.hpp"
-#include "ffcv/errors.hpp"
 #include "ffcv/fields/rgb_image_field.hpp"
-#include "ffcv/jpeg_window.hpp"
+#include "ffcv/image/jpeg_window.hpp"
+#include "ffcv/image/resize.hpp"
 #include "ffcv/reader.hpp"
-#include "ffcv/resize.hpp"
+#include "ffcv/util/errors.hpp"
 #include "ops.hpp"
 
 namespace ffcv {
@@ -34,6 +41,8 @@ void check_output_size(std::int64_t height, std::int64_t width, const std::strin
   }
 }
 
+// The parameters every crop decoder declares (builtin_steps.cpp); `height` and `width` default
+// to `size`, which has no default.
 CropDecoderOptions read_common(const OpParams& params, const std::string& name) {
   CropDecoderOptions options;
   const std::int64_t size = params.get_int("size", 0);
@@ -42,9 +51,9 @@ CropDecoderOptions read_common(const OpParams& params, const std::string& name) 
   check_output_size(height, width, name);
   options.out_height = static_cast<int>(height);
   options.out_width = static_cast<int>(width);
-  options.interpolation = parse_interpolation(params.get_string("interpolation", "area"));
-  options.dct_scaling = params.get_bool("dct_scaling", true);
-  options.fast_dct = params.get_bool("fast_dct", true);
+  options.interpolation = parse_interpolation(params.require_string("interpolation"));
+  options.dct_scaling = params.require_bool("dct_scaling");
+  options.fast_dct = params.require_bool("fast_dct");
   return options;
 }
 
@@ -61,6 +70,8 @@ class CropDecoderBase : public ResizableDecoder {
   }
   int output_height() const override { return options_.out_height; }
   int output_width() const override { return options_.out_width; }
+  // Known after declare(): see size_scratch.
+  std::uint64_t scratch_bytes() const override { return region_bytes_ + resize_bytes_; }
 
  protected:
   // The output state with `views` leading views (0: none).
@@ -77,6 +88,43 @@ class CropDecoderBase : public ResizableDecoder {
     return state;
   }
 
+  // Sizes the scratch for the images of `field` (declare_images checked it is an RGBImage field):
+  // the decoded JPEG region, padded to a cache line, then the resize's scratch. The window
+  // decode asks for the output size on every request when `fixed_request_size`, so the region
+  // bound may count on DCT scaling; otherwise (DCT scaling off, or sizes that vary per sample)
+  // it covers the whole frame.
+  void size_scratch(const Reader& reader, std::size_t field, bool fixed_request_size) {
+    std::uint64_t region = 0;
+    int widest = 0, tallest = 0;
+    for (std::uint64_t i = 0; i < reader.num_samples(); ++i) {
+      const ImageMetadata image = ImageMetadata::load(reader.column(i, field));
+      widest = std::max<int>(widest, image.width);
+      tallest = std::max<int>(tallest, image.height);
+      if (image.mode != StoredImageMode::kJpg) continue;
+      region =
+          std::max(region, fixed_request_size
+                               ? jpeg_window_bytes_bound(image.width, image.height,
+                                                         options_.out_width, options_.out_height)
+                               : jpeg_window_bytes_bound(image.width, image.height, 0, 0));
+    }
+    region_bytes_ = (region + kCacheLine - 1) / kCacheLine * kCacheLine;
+    resize_bytes_ =
+        resize_rgb_scratch_bytes(widest, tallest, options_.out_width, options_.out_height);
+  }
+
+  // The decoded region's part of `scratch` (at least scratch_bytes() bytes) and the resize's
+  // part.
+  std::span<std::uint8_t> region_scratch(std::span<std::uint8_t> scratch) const {
+    if (scratch.size() < scratch_bytes()) {
+      throw Error(name() + ": the scratch holds " + std::to_string(scratch.size()) +
+                  " bytes, fewer than the " + std::to_string(scratch_bytes()) + " it declared");
+    }
+    return scratch.first(region_bytes_);
+  }
+  std::span<std::uint8_t> resize_scratch(std::span<std::uint8_t> scratch) const {
+    return scratch.subspan(region_bytes_);
+  }
+
   static ResizeSource raw_source(const ImageMetadata& image, const PayloadReader& payloads,
                                  const CropWindow& window) {
     const std::uint64_t bytes = std::uint64_t{image.width} * image.height * 3;
@@ -91,6 +139,11 @@ class CropDecoderBase : public ResizableDecoder {
   }
 
   CropDecoderOptions options_;
+
+ private:
+  static constexpr std::uint64_t kCacheLine = 64;
+  std::uint64_t region_bytes_ = 0;  // set by size_scratch
+  std::uint64_t resize_bytes_ = 0;
 };
 
 class ResizedCropDecoder : public CropDecoderBase {
@@ -98,13 +151,14 @@ class ResizedCropDecoder : public CropDecoderBase {
   using CropDecoderBase::CropDecoderBase;
 
   TensorState declare(const Reader& reader, std::size_t field) override {
-    return declare_images(reader, field, 0);
+    TensorState state = declare_images(reader, field, 0);
+    size_scratch(reader, field, options_.dct_scaling);
+    return state;
   }
 
   void decode(const std::uint8_t* column, const PayloadReader& payloads, std::uint8_t* out,
-              std::span<std::uint8_t>, const SampleContext& context) const override {
-    thread_local std::vector<std::uint8_t> decoded;
-    thread_local std::vector<std::uint8_t> resize_scratch;
+              std::span<std::uint8_t> scratch, const SampleContext& context) const override {
+    const std::span<std::uint8_t> decoded = region_scratch(scratch);
     const ImageMetadata image = ImageMetadata::load(column);
     const CropWindow window = choose_window(image.height, image.width, context);
     ResizeSource source;
@@ -127,7 +181,7 @@ class ResizedCropDecoder : public CropDecoderBase {
                 result.crop_x,  result.crop_y, result.crop_w, result.crop_h};
     }
     resize_rgb(source, out, options_.out_width, options_.out_height, options_.interpolation,
-               resize_scratch);
+               resize_scratch(scratch));
   }
 
  protected:
@@ -179,16 +233,22 @@ class CenterCropDecoder final : public ResizedCropDecoder {
 class MultiViewCropDecoder final : public CropDecoderBase {
  public:
   static constexpr std::uint32_t kDrawsPerView = 64;
+  static constexpr int kMaxViews = 64;
 
   MultiViewCropDecoder(CropDecoderOptions options, int views, std::array<double, 2> scale,
                        std::array<double, 2> ratio, bool flip)
       : CropDecoderBase(options), views_(views), scale_(scale), ratio_(ratio), flip_(flip) {
-    if (views_ < 1 || views_ > 64) throw ConfigError("random_resized_crops: views must be 1..64");
+    if (views_ < 1 || views_ > kMaxViews) {
+      throw ConfigError("random_resized_crops: views must be 1.." + std::to_string(kMaxViews));
+    }
     validate_random_crop_params(scale_, ratio_, "random_resized_crops");
   }
   std::string name() const override { return "random_resized_crops"; }
   TensorState declare(const Reader& reader, std::size_t field) override {
-    return declare_images(reader, field, views_);
+    TensorState state = declare_images(reader, field, views_);
+    // The union window's decode asks for a size that depends on the views' windows.
+    size_scratch(reader, field, false);
+    return state;
   }
 
   // The window of view `view` of a sample, as decode() draws it.
@@ -201,13 +261,11 @@ class MultiViewCropDecoder final : public CropDecoderBase {
   }
 
   void decode(const std::uint8_t* column, const PayloadReader& payloads, std::uint8_t* out,
-              std::span<std::uint8_t>, const SampleContext& context) const override {
-    thread_local std::vector<std::uint8_t> decoded;
-    thread_local std::vector<std::uint8_t> resize_scratch;
-    thread_local std::vector<CropWindow> windows;
+              std::span<std::uint8_t> scratch, const SampleContext& context) const override {
+    const std::span<std::uint8_t> decoded = region_scratch(scratch);
+    std::array<CropWindow, kMaxViews> windows;
     const ImageMetadata image = ImageMetadata::load(column);
     DecodedWindow region;  // the union window's decode (JPEG samples)
-    windows.resize(static_cast<std::size_t>(views_));
     int left = image.width, top = image.height, right = 0, bottom = 0;
     int narrowest = image.width, lowest = image.height;
     for (int v = 0; v < views_; ++v) {
@@ -243,7 +301,7 @@ class MultiViewCropDecoder final : public CropDecoderBase {
       }
       std::uint8_t* target = out + std::size_t(v) * view_bytes;
       resize_rgb(source, target, options_.out_width, options_.out_height, options_.interpolation,
-                 resize_scratch);
+                 resize_scratch(scratch));
       if (flip_ && context.uniform(std::uint32_t(v) * kDrawsPerView + kDrawsPerView - 1) < 0.5) {
         mirror_rows(target);
       }
@@ -254,7 +312,7 @@ class MultiViewCropDecoder final : public CropDecoderBase {
   // Decodes the union window once, at a scale that leaves every view at least the output size.
   DecodedWindow decode_union(const PayloadReader& payloads, const ImageMetadata& image, int top,
                              int left, int bottom, int right, int narrowest, int lowest,
-                             std::vector<std::uint8_t>& decoded) const {
+                             std::span<std::uint8_t> decoded) const {
     JpegWindowRequest request;
     request.frame_width = image.width;
     request.frame_height = image.height;
@@ -289,9 +347,9 @@ class MultiViewCropDecoder final : public CropDecoderBase {
   bool flip_;
 };
 
-std::array<double, 2> pair(const OpParams& params, const std::string& key,
-                           std::array<double, 2> fallback) {
-  const std::vector<double> values = params.get_list(key, {fallback[0], fallback[1]});
+// A parameter declared as two numbers.
+std::array<double, 2> pair(const OpParams& params, const std::string& key) {
+  const std::vector<double> values = params.require_list(key);
   if (values.size() != 2) throw ConfigError("parameter '" + key + "' needs two numbers");
   return {values[0], values[1]};
 }
@@ -300,20 +358,20 @@ std::array<double, 2> pair(const OpParams& params, const std::string& key,
 
 std::shared_ptr<Decoder> make_random_resized_crop(const OpParams& params) {
   const CropDecoderOptions options = read_common(params, "random_resized_crop");
-  return std::make_shared<RandomResizedCropDecoder>(options, pair(params, "scale", {0.08, 1.0}),
-                                                    pair(params, "ratio", {3.0 / 4.0, 4.0 / 3.0}));
+  return std::make_shared<RandomResizedCropDecoder>(options, pair(params, "scale"),
+                                                    pair(params, "ratio"));
 }
 
 std::shared_ptr<Decoder> make_random_resized_crops(const OpParams& params) {
   const CropDecoderOptions options = read_common(params, "random_resized_crops");
   return std::make_shared<MultiViewCropDecoder>(
-      options, static_cast<int>(params.get_int("views", 2)), pair(params, "scale", {0.08, 1.0}),
-      pair(params, "ratio", {3.0 / 4.0, 4.0 / 3.0}), params.get_bool("flip", false));
+      options, static_cast<int>(params.require_int("views")), pair(params, "scale"),
+      pair(params, "ratio"), params.require_bool("flip"));
 }
 
 std::shared_ptr<Decoder> make_center_crop(const OpParams& params) {
   const CropDecoderOptions options = read_common(params, "center_crop");
-  return std::make_shared<CenterCropDecoder>(options, params.get_double("ratio", 224.0 / 256.0));
+  return std::make_shared<CenterCropDecoder>(options, params.require_double("ratio"));
 }
 
 }  // namespace ffcv

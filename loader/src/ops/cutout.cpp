@@ -11,9 +11,7 @@ namespace {
 
 class Cutout final : public Operation {
  public:
-  Cutout(std::int64_t size, std::vector<double> fill) : size_(size), fill_(std::move(fill)) {
-    if (size_ < 1) throw ConfigError("cutout: size must be at least 1");
-  }
+  Cutout(std::int64_t size, std::vector<double> fill) : size_(size), fill_(std::move(fill)) {}
   std::string name() const override { return "cutout"; }
 
   TensorState declare(const TensorState& input) override {

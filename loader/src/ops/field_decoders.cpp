@@ -3,14 +3,14 @@
 #include <cstring>
 
 #include "ffcv/decoders.hpp"
-#include "ffcv/errors.hpp"
 #include "ffcv/fields/bytes_fields.hpp"
 #include "ffcv/fields/ndarray_field.hpp"
 #include "ffcv/fields/rgb_image_field.hpp"
 #include "ffcv/fields/scalar_fields.hpp"
-#include "ffcv/jpeg_codec.hpp"
-#include "ffcv/little_endian.hpp"
+#include "ffcv/image/jpeg_codec.hpp"
 #include "ffcv/reader.hpp"
+#include "ffcv/util/errors.hpp"
+#include "ffcv/util/little_endian.hpp"
 #include "field_decoders.hpp"
 
 namespace ffcv {

@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "ffcv/errors.hpp"
 #include "ffcv/steps/tensor_state.hpp"
+#include "ffcv/util/errors.hpp"
 
 namespace ffcv {
 

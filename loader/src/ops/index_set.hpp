@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "ffcv/errors.hpp"
+#include "ffcv/util/errors.hpp"
 
 namespace ffcv {
 

@@ -13,7 +13,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "ffcv/errors.hpp"
+#include "ffcv/util/errors.hpp"
 #include "ops.hpp"
 
 namespace ffcv {
@@ -62,16 +62,12 @@ struct MixupParams {
   std::uint32_t group = 0;
 };
 
-MixupParams read_mixup(const OpParams& params, const std::string& name) {
+// The parameters as declared in builtin_steps.cpp (alpha > 0, group 0..65535).
+MixupParams read_mixup(const OpParams& params) {
   MixupParams mixup;
-  mixup.alpha = params.get_double("alpha", 0.2);
-  mixup.same_lambda = params.get_bool("same_lambda", false);
-  const std::int64_t group = params.get_int("group", 0);
-  if (!(mixup.alpha > 0) || !std::isfinite(mixup.alpha)) {
-    throw ConfigError(name + ": alpha must be a positive number");
-  }
-  if (group < 0 || group > 0xFFFF) throw ConfigError(name + ": group must be 0..65535");
-  mixup.group = static_cast<std::uint32_t>(group);
+  mixup.alpha = params.require_double("alpha");
+  mixup.same_lambda = params.require_bool("same_lambda");
+  mixup.group = static_cast<std::uint32_t>(params.require_int("group"));
   return mixup;
 }
 
@@ -154,9 +150,7 @@ class LabelMixup final : public BatchOperation {
 
 class MixupToOneHot final : public BatchOperation {
  public:
-  explicit MixupToOneHot(std::int64_t classes) : classes_(classes) {
-    if (classes_ < 1) throw ConfigError("mixup_to_one_hot: num_classes must be at least 1");
-  }
+  explicit MixupToOneHot(std::int64_t classes) : classes_(classes) {}
   std::string name() const override { return "mixup_to_one_hot"; }
   TensorState declare(const TensorState& input) override {
     if (input.dtype.kind != 'f' || input.dtype.itemsize != 4 || input.shape.size() != 1 ||
@@ -191,11 +185,11 @@ class MixupToOneHot final : public BatchOperation {
 }  // namespace
 
 std::shared_ptr<BatchOperation> make_image_mixup(const OpParams& params) {
-  return std::make_shared<ImageMixup>(read_mixup(params, "image_mixup"));
+  return std::make_shared<ImageMixup>(read_mixup(params));
 }
 
 std::shared_ptr<BatchOperation> make_label_mixup(const OpParams& params) {
-  return std::make_shared<LabelMixup>(read_mixup(params, "label_mixup"));
+  return std::make_shared<LabelMixup>(read_mixup(params));
 }
 
 std::shared_ptr<BatchOperation> make_mixup_to_one_hot(const OpParams& params) {

@@ -3,7 +3,7 @@
 // is computed once (in double, then rounded to the output type), as FFCV does.
 #include "ffcv/normalize_table.hpp"
 
-#include "ffcv/errors.hpp"
+#include "ffcv/util/errors.hpp"
 #include "half_float.hpp"
 #include "ops.hpp"
 
@@ -111,7 +111,7 @@ class Normalize final : public Operation {
 
 std::shared_ptr<Operation> make_normalize(const OpParams& params) {
   return std::make_shared<Normalize>(params.require_list("mean"), params.require_list("std"),
-                                     params.get_string("dtype", "float32"));
+                                     params.require_string("dtype"));
 }
 
 }  // namespace ffcv

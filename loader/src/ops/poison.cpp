@@ -11,7 +11,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "ffcv/errors.hpp"
+#include "ffcv/util/errors.hpp"
 #include "index_set.hpp"
 #include "ops.hpp"
 
@@ -26,12 +26,7 @@ class Poison final : public Operation {
         alpha_(std::move(alpha)),
         indices_(indices, "poison"),
         clamp_(std::move(clamp)) {
-    if (clamp_.size() != 2 || !(clamp_[0] <= clamp_[1]) || clamp_[0] < 0 || clamp_[1] > 255) {
-      throw ConfigError("poison: clamp must be [low, high] within 0..255");
-    }
-    for (const double a : alpha_) {
-      if (!(a >= 0 && a <= 1)) throw ConfigError("poison: alpha values must be in [0, 1]");
-    }
+    // clamp's and alpha's bounds are declared in builtin_steps.cpp.
     if (alpha_.empty()) throw ConfigError("poison: alpha must have 1 or H*W values");
   }
   std::string name() const override { return "poison"; }
@@ -85,8 +80,7 @@ std::shared_ptr<Operation> make_poison(const OpParams& params) {
                                   ? params.require_list("alpha")
                                   : std::vector<double>{params.require_double("alpha")};
   return std::make_shared<Poison>(params.require_list("mask"), std::move(alpha),
-                                  params.require_list("indices"),
-                                  params.get_list("clamp", {0.0, 255.0}));
+                                  params.require_list("indices"), params.require_list("clamp"));
 }
 
 }  // namespace ffcv

@@ -1,8 +1,8 @@
-// random_horizontal_flip: mirrors an image (H, W, C) left-right with probability `probability`
-// (default 0.5), the draw keyed by (seed, epoch, sample). Any element type.
+// random_horizontal_flip: mirrors an image (H, W, C) left-right with probability `probability`,
+// the draw keyed by (seed, epoch, sample). Any element type. Parameters: builtin_steps.cpp.
 #include <cstring>
 
-#include "ffcv/errors.hpp"
+#include "ffcv/util/errors.hpp"
 #include "ops.hpp"
 
 namespace ffcv {
@@ -10,11 +10,7 @@ namespace {
 
 class RandomHorizontalFlip final : public Operation {
  public:
-  explicit RandomHorizontalFlip(double probability) : probability_(probability) {
-    if (probability < 0 || probability > 1) {
-      throw ConfigError("random_horizontal_flip: probability must be within [0, 1]");
-    }
-  }
+  explicit RandomHorizontalFlip(double probability) : probability_(probability) {}
   std::string name() const override { return "random_horizontal_flip"; }
 
   TensorState declare(const TensorState& input) override {
@@ -61,7 +57,7 @@ class RandomHorizontalFlip final : public Operation {
 }  // namespace
 
 std::shared_ptr<Operation> make_random_horizontal_flip(const OpParams& params) {
-  return std::make_shared<RandomHorizontalFlip>(params.get_double("probability", 0.5));
+  return std::make_shared<RandomHorizontalFlip>(params.require_double("probability"));
 }
 
 }  // namespace ffcv

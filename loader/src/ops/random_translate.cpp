@@ -9,9 +9,7 @@ namespace {
 class RandomTranslate final : public Operation {
  public:
   RandomTranslate(std::int64_t padding, std::vector<double> fill)
-      : padding_(padding), fill_(std::move(fill)) {
-    if (padding_ < 0) throw ConfigError("random_translate: padding must be 0 or more");
-  }
+      : padding_(padding), fill_(std::move(fill)) {}
   std::string name() const override { return "random_translate"; }
 
   TensorState declare(const TensorState& input) override {

@@ -7,7 +7,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "ffcv/errors.hpp"
+#include "ffcv/util/errors.hpp"
 #include "ops.hpp"
 
 namespace ffcv {

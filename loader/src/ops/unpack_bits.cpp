@@ -5,8 +5,8 @@
 // straight into the solver's input, in the batch slot, with no pass on the consumer's thread.
 #include <cstring>
 
-#include "ffcv/errors.hpp"
-#include "ffcv/little_endian.hpp"
+#include "ffcv/util/errors.hpp"
+#include "ffcv/util/little_endian.hpp"
 #include "half_float.hpp"
 #include "ops.hpp"
 
@@ -30,7 +30,6 @@ class UnpackBits final : public Operation {
  public:
   UnpackBits(std::int64_t count, const std::string& dtype)
       : count_(count), dtype_(DType::parse(dtype)) {
-    if (count_ < 1) throw ConfigError("unpack_bits: count must be at least 1");
     const bool supported = (dtype_.kind == 'f' && (dtype_.itemsize == 4 || dtype_.itemsize == 2)) ||
                            (dtype_.kind == 'u' && dtype_.itemsize == 1);
     if (!supported) {
@@ -82,8 +81,7 @@ class UnpackBits final : public Operation {
 }  // namespace
 
 std::shared_ptr<Operation> make_unpack_bits(const OpParams& params) {
-  return std::make_shared<UnpackBits>(params.require_int("count"),
-                                      params.get_string("dtype", "float32"));
+  return std::make_shared<UnpackBits>(params.require_int("count"), params.require_string("dtype"));
 }
 
 }  // namespace ffcv

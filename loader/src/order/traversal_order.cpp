@@ -4,8 +4,8 @@
 #include <unordered_map>
 #include <utility>
 
-#include "ffcv/counter_random.hpp"
-#include "ffcv/errors.hpp"
+#include "ffcv/util/counter_random.hpp"
+#include "ffcv/util/errors.hpp"
 
 namespace ffcv {
 namespace {
@@ -276,15 +276,17 @@ std::vector<std::uint64_t> TraversalOrder::global_order(std::uint64_t epoch) con
       return order;
     }
     case OrderKind::kQuasiRandom: {
-      std::uint64_t window = options_.window_pages;
-      if (window == 0) {
-        // 2 x batch_size, saturating.
-        window = options_.batch_size > kNoPage / 2 ? kNoPage : 2 * options_.batch_size;
-      }
-      return quasi_random_order(selected_, page_of_sample_, options_.seed, epoch, window);
+      return quasi_random_order(selected_, page_of_sample_, options_.seed, epoch,
+                                quasi_random_window(options_));
     }
   }
   throw ConfigError("traversal order: unknown order kind");
+}
+
+std::uint64_t quasi_random_window(const OrderOptions& options) {
+  if (options.window_pages != 0) return options.window_pages;
+  // 2 x batch_size, saturating.
+  return options.batch_size > kNoPage / 2 ? kNoPage : 2 * options.batch_size;
 }
 
 std::vector<std::uint64_t> TraversalOrder::epoch_order(std::uint64_t epoch) const {

@@ -4,7 +4,7 @@
 #include <limits>
 #include <set>
 
-#include "ffcv/errors.hpp"
+#include "ffcv/util/errors.hpp"
 
 namespace ffcv {
 namespace {
@@ -232,6 +232,15 @@ std::span<const std::uint8_t> Reader::payload(std::uint64_t ptr) const {
     throw FormatError(path(), "no allocation starts at " + std::to_string(ptr), ptr);
   }
   return file_.bytes(entry->ptr, entry->size);
+}
+
+std::span<const std::uint8_t> Reader::payload(std::uint64_t ptr, std::uint64_t size) const {
+  if (ptr > file_size() || size > file_size() - ptr) {
+    throw FormatError(
+        path(), "a payload of " + std::to_string(size) + " bytes runs past the end of the file",
+        ptr);
+  }
+  return file_.bytes(ptr, size);
 }
 
 std::vector<std::uint64_t> Reader::page_of_samples() const {

@@ -1,6 +1,6 @@
 #include "ffcv/steps/named_steps.hpp"
 
-#include "ffcv/closest_name.hpp"
+#include "ffcv/util/closest_name.hpp"
 
 namespace ffcv {
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <utility>
 
-#include "ffcv/errors.hpp"
+#include "ffcv/util/errors.hpp"
 
 namespace ffcv {
 namespace {

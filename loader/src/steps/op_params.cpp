@@ -4,7 +4,7 @@
 #include <set>
 #include <sstream>
 
-#include "ffcv/errors.hpp"
+#include "ffcv/util/errors.hpp"
 
 namespace ffcv {
 namespace {
@@ -88,6 +88,24 @@ std::vector<double> OpParams::require_list(const std::string& key) const {
   if (values_.count(key) == 0) throw ConfigError("parameter '" + key + "' is required");
   return get_list(key, {});
 }
+
+bool OpParams::require_bool(const std::string& key) const {
+  if (values_.count(key) == 0) throw ConfigError("parameter '" + key + "' is required");
+  return get_bool(key, false);
+}
+
+std::string OpParams::require_string(const std::string& key) const {
+  if (values_.count(key) == 0) throw ConfigError("parameter '" + key + "' is required");
+  return get_string(key, {});
+}
+
+std::vector<std::string> OpParams::given() const {
+  std::vector<std::string> keys;
+  for (const auto& entry : values_) keys.push_back(entry.first);
+  return keys;
+}
+
+std::vector<std::string> OpParams::asked() const { return {used_.begin(), used_.end()}; }
 
 void OpParams::check_all_used(const std::string& step) const {
   std::string unknown;

@@ -1,10 +1,8 @@
 #include "ffcv/steps/op_registry.hpp"
 
-#include "ffcv/errors.hpp"
+#include "ffcv/util/errors.hpp"
 
 namespace ffcv {
-
-void register_builtin_steps(OpRegistry& registry);  // ops/builtin_steps.cpp
 
 namespace {
 
@@ -43,6 +41,27 @@ void OpRegistry::register_batch_operation(const std::string& name, std::string s
   std::lock_guard lock(mutex_);
   add_named_step(batch_operations_, "batch operation", name, std::move(summary),
                  std::move(factory));
+}
+
+void OpRegistry::register_decoder(const std::string& name, std::string summary,
+                                  StepSchema parameters, DecoderFactory factory) {
+  std::lock_guard lock(mutex_);
+  add_named_step(decoders_, "decoder", name, std::move(summary), std::move(factory),
+                 std::optional<StepSchema>(std::move(parameters)));
+}
+
+void OpRegistry::register_operation(const std::string& name, std::string summary,
+                                    StepSchema parameters, OperationFactory factory) {
+  std::lock_guard lock(mutex_);
+  add_named_step(operations_, "operation", name, std::move(summary), std::move(factory),
+                 std::optional<StepSchema>(std::move(parameters)));
+}
+
+void OpRegistry::register_batch_operation(const std::string& name, std::string summary,
+                                          StepSchema parameters, BatchOperationFactory factory) {
+  std::lock_guard lock(mutex_);
+  add_named_step(batch_operations_, "batch operation", name, std::move(summary), std::move(factory),
+                 std::optional<StepSchema>(std::move(parameters)));
 }
 
 bool OpRegistry::has_decoder(const std::string& name) const {
@@ -107,6 +126,21 @@ std::vector<std::pair<std::string, std::string>> OpRegistry::decoders() const {
 std::vector<std::pair<std::string, std::string>> OpRegistry::operations() const {
   std::lock_guard lock(mutex_);
   return list_named_steps(operations_);
+}
+
+std::optional<StepSchema> OpRegistry::decoder_schema(const std::string& name) const {
+  std::lock_guard lock(mutex_);
+  return named_step_schema(decoders_, name);
+}
+
+std::optional<StepSchema> OpRegistry::operation_schema(const std::string& name) const {
+  std::lock_guard lock(mutex_);
+  return named_step_schema(operations_, name);
+}
+
+std::optional<StepSchema> OpRegistry::batch_operation_schema(const std::string& name) const {
+  std::lock_guard lock(mutex_);
+  return named_step_schema(batch_operations_, name);
 }
 
 }  // namespace ffcv

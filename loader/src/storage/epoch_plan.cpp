@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <unordered_map>
 
-#include "ffcv/errors.hpp"
+#include "ffcv/util/errors.hpp"
 
 namespace ffcv {
 

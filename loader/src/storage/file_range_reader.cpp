@@ -7,7 +7,7 @@
 #include <atomic>
 #include <cerrno>
 
-#include "ffcv/errors.hpp"
+#include "ffcv/util/errors.hpp"
 #include "range_reader_kinds.hpp"
 #include "util/readable_file.hpp"
 

@@ -7,8 +7,8 @@
 #include <mutex>
 #include <vector>
 
-#include "ffcv/errors.hpp"
-#include "ffcv/mapped_file.hpp"
+#include "ffcv/util/errors.hpp"
+#include "ffcv/util/mapped_file.hpp"
 
 namespace ffcv {
 

@@ -29,10 +29,10 @@
 #include <string>
 #include <vector>
 
-#include "ffcv/errors.hpp"
-#include "ffcv/stopwatch.hpp"
 #include "ffcv/storage/url_credentials.hpp"
 #include "ffcv/storage/version_pins.hpp"
+#include "ffcv/util/errors.hpp"
+#include "ffcv/util/stopwatch.hpp"
 #include "range_reader_kinds.hpp"
 
 namespace ffcv {
@@ -292,14 +292,26 @@ class HttpRangeReader final : public RangeReader {
   // permanent one.
   Outcome attempt_once(Connection& connection, std::uint64_t offset, std::span<std::uint8_t> out,
                        bool probe, const std::string& action, std::string& problem) {
-    CURL* easy = connection.easy();
     Response response;
-    response.easy = easy;
+    response.easy = connection.easy();
     response.out = out;
     const std::string range =
         std::to_string(offset) + "-" + std::to_string(offset + out.size() - 1);
-    curl_easy_reset(easy);
     HeaderList headers;
+    prepare_request(connection, response, headers, range);
+    std::optional<CURLcode> result = perform(connection);
+    if (!result) return Outcome::kInterrupted;
+    curl_easy_getinfo(connection.easy(), CURLINFO_RESPONSE_CODE, &response.status);
+    return judge_response(connection, response, *result, offset, out.size(), probe, action,
+                          problem);
+  }
+
+  // Sets the connection's easy handle up for a request of `range` ("A-B") whose headers and body
+  // go to `response`; `headers` receives the version pin and must outlive the transfer.
+  void prepare_request(Connection& connection, Response& response, HeaderList& headers,
+                       const std::string& range) const {
+    CURL* easy = connection.easy();
+    curl_easy_reset(easy);
     curl_easy_setopt(easy, CURLOPT_URL, url_.c_str());
 #if LIBCURL_VERSION_NUM >= 0x075500
     curl_easy_setopt(easy, CURLOPT_PROTOCOLS_STR, "http,https");
@@ -337,11 +349,13 @@ class HttpRangeReader final : public RangeReader {
     curl_easy_setopt(easy, CURLOPT_HEADERDATA, &response);
     curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(easy, CURLOPT_WRITEDATA, &response);
+  }
 
-    std::optional<CURLcode> result = perform(connection);
-    if (!result) return Outcome::kInterrupted;
-    curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &response.status);
-
+  // What a finished transfer (its libcurl `result`) of `length` bytes at `offset` amounts to, as
+  // attempt_once returns it.
+  Outcome judge_response(Connection& connection, const Response& response, CURLcode result,
+                         std::uint64_t offset, std::uint64_t length, bool probe,
+                         const std::string& action, std::string& problem) {
     if (response.whole_file) {
       throw FormatError(shown_,
                         "the server does not serve byte ranges (it answered a range request with "
@@ -353,11 +367,11 @@ class HttpRangeReader final : public RangeReader {
                     "the server sent more bytes than the range asked for (Content-Range: " +
                         response.content_range + ")");
     }
-    if (*result != CURLE_OK) {
+    if (result != CURLE_OK) {
       const char* detail = connection.error_buffer()[0] != '\0' ? connection.error_buffer()
-                                                                : curl_easy_strerror(*result);
-      problem = *result == CURLE_OPERATION_TIMEDOUT ? timeout_text(detail) : trimmed(detail);
-      if (transient(*result)) return Outcome::kRetry;
+                                                                : curl_easy_strerror(result);
+      problem = result == CURLE_OPERATION_TIMEDOUT ? timeout_text(detail) : trimmed(detail);
+      if (transient(result)) return Outcome::kRetry;
       throw IoError(shown_, action, problem);
     }
     if (response.status == 429 || response.status >= 500) {
@@ -368,21 +382,7 @@ class HttpRangeReader final : public RangeReader {
       throw changed("it no longer has the " + FileVersion{size_, etag_, last_modified_}.describe() +
                     " it was opened with: HTTP 412");
     }
-    if (response.status == 416) {
-      const std::optional<ContentRange> range_header = parse_content_range(response.content_range);
-      if (probe && range_header && range_header->total == 0) {
-        if (pinned_) {
-          check_unchanged(response, 0);
-        } else {
-          size_ = 0;  // an empty file: nothing to read, and the Reader says what is wrong with it
-          etag_ = response.etag;
-          last_modified_ = response.last_modified;
-        }
-        return Outcome::kDone;
-      }
-      throw changed("the range [" + std::to_string(offset) + ", " +
-                    std::to_string(offset + out.size()) + ") is no longer in it: HTTP 416");
-    }
+    if (response.status == 416) return judge_unsatisfiable(response, offset, length, probe);
     if (response.status != 206) {
       throw IoError(shown_, action,
                     "the server answered HTTP " + std::to_string(response.status) +
@@ -391,6 +391,32 @@ class HttpRangeReader final : public RangeReader {
                                "FFCV_HTTP_USER / FFCV_HTTP_PASSWORD)"
                              : ""));
     }
+    return accept_partial_content(response, offset, length, probe, action, problem);
+  }
+
+  // An HTTP 416: the answer to the probe of an empty file, or else a file that shrank.
+  Outcome judge_unsatisfiable(const Response& response, std::uint64_t offset, std::uint64_t length,
+                              bool probe) {
+    const std::optional<ContentRange> range_header = parse_content_range(response.content_range);
+    if (probe && range_header && range_header->total == 0) {
+      if (pinned_) {
+        check_unchanged(response, 0);
+      } else {
+        size_ = 0;  // an empty file: nothing to read, and the Reader says what is wrong with it
+        etag_ = response.etag;
+        last_modified_ = response.last_modified;
+      }
+      return Outcome::kDone;
+    }
+    throw changed("the range [" + std::to_string(offset) + ", " + std::to_string(offset + length) +
+                  ") is no longer in it: HTTP 416");
+  }
+
+  // An HTTP 206: its Content-Range must be the range asked for (the probe pins or checks the
+  // version it names) and its body whole; a short body is worth another attempt.
+  Outcome accept_partial_content(const Response& response, std::uint64_t offset,
+                                 std::uint64_t length, bool probe, const std::string& action,
+                                 std::string& problem) {
     const std::optional<ContentRange> got = parse_content_range(response.content_range);
     if (!got || !got->first || !got->last) {
       throw IoError(shown_, action,
@@ -408,7 +434,7 @@ class HttpRangeReader final : public RangeReader {
     } else {
       check_unchanged(response, got->total);
     }
-    const std::uint64_t last = offset + out.size() - 1;
+    const std::uint64_t last = offset + length - 1;
     if (*got->first != offset || (*got->last != last && !(probe && *got->last < last))) {
       throw IoError(shown_, action,
                     "the server answered with other bytes than those asked for (Content-Range: " +

@@ -4,10 +4,10 @@
 #include <mutex>
 #include <string>
 
-#include "ffcv/errors.hpp"
-#include "ffcv/mapped_file.hpp"
 #include "ffcv/storage/page_source.hpp"
 #include "ffcv/storage/url_credentials.hpp"
+#include "ffcv/util/errors.hpp"
+#include "ffcv/util/mapped_file.hpp"
 
 namespace ffcv {
 namespace {

@@ -28,14 +28,14 @@
 #include <string>
 #include <utility>
 
-#include "ffcv/byte_size.hpp"
-#include "ffcv/errors.hpp"
-#include "ffcv/stopwatch.hpp"
 #include "ffcv/storage/epoch_plan.hpp"
 #include "ffcv/storage/page_source.hpp"
 #include "ffcv/storage/range_reader.hpp"
 #include "ffcv/storage/url_credentials.hpp"
-#include "ffcv/thread_group.hpp"
+#include "ffcv/util/byte_size.hpp"
+#include "ffcv/util/errors.hpp"
+#include "ffcv/util/stopwatch.hpp"
+#include "ffcv/util/thread_group.hpp"
 #include "storage_throttle.hpp"
 
 namespace ffcv {

@@ -1,11 +1,13 @@
 #include "ffcv/storage/range_reader.hpp"
 
+#include <filesystem>
+
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
 
-#include "ffcv/errors.hpp"
 #include "ffcv/storage/url_credentials.hpp"
+#include "ffcv/util/errors.hpp"
 #include "range_reader_kinds.hpp"
 
 namespace ffcv {
@@ -111,6 +113,16 @@ std::unique_ptr<RangeReader> open_range_reader(const std::string& location,
   check_supported_scheme(location);
   if (!is_url(location)) return open_file_range_reader(location);
   return open_http_range_reader(location, resolve_http_options(http));
+}
+
+bool local_file_missing(const std::string& location) {
+  if (is_url(location)) return false;
+  std::error_code error;
+  return !std::filesystem::exists(location, error);
+}
+
+void pin_remote_version(const std::string& location, const HttpOptions& http) {
+  if (is_url(location)) open_range_reader(location, http);
 }
 
 }  // namespace ffcv

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "ffcv/errors.hpp"
+#include "ffcv/util/errors.hpp"
 
 namespace ffcv {
 namespace {

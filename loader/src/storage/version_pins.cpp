@@ -4,8 +4,8 @@
 #include <map>
 #include <mutex>
 
-#include "ffcv/errors.hpp"
 #include "ffcv/storage/url_credentials.hpp"
+#include "ffcv/util/errors.hpp"
 
 namespace ffcv {
 namespace {

@@ -1,4 +1,4 @@
-#include "ffcv/atomic_file.hpp"
+#include "ffcv/util/atomic_file.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -10,8 +10,8 @@
 #include <random>
 #include <vector>
 
-#include "ffcv/errors.hpp"
-#include "ffcv/interrupt_cleanup.hpp"
+#include "ffcv/util/errors.hpp"
+#include "ffcv/util/interrupt_cleanup.hpp"
 
 namespace ffcv {
 namespace {

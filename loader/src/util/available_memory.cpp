@@ -1,4 +1,4 @@
-#include "ffcv/available_memory.hpp"
+#include "ffcv/util/available_memory.hpp"
 
 #include <algorithm>
 #include <fstream>

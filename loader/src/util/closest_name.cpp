@@ -1,4 +1,4 @@
-#include "ffcv/closest_name.hpp"
+#include "ffcv/util/closest_name.hpp"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "ffcv/counter_random.hpp"
+#include "ffcv/util/counter_random.hpp"
 
 namespace ffcv {
 

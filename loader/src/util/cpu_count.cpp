@@ -1,4 +1,4 @@
-#include "ffcv/cpu_count.hpp"
+#include "ffcv/util/cpu_count.hpp"
 
 #include <sched.h>
 

@@ -1,4 +1,4 @@
-#include "ffcv/errors.hpp"
+#include "ffcv/util/errors.hpp"
 
 #include <cstring>
 

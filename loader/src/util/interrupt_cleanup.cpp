@@ -1,4 +1,4 @@
-#include "ffcv/interrupt_cleanup.hpp"
+#include "ffcv/util/interrupt_cleanup.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>

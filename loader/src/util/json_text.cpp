@@ -1,4 +1,4 @@
-#include "ffcv/json_text.hpp"
+#include "ffcv/util/json_text.hpp"
 
 #include <algorithm>
 #include <cmath>

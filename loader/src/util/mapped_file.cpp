@@ -1,4 +1,4 @@
-#include "ffcv/mapped_file.hpp"
+#include "ffcv/util/mapped_file.hpp"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -7,7 +7,7 @@
 
 #include <cerrno>
 
-#include "ffcv/errors.hpp"
+#include "ffcv/util/errors.hpp"
 #include "mapping_guard.hpp"
 #include "readable_file.hpp"
 

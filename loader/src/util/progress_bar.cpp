@@ -1,4 +1,4 @@
-#include "ffcv/progress_bar.hpp"
+#include "ffcv/util/progress_bar.hpp"
 
 #include <unistd.h>
 

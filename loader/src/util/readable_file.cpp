@@ -6,7 +6,7 @@
 
 #include <cerrno>
 
-#include "ffcv/errors.hpp"
+#include "ffcv/util/errors.hpp"
 
 namespace ffcv {
 

@@ -1,4 +1,4 @@
-#include "ffcv/text_file.hpp"
+#include "ffcv/util/text_file.hpp"
 
 #include <fstream>
 #include <iterator>

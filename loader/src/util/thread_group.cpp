@@ -1,4 +1,4 @@
-#include "ffcv/thread_group.hpp"
+#include "ffcv/util/thread_group.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -6,7 +6,7 @@
 #include <exception>
 #include <mutex>
 
-#include "ffcv/cpu_count.hpp"
+#include "ffcv/util/cpu_count.hpp"
 
 namespace ffcv {
 

@@ -7,13 +7,13 @@
 #include <optional>
 #include <set>
 
-#include "ffcv/atomic_file.hpp"
-#include "ffcv/counter_random.hpp"
-#include "ffcv/cpu_count.hpp"
-#include "ffcv/errors.hpp"
-#include "ffcv/little_endian.hpp"
-#include "ffcv/stopwatch.hpp"
-#include "ffcv/thread_group.hpp"
+#include "ffcv/util/atomic_file.hpp"
+#include "ffcv/util/counter_random.hpp"
+#include "ffcv/util/cpu_count.hpp"
+#include "ffcv/util/errors.hpp"
+#include "ffcv/util/little_endian.hpp"
+#include "ffcv/util/stopwatch.hpp"
+#include "ffcv/util/thread_group.hpp"
 #include "page_allocator.hpp"
 
 namespace ffcv {
@@ -79,6 +79,178 @@ class PermutedSource final : public SampleSource {
   std::vector<std::uint64_t> order_;
 };
 
+// Encodes sample `index` of `source` into `out`: its metadata record and its payloads (whose
+// pointer offsets are made relative to the record). Throws naming the field that failed.
+void encode_sample(const std::vector<NamedField>& fields, const MetadataLayout& layout,
+                   const SampleSource& source, std::uint64_t index, std::uint64_t seed,
+                   EncodedSample& out) {
+  out.record.assign(layout.record_size, 0);
+  std::vector<FieldValue> values = source.load(index);
+  if (values.size() != fields.size()) {
+    throw EncodeError("the source gave " + std::to_string(values.size()) + " values for " +
+                      std::to_string(fields.size()) + " fields");
+  }
+  const EncodeContext context{index, seed};
+  for (std::size_t f = 0; f < fields.size(); ++f) {
+    const std::size_t first = out.payloads.size();
+    try {
+      fields[f].field->encode(values[f], out.record.data() + layout.column_offsets[f], out.payloads,
+                              context);
+    } catch (const std::exception& error) {
+      throw EncodeError("field '" + fields[f].name + "': " + error.what());
+    }
+    for (std::size_t p = first; p < out.payloads.size(); ++p) {
+      out.payloads[p].pointer_offset += layout.column_offsets[f];
+    }
+  }
+}
+
+// The samples between encoding and placement: workers claim the next index to encode and deliver
+// its result; the committer takes the results back in sample order. Encoding runs ahead of
+// placement by at most `window` samples, bounding memory.
+class EncodeWindow {
+ public:
+  EncodeWindow(std::uint64_t num_samples, std::uint64_t window)
+      : num_samples_(num_samples), window_(window), slots_(window) {}
+
+  // The next sample to encode, waiting while the window is full; nullopt when every sample is
+  // claimed or the window was stopped.
+  std::optional<std::uint64_t> claim() {
+    std::unique_lock lock(mutex_);
+    slot_free_.wait(lock, [&] {
+      return stop_ || next_to_encode_ >= num_samples_ || next_to_encode_ < next_to_place_ + window_;
+    });
+    if (stop_ || next_to_encode_ >= num_samples_) return std::nullopt;
+    return next_to_encode_++;
+  }
+
+  void deliver(std::uint64_t index, EncodedSample sample) {
+    {
+      std::lock_guard lock(mutex_);
+      slots_[index % window_] = std::move(sample);
+    }
+    sample_ready_.notify_all();
+  }
+
+  // Waits for sample `index`, the next in order, and takes it out of the window.
+  EncodedSample take(std::uint64_t index) {
+    EncodedSample sample;
+    {
+      std::unique_lock lock(mutex_);
+      sample_ready_.wait(lock, [&] { return slots_[index % window_].ready; });
+      sample = std::move(slots_[index % window_]);
+      slots_[index % window_] = EncodedSample{};
+      ++next_to_place_;
+    }
+    slot_free_.notify_all();
+    return sample;
+  }
+
+  // Wakes the workers waiting to claim: none claims again.
+  void stop() {
+    {
+      std::lock_guard lock(mutex_);
+      stop_ = true;
+    }
+    slot_free_.notify_all();
+  }
+
+ private:
+  const std::uint64_t num_samples_;
+  const std::uint64_t window_;
+  std::vector<EncodedSample> slots_;
+  std::mutex mutex_;
+  std::condition_variable sample_ready_, slot_free_;
+  std::uint64_t next_to_encode_ = 0, next_to_place_ = 0;
+  bool stop_ = false;
+};
+
+// One worker: encodes the samples it claims until none is left. A failure travels with its
+// sample, for the committer to report or skip in order.
+void encode_claimed(EncodeWindow& window, const std::vector<NamedField>& fields,
+                    const MetadataLayout& layout, const SampleSource& source, std::uint64_t seed) {
+  while (const std::optional<std::uint64_t> index = window.claim()) {
+    EncodedSample result;
+    try {
+      encode_sample(fields, layout, source, *index, seed, result);
+    } catch (const std::exception& error) {
+      result = EncodedSample{};
+      result.error = error.what();
+    }
+    result.ready = true;
+    window.deliver(*index, std::move(result));
+  }
+}
+
+// Places the sample's payloads in the pages, writes their pointers into its record and copies
+// the record to row `row` of the metadata table. Throws EncodeError when it fits no page.
+void place_sample(EncodedSample& sample, std::uint64_t row, PageAllocator& pages,
+                  std::vector<std::uint8_t>& metadata, std::uint64_t record_size) {
+  const std::vector<std::uint64_t> pointers = pages.place(row, sample.payloads);
+  for (std::size_t p = 0; p < pointers.size(); ++p) {
+    store_le(sample.record.data() + sample.payloads[p].pointer_offset, pointers[p]);
+  }
+  std::copy(sample.record.begin(), sample.record.end(), metadata.begin() + row * record_size);
+}
+
+// The committer: takes the encoded samples in sample order and places them; a failed one is
+// left out or stops the write, as `options` say. Returns how many were left out.
+std::uint64_t place_in_order(EncodeWindow& window, std::uint64_t num_samples,
+                             const SampleSource& source, const WriterOptions& options,
+                             PageAllocator& pages, std::vector<std::uint8_t>& metadata,
+                             std::uint64_t record_size) {
+  std::uint64_t skipped = 0;
+  auto last_report = std::chrono::steady_clock::now();
+  for (std::uint64_t index = 0; index < num_samples; ++index) {
+    const std::uint64_t placed = index - skipped;  // the sample's index in the output
+    EncodedSample sample = window.take(index);
+    if (!sample.error.empty() && options.skip_bad_samples) {
+      ++skipped;
+      if (options.on_skipped) options.on_skipped(index, source.describe(index), sample.error);
+      continue;
+    }
+    if (!sample.error.empty()) {
+      throw EncodeError("sample " + std::to_string(index) + " (" + source.describe(index) +
+                        "): " + sample.error);
+    }
+    try {
+      place_sample(sample, placed, pages, metadata, record_size);
+    } catch (const EncodeError& error) {
+      throw EncodeError("sample " + std::to_string(index) + " (" + source.describe(index) + ") " +
+                        error.what());
+    }
+    const auto now = std::chrono::steady_clock::now();
+    if (options.on_progress && now - last_report > std::chrono::milliseconds(100)) {
+      options.on_progress(index + 1, num_samples);
+      last_report = now;
+    }
+  }
+  return skipped;
+}
+
+// The allocation table's bytes: the pages' entries, encoded.
+std::vector<std::uint8_t> allocation_table(const PageAllocator& pages) {
+  std::vector<std::uint8_t> table(pages.entries().size() * kAllocEntrySize);
+  for (std::size_t i = 0; i < pages.entries().size(); ++i) {
+    pages.entries()[i].encode_to(table.data() + i * kAllocEntrySize);
+  }
+  return table;
+}
+
+// The bytes before the metadata table: the header, then one descriptor per field.
+std::vector<std::uint8_t> file_head(const std::vector<NamedField>& fields, const Header& header,
+                                    std::uint64_t metadata_offset) {
+  std::vector<std::uint8_t> head(metadata_offset);
+  const auto header_bytes = header.encode();
+  std::copy(header_bytes.begin(), header_bytes.end(), head.begin());
+  for (std::size_t f = 0; f < fields.size(); ++f) {
+    const FieldDescriptor descriptor{fields[f].field->type_id(), fields[f].name,
+                                     fields[f].field->args()};
+    const auto bytes = descriptor.encode();
+    std::copy(bytes.begin(), bytes.end(), head.begin() + kHeaderSize + f * kFieldDescriptorSize);
+  }
+  return head;
+}
 }  // namespace
 
 std::string SampleSource::describe(std::uint64_t index) const {
@@ -111,115 +283,19 @@ WriteSummary DatasetWriter::write_rows(const SampleSource& source) {
   PageAllocator pages(file, metadata_end, options_.page_size);
   std::vector<std::uint8_t> metadata(num_samples * layout.record_size, 0);
 
-  // Encoding runs ahead of placement by at most `window` samples, bounding memory.
   const int num_workers = resolve_worker_count(options_.num_workers);
-  const std::uint64_t window = std::max<std::uint64_t>(32, 8 * std::uint64_t(num_workers));
-  std::vector<EncodedSample> slots(window);
-  std::mutex mutex;
-  std::condition_variable sample_ready, slot_free;
-  std::uint64_t next_to_encode = 0, next_to_place = 0;
+  EncodeWindow window(num_samples, std::max<std::uint64_t>(32, 8 * std::uint64_t(num_workers)));
   std::uint64_t skipped = 0;
-  bool stop = false;
-
-  auto encode_one = [&](std::uint64_t index, EncodedSample& out) {
-    out.record.assign(layout.record_size, 0);
-    std::vector<FieldValue> values = source.load(index);
-    if (values.size() != fields_.size()) {
-      throw EncodeError("the source gave " + std::to_string(values.size()) + " values for " +
-                        std::to_string(fields_.size()) + " fields");
-    }
-    const EncodeContext context{index, options_.seed};
-    for (std::size_t f = 0; f < fields_.size(); ++f) {
-      const std::size_t first = out.payloads.size();
-      try {
-        fields_[f].field->encode(values[f], out.record.data() + layout.column_offsets[f],
-                                 out.payloads, context);
-      } catch (const std::exception& error) {
-        throw EncodeError("field '" + fields_[f].name + "': " + error.what());
-      }
-      for (std::size_t p = first; p < out.payloads.size(); ++p) {
-        out.payloads[p].pointer_offset += layout.column_offsets[f];
-      }
-    }
-  };
-
-  auto worker = [&] {
-    for (;;) {
-      std::uint64_t index;
-      {
-        std::unique_lock lock(mutex);
-        slot_free.wait(lock, [&] {
-          return stop || next_to_encode >= num_samples || next_to_encode < next_to_place + window;
-        });
-        if (stop || next_to_encode >= num_samples) return;
-        index = next_to_encode++;
-      }
-      EncodedSample result;
-      try {
-        encode_one(index, result);
-      } catch (const std::exception& error) {
-        result = EncodedSample{};
-        result.error = error.what();
-      }
-      result.ready = true;
-      {
-        std::lock_guard lock(mutex);
-        slots[index % window] = std::move(result);
-      }
-      sample_ready.notify_all();
-    }
-  };
-
   ThreadGroup threads;
-  auto stop_workers = [&] {
-    {
-      std::lock_guard lock(mutex);
-      stop = true;
-    }
-    slot_free.notify_all();
+  const auto stop_workers = [&] {
+    window.stop();
     threads.join();
   };
   try {
-    threads.start(num_workers, [&](int) { worker(); });
-    auto last_report = std::chrono::steady_clock::now();
-    for (std::uint64_t index = 0; index < num_samples; ++index) {
-      const std::uint64_t placed = index - skipped;  // the sample's index in the output
-      EncodedSample sample;
-      {
-        std::unique_lock lock(mutex);
-        sample_ready.wait(lock, [&] { return slots[index % window].ready; });
-        sample = std::move(slots[index % window]);
-        slots[index % window] = EncodedSample{};
-        ++next_to_place;
-      }
-      slot_free.notify_all();
-      if (!sample.error.empty() && options_.skip_bad_samples) {
-        ++skipped;
-        if (options_.on_skipped) options_.on_skipped(index, source.describe(index), sample.error);
-        continue;
-      }
-      if (!sample.error.empty()) {
-        throw EncodeError("sample " + std::to_string(index) + " (" + source.describe(index) +
-                          "): " + sample.error);
-      }
-      std::vector<std::uint64_t> pointers;
-      try {
-        pointers = pages.place(placed, sample.payloads);
-      } catch (const EncodeError& error) {
-        throw EncodeError("sample " + std::to_string(index) + " (" + source.describe(index) + ") " +
-                          error.what());
-      }
-      for (std::size_t p = 0; p < pointers.size(); ++p) {
-        store_le(sample.record.data() + sample.payloads[p].pointer_offset, pointers[p]);
-      }
-      std::copy(sample.record.begin(), sample.record.end(),
-                metadata.begin() + placed * layout.record_size);
-      const auto now = std::chrono::steady_clock::now();
-      if (options_.on_progress && now - last_report > std::chrono::milliseconds(100)) {
-        options_.on_progress(index + 1, num_samples);
-        last_report = now;
-      }
-    }
+    threads.start(num_workers,
+                  [&](int) { encode_claimed(window, fields_, layout, source, options_.seed); });
+    skipped =
+        place_in_order(window, num_samples, source, options_, pages, metadata, layout.record_size);
     stop_workers();
   } catch (...) {
     stop_workers();
@@ -230,10 +306,7 @@ WriteSummary DatasetWriter::write_rows(const SampleSource& source) {
   const std::uint64_t written = num_samples - skipped;
   const std::uint64_t table_ptr = pages.finish();
   file.write_at(metadata_offset, metadata.data(), written * layout.record_size);
-  std::vector<std::uint8_t> table(pages.entries().size() * kAllocEntrySize);
-  for (std::size_t i = 0; i < pages.entries().size(); ++i) {
-    pages.entries()[i].encode_to(table.data() + i * kAllocEntrySize);
-  }
+  const std::vector<std::uint8_t> table = allocation_table(pages);
   file.write_at(table_ptr, table.data(), table.size());
 
   Header header;
@@ -241,15 +314,7 @@ WriteSummary DatasetWriter::write_rows(const SampleSource& source) {
   header.page_size = static_cast<std::uint32_t>(pages.page_size());
   header.num_samples = written;
   header.alloc_table_ptr = table_ptr;
-  std::vector<std::uint8_t> head(metadata_offset);
-  const auto header_bytes = header.encode();
-  std::copy(header_bytes.begin(), header_bytes.end(), head.begin());
-  for (std::size_t f = 0; f < fields_.size(); ++f) {
-    const FieldDescriptor descriptor{fields_[f].field->type_id(), fields_[f].name,
-                                     fields_[f].field->args()};
-    const auto bytes = descriptor.encode();
-    std::copy(bytes.begin(), bytes.end(), head.begin() + kHeaderSize + f * kFieldDescriptorSize);
-  }
+  const std::vector<std::uint8_t> head = file_head(fields_, header, metadata_offset);
   file.write_at(0, head.data(), head.size());
   file.commit();
   if (options_.on_progress) options_.on_progress(num_samples, num_samples);

@@ -3,12 +3,11 @@
 #include <algorithm>
 #include <cstring>
 
-#include "ffcv/errors.hpp"
+#include "ffcv/util/errors.hpp"
 
 namespace ffcv {
 
-PageAllocator::PageAllocator(AtomicFile& file, std::uint64_t data_floor,
-                             std::uint64_t page_size)
+PageAllocator::PageAllocator(AtomicFile& file, std::uint64_t data_floor, std::uint64_t page_size)
     : file_(file), data_end_(data_floor), page_size_(page_size) {}
 
 void PageAllocator::start_page() {

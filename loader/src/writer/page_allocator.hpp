@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "ffcv/field.hpp"
-#include "ffcv/format.hpp"
-#include "ffcv/atomic_file.hpp"
+#include "ffcv/format/format.hpp"
+#include "ffcv/util/atomic_file.hpp"
 
 namespace ffcv {
 

@@ -7,7 +7,7 @@
 #include <memory>
 #include <mutex>
 
-#include "ffcv/errors.hpp"
+#include "ffcv/util/errors.hpp"
 
 namespace ffcv::torch_adapter {
 

@@ -5,10 +5,10 @@
 #include <mutex>
 
 #include "channel_lookup.hpp"
-#include "ffcv/errors.hpp"
 #include "ffcv/normalize_table.hpp"
 #include "ffcv/torch/batch_tensors.hpp"
 #include "ffcv/torch/device_op_registry.hpp"
+#include "ffcv/util/errors.hpp"
 #ifdef FFCV_WITH_CUDA
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>

@@ -1,8 +1,8 @@
 #include "ffcv/torch/device_stage.hpp"
 
-#include "ffcv/errors.hpp"
 #include "ffcv/steps/op_params.hpp"
 #include "ffcv/torch/device_op_registry.hpp"
+#include "ffcv/util/errors.hpp"
 
 namespace ffcv::torch_adapter {
 namespace {

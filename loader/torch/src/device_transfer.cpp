@@ -9,7 +9,7 @@
 #include <map>
 #include <utility>
 
-#include "ffcv/errors.hpp"
+#include "ffcv/util/errors.hpp"
 
 namespace ffcv::torch_adapter {
 

@@ -9,7 +9,7 @@
 #include "ffcv/saga/row_source.hpp"
 
 #include "ffcv/saga/saga_path.hpp"
-#include "ffcv/stopwatch.hpp"
+#include "ffcv/util/stopwatch.hpp"
 
 namespace ffcv::saga {
 namespace {
@@ -36,209 +36,288 @@ void keep_columns(SagaState& state, at::Tensor& lambda, const std::vector<std::i
   lambda = lambda.index_select(0, on_device);
 }
 
-}  // namespace
+// What one convergence check measured, per working position, on the host.
+struct CheckFigures {
+  at::Tensor train_mse;              // float64: the epoch's running training MSE
+  at::Tensor nnz;                    // int64
+  at::Tensor val_sums, val_squares;  // undefined without validation rows
+  at::Tensor l1;                     // float64: Σ_j |w_jk|
+  double n_val = 0;                  // validation rows
+};
 
-PathResult solve_lasso_path(const SagaSolver& solver, const SolveInputs& in,
-                            const at::Tensor& first_lambda, double decay, std::uint64_t points) {
-  const Stopwatch start;
-  const auto elapsed = [&] { return start.seconds(); };
-  const RowStats& stats = *in.stats;
-  RowSource& train = *in.train;
-  const auto outputs = static_cast<std::int64_t>(stats.outputs);
-  const double n = static_cast<double>(train.rows());
-  const at::TensorOptions on_device = at::TensorOptions(in.device).dtype(at::kFloat);
+// One run of the lasso path: the working set of columns, their state on the path, and the result
+// gathered so far.
+class LassoPathSolve {
+ public:
+  LassoPathSolve(const SagaSolver& solver, const SolveInputs& in, const at::Tensor& first_lambda,
+                 double decay, std::uint64_t points)
+      : solver_(solver),
+        in_(in),
+        decay_(decay),
+        points_(points),
+        stats_(*in.stats),
+        train_(*in.train),
+        outputs_(static_cast<std::int64_t>(stats_.outputs)),
+        n_(static_cast<double>(train_.rows())),
+        state_(SagaState::zeros(stats_.features, stats_.outputs,
+                                train_.range().first + train_.rows(), train_.rows(), in.device,
+                                solver.table == "host")),
+        lambda_(at::zeros({outputs_}, at::TensorOptions(in.device).dtype(at::kFloat))),
+        variance_(stats_.std.square().unsqueeze(1)),  // [d, 1]
+        first_(first_lambda.to(at::kDouble).contiguous()),
+        columns_(static_cast<std::size_t>(outputs_)),
+        active_(static_cast<std::size_t>(outputs_)),
+        reached_(static_cast<std::size_t>(outputs_), 0.0),
+        keep_path_(keeps_path_models(solver)),
+        at_bound_(at::zeros({outputs_}, at::kBool)) {
+    std::iota(active_.begin(), active_.end(), 0);
+    result_.weight = at::zeros({static_cast<std::int64_t>(stats_.features), outputs_}, at::kFloat);
+    result_.bias = at::zeros({outputs_}, at::kFloat);
+    result_.lambda = at::zeros({outputs_}, at::kDouble);
+    result_.val_loss = at::full({outputs_}, std::numeric_limits<double>::quiet_NaN(), at::kDouble);
+  }
 
-  SagaState state =
-      SagaState::zeros(stats.features, stats.outputs, train.range().first + train.rows(),
-                       train.rows(), in.device, solver.table == "host");
-  at::Tensor lambda = at::zeros({outputs}, on_device);
-  const at::Tensor variance = stats.std.square().unsqueeze(1);  // [d, 1]
-  const at::Tensor first = first_lambda.to(at::kDouble).contiguous();
-  std::vector<Column> columns(static_cast<std::size_t>(outputs));
-  std::vector<std::int64_t> active(static_cast<std::size_t>(outputs));  // working position → k
-  std::iota(active.begin(), active.end(), 0);
+  PathResult run() {
+    while (!active_.empty() && epoch_ < solver_.max_epochs) {
+      const bool check = (epoch_ + 1) % solver_.early_stop_freq == 0;
+      const at::Tensor weight_before = check ? state_.weight.clone() : at::Tensor();
+      const at::Tensor sums = train_one_epoch();
+      if (!check) continue;
+      // glmnet's rule: max_j σ_j² (Δw_jk)² over the epoch, per column.
+      const at::Tensor delta = (variance_ * (state_.weight - weight_before).square()).amax(0);
+      const at::Tensor converged_now = (delta < solver_.early_stop_eps).to(at::kCPU);
+      if (!converged_now.any().item<bool>()) continue;
+      advance_converged(converged_now, measure_check(sums));
+    }
+    return finish();
+  }
 
-  PathResult result;
-  result.weight = at::zeros({static_cast<std::int64_t>(stats.features), outputs}, at::kFloat);
-  result.bias = at::zeros({outputs}, at::kFloat);
-  result.lambda = at::zeros({outputs}, at::kDouble);
-  result.val_loss = at::full({outputs}, std::numeric_limits<double>::quiet_NaN(), at::kDouble);
-  std::vector<double> reached(static_cast<std::size_t>(outputs), 0.0);
-  // Every point's weights (a [d] column) and bias, when asked for or needed by one_se.
-  const bool keep_path = keeps_path_models(solver);
-  std::vector<at::Tensor> kept_weights;
-  std::vector<float> kept_bias;
-  // The working columns at their KKT bound: settled to their exact optimum after every epoch.
-  at::Tensor at_bound = at::zeros({outputs}, at::kBool);
-  bool any_at_bound = false;
+ private:
+  double elapsed() const { return start_.seconds(); }
 
-  // Column k's current model as its selected one.
-  const auto select = [&](std::size_t position, std::int64_t k, double val) {
-    const auto p = static_cast<std::int64_t>(position);
-    result.weight.select(1, k).copy_(state.weight.select(1, p).to(at::kCPU));
-    result.bias[k] = state.bias[p].item<float>();
-    result.lambda[k] = columns[static_cast<std::size_t>(k)].lambda;
-    result.val_loss[k] = val;
-    columns[static_cast<std::size_t>(k)].has_best = true;
-    reached[static_cast<std::size_t>(k)] = elapsed();
-  };
-
-  TargetColumns working;  // the targets of the working set's columns
-  std::uint64_t epoch = 0;
-  while (!active.empty() && epoch < solver.max_epochs) {
-    const bool check = (epoch + 1) % solver.early_stop_freq == 0;
-    const at::Tensor weight_before = check ? state.weight.clone() : at::Tensor();
+  // One epoch over the working columns; returns its loss sums per working position.
+  at::Tensor train_one_epoch() {
     const double epoch_start = elapsed();
-    const EpochLosses losses = train_epoch(state, train, ++epoch, stats, Family::kGaussian,
-                                           solver.lr, lambda, 1.0, in.stop, working);
-    if (any_at_bound) settle_columns_at_bound(state, stats, at_bound, Family::kGaussian, active);
+    const EpochLosses losses = train_epoch(state_, train_, ++epoch_, stats_, Family::kGaussian,
+                                           solver_.lr, lambda_, 1.0, in_.stop, working_);
+    if (any_at_bound_) {
+      settle_columns_at_bound(state_, stats_, at_bound_, Family::kGaussian, active_);
+    }
     const at::Tensor& sums = losses.sums;
     const double loss_sum = sums.sum().item<double>();  // waits for the epoch's work
-    result.train_seconds += elapsed() - epoch_start;
-    result.rows_stepped += losses.rows;
+    result_.train_seconds += elapsed() - epoch_start;
+    result_.rows_stepped += losses.rows;
     if (!std::isfinite(loss_sum)) {
       throw std::runtime_error(
           "the SAGA solve diverged (non-finite loss; the rows' values are finite): lower saga.lr "
           "(now " +
-          std::to_string(solver.lr) + ")");
+          std::to_string(solver_.lr) + ")");
     }
-    if (!check) continue;
-    // glmnet's rule: max_j σ_j² (Δw_jk)² over the epoch, per column.
-    const at::Tensor delta = (variance * (state.weight - weight_before).square()).amax(0);
-    const at::Tensor converged_now = (delta < solver.early_stop_eps).to(at::kCPU);
-    if (!converged_now.any().item<bool>()) continue;
-    // This check's figures per working position, on the host.
-    const at::Tensor train_mse = (sums / n).to(at::kCPU).to(at::kDouble);
-    const at::Tensor nnz = nonzero_per_column(state.weight).to(at::kCPU);
-    at::Tensor val_sums, val_squares;
-    if (in.val != nullptr) {
+    return sums;
+  }
+
+  // This check's figures per working position, on the host (one validation pass).
+  CheckFigures measure_check(const at::Tensor& sums) {
+    CheckFigures figures;
+    figures.train_mse = (sums / n_).to(at::kCPU).to(at::kDouble);
+    figures.nnz = nonzero_per_column(state_.weight).to(at::kCPU);
+    if (in_.val != nullptr) {
       const RowLosses val =
-          evaluate_rows(state, *in.val, stats, Family::kGaussian, in.stop, working);
-      val_sums = val.sums.to(at::kCPU);
-      val_squares = val.square_sums.to(at::kCPU);
-      if (!at::isfinite(val_sums).all().item<bool>()) {
-        check_rows_finite(*in.val, in.stop);  // throws naming the row
+          evaluate_rows(state_, *in_.val, stats_, Family::kGaussian, in_.stop, working_);
+      figures.val_sums = val.sums.to(at::kCPU);
+      figures.val_squares = val.square_sums.to(at::kCPU);
+      if (!at::isfinite(figures.val_sums).all().item<bool>()) {
+        check_rows_finite(*in_.val, in_.stop);  // throws naming the row
         throw std::runtime_error("the validation loss is not finite: lower saga.lr (now " +
-                                 std::to_string(solver.lr) + ")");
+                                 std::to_string(solver_.lr) + ")");
       }
     }
-    const at::Tensor l1 = state.weight.abs().sum(0).to(at::kCPU).to(at::kDouble);
-    const double n_val = in.val != nullptr ? static_cast<double>(in.val->rows()) : 0.0;
+    figures.l1 = state_.weight.abs().sum(0).to(at::kCPU).to(at::kDouble);
+    figures.n_val = in_.val != nullptr ? static_cast<double>(in_.val->rows()) : 0.0;
+    return figures;
+  }
+
+  // The columns that converged at this check record their point and go on to their next λ, or
+  // finish and leave the working set.
+  void advance_converged(const at::Tensor& converged_now, const CheckFigures& figures) {
     const auto converged = converged_now.accessor<bool, 1>();
-    const auto train_of = train_mse.accessor<double, 1>();
-    const auto nnz_of = nnz.accessor<std::int64_t, 1>();
     std::vector<std::int64_t> keep;
     std::uint64_t stepped = 0, finished = 0;
-    at::Tensor next_lambda = lambda.to(at::kCPU).to(at::kDouble);
-    for (std::size_t position = 0; position < active.size(); ++position) {
+    at::Tensor next_lambda = lambda_.to(at::kCPU).to(at::kDouble);
+    for (std::size_t position = 0; position < active_.size(); ++position) {
       const auto p = static_cast<std::int64_t>(position);
-      const std::int64_t k = active[position];
-      Column& column = columns[static_cast<std::size_t>(k)];
+      const std::int64_t k = active_[position];
+      Column& column = columns_[static_cast<std::size_t>(k)];
       if (!converged[p]) {
         keep.push_back(p);
         continue;
       }
-      PathPoint point;
-      point.target = k;
-      point.lambda = column.lambda;
-      point.lr = solver.lr;
-      point.train_loss = train_of[p];
-      point.val_loss = point.val_se = std::numeric_limits<double>::quiet_NaN();
-      if (in.val != nullptr) {
-        const double sum = val_sums[p].item<double>();
-        point.val_loss = sum / n_val;
-        point.val_se = standard_error(sum, val_squares[p].item<double>(), n_val);
-      }
-      point.penalty = column.lambda * l1[p].item<double>();
-      point.nnz = static_cast<std::uint64_t>(nnz_of[p]);
-      point.epochs = epoch;
-      point.seconds = elapsed();
-      column.point_indices.push_back(result.points.size());
-      result.points.push_back(point);
-      if (keep_path) {
-        kept_weights.push_back(state.weight.select(1, p).to(at::kCPU).clone());
-        kept_bias.push_back(state.bias[p].item<float>());
-      }
-      ++column.points_done;
-      bool stop_column = column.points_done > points;
-      // The objective weighs the data term as (1/2n) Σ r², half the MSE.
-      column.candidates.push_back(
-          {point.lambda, point.val_loss, point.val_se, point.val_loss / 2 + point.penalty});
-      if (select_point(column.candidates, solver.selection) == column.candidates.size() - 1) {
-        select(position, k, point.val_loss);
-      }
-      // Validation early stopping (fast_l1's): the error rose, enough λ were tried, the model is
-      // sparse but not empty.
-      if (in.val != nullptr) {
-        if (point.val_loss > column.last_val && column.points_done >= solver.min_lambdas &&
-            point.nnz > 1) {
-          stop_column = true;
-        }
-        column.last_val = point.val_loss;
-      }
-      if (stop_column) {
+      if (record_point(position, k, column, figures)) {
         ++finished;
         continue;
       }
-      column.lambda = column.points_done == 1 ? first[k].item<double>() : column.lambda * decay;
+      column.lambda = column.points_done == 1 ? first_[k].item<double>() : column.lambda * decay_;
       next_lambda[p] = column.lambda;
       keep.push_back(p);
       ++stepped;
     }
-    lambda = next_lambda.to(at::kFloat).to(in.device);
-    at_bound = columns_at_bound(stats, next_lambda, 1.0, Family::kGaussian, active);
-    any_at_bound = at_bound.any().item<bool>();
-    if (finished > 0) {
-      std::vector<std::int64_t> still;
-      for (const std::int64_t position : keep) {
-        still.push_back(active[static_cast<std::size_t>(position)]);
-      }
-      keep_columns(state, lambda, keep);
-      at_bound = at_bound.index_select(0, at::tensor(keep, at::kLong));
-      any_at_bound = at_bound.any().item<bool>();
-      active = std::move(still);
-      working.columns = at::tensor(active, at::kLong).to(in.device);
-    }
-    if (in.progress) {
+    lambda_ = next_lambda.to(at::kFloat).to(in_.device);
+    at_bound_ = columns_at_bound(stats_, next_lambda, 1.0, Family::kGaussian, active_);
+    any_at_bound_ = at_bound_.any().item<bool>();
+    if (finished > 0) keep_working(keep);
+    if (in_.progress) {
       std::ostringstream line;
-      line << "epoch " << epoch << ": " << stepped << " of " << outputs
+      line << "epoch " << epoch_ << ": " << stepped << " of " << outputs_
            << " columns converged and went on to their next λ, " << finished << " finished; "
-           << active.size() << " still on their path";
-      in.progress(line.str());
+           << active_.size() << " still on their path";
+      in_.progress(line.str());
     }
   }
-  // Columns that max_epochs stopped keep their best point so far, or where they stand.
-  for (std::size_t position = 0; position < active.size(); ++position) {
-    const std::int64_t k = active[position];
-    ++result.unfinished;
-    if (!columns[static_cast<std::size_t>(k)].has_best) select(position, k, NAN);
+
+  // Column k (at working `position`) converged: its point joins the path (and the selection).
+  // Returns whether the column's path ends there.
+  bool record_point(std::size_t position, std::int64_t k, Column& column,
+                    const CheckFigures& figures) {
+    const auto p = static_cast<std::int64_t>(position);
+    PathPoint point;
+    point.target = k;
+    point.lambda = column.lambda;
+    point.lr = solver_.lr;
+    point.train_loss = figures.train_mse.accessor<double, 1>()[p];
+    point.val_loss = point.val_se = std::numeric_limits<double>::quiet_NaN();
+    if (in_.val != nullptr) {
+      const double sum = figures.val_sums[p].item<double>();
+      point.val_loss = sum / figures.n_val;
+      point.val_se = standard_error(sum, figures.val_squares[p].item<double>(), figures.n_val);
+    }
+    point.penalty = column.lambda * figures.l1[p].item<double>();
+    point.nnz = static_cast<std::uint64_t>(figures.nnz.accessor<std::int64_t, 1>()[p]);
+    point.epochs = epoch_;
+    point.seconds = elapsed();
+    column.point_indices.push_back(result_.points.size());
+    result_.points.push_back(point);
+    if (keep_path_) {
+      kept_weights_.push_back(state_.weight.select(1, p).to(at::kCPU).clone());
+      kept_bias_.push_back(state_.bias[p].item<float>());
+    }
+    ++column.points_done;
+    bool stop_column = column.points_done > points_;
+    // The objective weighs the data term as (1/2n) Σ r², half the MSE.
+    column.candidates.push_back(
+        {point.lambda, point.val_loss, point.val_se, point.val_loss / 2 + point.penalty});
+    if (select_point(column.candidates, solver_.selection) == column.candidates.size() - 1) {
+      select(position, k, point.val_loss);
+    }
+    // Validation early stopping (fast_l1's): the error rose, enough λ were tried, the model is
+    // sparse but not empty.
+    if (in_.val != nullptr) {
+      if (point.val_loss > column.last_val && column.points_done >= solver_.min_lambdas &&
+          point.nnz > 1) {
+        stop_column = true;
+      }
+      column.last_val = point.val_loss;
+    }
+    return stop_column;
   }
-  // one_se may select a point before the best: from the kept weights.
-  if (keep_path) {
-    for (std::int64_t k = 0; k < outputs; ++k) {
-      const Column& column = columns[static_cast<std::size_t>(k)];
+
+  // Column k's current model (at working `position`) as its selected one.
+  void select(std::size_t position, std::int64_t k, double val) {
+    const auto p = static_cast<std::int64_t>(position);
+    result_.weight.select(1, k).copy_(state_.weight.select(1, p).to(at::kCPU));
+    result_.bias[k] = state_.bias[p].item<float>();
+    result_.lambda[k] = columns_[static_cast<std::size_t>(k)].lambda;
+    result_.val_loss[k] = val;
+    columns_[static_cast<std::size_t>(k)].has_best = true;
+    reached_[static_cast<std::size_t>(k)] = elapsed();
+  }
+
+  // Shrinks the working set to its positions `keep`.
+  void keep_working(const std::vector<std::int64_t>& keep) {
+    std::vector<std::int64_t> still;
+    for (const std::int64_t position : keep) {
+      still.push_back(active_[static_cast<std::size_t>(position)]);
+    }
+    keep_columns(state_, lambda_, keep);
+    at_bound_ = at_bound_.index_select(0, at::tensor(keep, at::kLong));
+    any_at_bound_ = at_bound_.any().item<bool>();
+    active_ = std::move(still);
+    working_.columns = at::tensor(active_, at::kLong).to(in_.device);
+  }
+
+  PathResult finish() {
+    // Columns that max_epochs stopped keep their best point so far, or where they stand.
+    for (std::size_t position = 0; position < active_.size(); ++position) {
+      const std::int64_t k = active_[position];
+      ++result_.unfinished;
+      if (!columns_[static_cast<std::size_t>(k)].has_best) select(position, k, NAN);
+    }
+    if (keep_path_) select_kept_points();
+    if (solver_.path_weights) {
+      result_.path_weights =
+          kept_weights_.empty()
+              ? at::zeros({0, static_cast<std::int64_t>(stats_.features)}, at::kFloat)
+              : at::stack(kept_weights_);
+      kept_weights_.clear();
+      result_.path_bias = at::tensor(kept_bias_, at::kFloat);
+    }
+    result_.epochs = epoch_;
+    result_.seconds = elapsed();
+    for (const double when : reached_)
+      result_.selected_seconds = std::max(result_.selected_seconds, when);
+    return std::move(result_);
+  }
+
+  // one_se may select a point before the best: each column's selected point, from the kept
+  // weights.
+  void select_kept_points() {
+    for (std::int64_t k = 0; k < outputs_; ++k) {
+      const Column& column = columns_[static_cast<std::size_t>(k)];
       if (column.candidates.empty()) continue;
       const std::size_t index =
-          column.point_indices[select_point(column.candidates, solver.selection)];
-      result.weight.select(1, k).copy_(kept_weights[index]);
-      result.bias[k] = kept_bias[index];
-      result.lambda[k] = result.points[index].lambda;
-      result.val_loss[k] = result.points[index].val_loss;
-      reached[static_cast<std::size_t>(k)] = result.points[index].seconds;
+          column.point_indices[select_point(column.candidates, solver_.selection)];
+      result_.weight.select(1, k).copy_(kept_weights_[index]);
+      result_.bias[k] = kept_bias_[index];
+      result_.lambda[k] = result_.points[index].lambda;
+      result_.val_loss[k] = result_.points[index].val_loss;
+      reached_[static_cast<std::size_t>(k)] = result_.points[index].seconds;
     }
   }
-  if (solver.path_weights) {
-    result.path_weights =
-        kept_weights.empty() ? at::zeros({0, static_cast<std::int64_t>(stats.features)}, at::kFloat)
-                             : at::stack(kept_weights);
-    kept_weights.clear();
-    result.path_bias = at::tensor(kept_bias, at::kFloat);
-  }
-  result.epochs = epoch;
-  result.seconds = elapsed();
-  for (const double when : reached)
-    result.selected_seconds = std::max(result.selected_seconds, when);
-  return result;
+
+  const Stopwatch start_;
+  const SagaSolver& solver_;
+  const SolveInputs& in_;
+  const double decay_;
+  const std::uint64_t points_;  // nonzero points per column
+  const RowStats& stats_;
+  RowSource& train_;
+  const std::int64_t outputs_;
+  const double n_;  // training rows
+
+  SagaState state_;
+  at::Tensor lambda_;          // [working columns] float32 on the device
+  const at::Tensor variance_;  // [d, 1]
+  const at::Tensor first_;     // [K] float64: each column's first nonzero λ
+  std::vector<Column> columns_;
+  std::vector<std::int64_t> active_;  // working position → k
+  TargetColumns working_;             // the targets of the working set's columns
+  std::uint64_t epoch_ = 0;
+
+  PathResult result_;
+  std::vector<double> reached_;  // when each column's selected model was reached
+  // Every point's weights (a [d] column) and bias, when asked for or needed by one_se.
+  const bool keep_path_;
+  std::vector<at::Tensor> kept_weights_;
+  std::vector<float> kept_bias_;
+  // The working columns at their KKT bound: settled to their exact optimum after every epoch.
+  at::Tensor at_bound_;
+  bool any_at_bound_ = false;
+};
+
+}  // namespace
+
+PathResult solve_lasso_path(const SagaSolver& solver, const SolveInputs& in,
+                            const at::Tensor& first_lambda, double decay, std::uint64_t points) {
+  return LassoPathSolve(solver, in, first_lambda, decay, points).run();
 }
 
 }  // namespace ffcv::saga

@@ -1,14 +1,14 @@
 // RowSource over ffcv::Loader: the .beton's features and targets fields, decoded by the loader's
 // workers, handed to the device by the torch adapter's BatchFeed.
 
-#include "ffcv/errors.hpp"
 #include "ffcv/loader.hpp"
 #include "ffcv/reader.hpp"
+#include "ffcv/settings/loader_settings.hpp"
 #include "ffcv/steps/op_registry.hpp"
-#include "ffcv/stopwatch.hpp"
-#include "ffcv/storage/range_reader.hpp"
 #include "ffcv/torch/batch_feed.hpp"
 #include "ffcv/torch/batch_tensors.hpp"
+#include "ffcv/util/errors.hpp"
+#include "ffcv/util/stopwatch.hpp"
 #include "row_sources.hpp"
 
 namespace ffcv::saga {
@@ -22,14 +22,13 @@ class LoaderRowSource final : public RowSource {
     range_ = range;
     class_labels_ = class_labels;
     const SagaData& data = recipe.data;
-    LoaderOptions options;
-    options.batch_size = data.batch_size;
-    options.num_workers = data.workers;
-    options.drop_last = data.drop_last;
-    options.os_cache = data.os_cache && !is_url(data.train);
-    options.cache.budget_bytes = static_cast<std::uint64_t>(data.cache_budget_mib) << 20;
-    options.order = subset_order(data, range, order);
-    options.default_pipelines = false;
+    LoaderSettings settings = data;
+    settings.order = order;  // the rows' order for this pass (validation rows: sequential)
+    LoaderPlace place;
+    place.location = data.train;
+    place.batch_size = data.batch_size;
+    LoaderOptions options = loader_options(settings, place);
+    options.order.indices = subset_order(data, range, order).indices;
     if (device.is_cuda()) options.allocator = torch_adapter::pinned_allocator();
     const auto open = [&](std::vector<std::shared_ptr<Operation>> feature_steps) {
       return std::make_unique<Loader>(

@@ -5,11 +5,11 @@
 #include <cstring>
 #include <future>
 
-#include "ffcv/errors.hpp"
-#include "ffcv/npy_array.hpp"
+#include "ffcv/format/npy_array.hpp"
 #include "ffcv/order/traversal_order.hpp"
-#include "ffcv/stopwatch.hpp"
 #include "ffcv/torch/batch_tensors.hpp"
+#include "ffcv/util/errors.hpp"
+#include "ffcv/util/stopwatch.hpp"
 #include "row_sources.hpp"
 
 namespace ffcv::saga {

@@ -7,11 +7,11 @@
 #include <limits>
 #include <sstream>
 
-#include "ffcv/errors.hpp"
-#include "ffcv/json_text.hpp"
 #include "ffcv/saga/saga_step.hpp"
 #include "ffcv/storage/range_reader.hpp"
-#include "ffcv/text_file.hpp"
+#include "ffcv/util/errors.hpp"
+#include "ffcv/util/json_text.hpp"
+#include "ffcv/util/text_file.hpp"
 #include "row_sources.hpp"
 
 namespace ffcv::saga {
@@ -40,7 +40,7 @@ OrderOptions subset_order(const SagaData& data, RowRange range, const std::strin
 SagaRecipe resolve_packed_features(const SagaRecipe& recipe, std::string* note) {
   SagaRecipe resolved = recipe;
   SagaData& data = resolved.data;
-  if (is_url(data.train)) return resolved;  // no sidecar to read beside a URL
+  // Beside a local file only: a URL's name names no local file, so none is found.
   const std::string sidecar = data.train + ".sources.json";
   const std::string json = read_text_if_present(sidecar);
   const std::vector<double> bits = json_numbers(json, "packed_bits");

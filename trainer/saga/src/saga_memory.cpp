@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <sstream>
 
-#include "ffcv/byte_size.hpp"
-#include "ffcv/errors.hpp"
+#include "ffcv/util/byte_size.hpp"
+#include "ffcv/util/errors.hpp"
 
 namespace ffcv::saga {
 namespace {

@@ -2,20 +2,14 @@
 
 #include <toml++/toml.h>
 
-#include "ffcv/errors.hpp"
 #include "ffcv/train/recipe_schema.hpp"
+#include "ffcv/util/errors.hpp"
 
 namespace ffcv::saga {
 namespace {
 
-using train::above;
-using train::any;
-using train::at_least;
-using train::between;
-using train::non_empty;
-using train::one_of;
+using train::add_loader_settings;
 using train::RecipeSchema;
-using train::Rule;
 
 // Every key of every section, in documentation order, with its rule.
 RecipeSchema saga_schema(SagaRecipe& r) {
@@ -34,12 +28,7 @@ RecipeSchema saga_schema(SagaRecipe& r) {
   visit("data", "features_npy", r.data.features_npy, any());
   visit("data", "targets_npy", r.data.targets_npy, any());
   visit("data", "batch_size", r.data.batch_size, between(1, 1 << 24));
-  visit("data", "workers", r.data.workers, between(0, 1024));
-  visit("data", "order", r.data.order, one_of({"sequential", "random", "quasi_random"}));
-  visit("data", "seed", r.data.seed, any());
-  visit("data", "os_cache", r.data.os_cache, any());
-  visit("data", "cache_budget_mib", r.data.cache_budget_mib, at_least(1));
-  visit("data", "drop_last", r.data.drop_last, any());
+  add_loader_settings(schema, "data", r.data);
 
   visit("saga", "objective", r.saga.objective, one_of({"elastic_net", "lasso_path"}));
   visit("saga", "family", r.saga.family, one_of({"gaussian", "multinomial"}));

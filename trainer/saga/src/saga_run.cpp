@@ -6,17 +6,18 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <functional>
 
-#include "ffcv/atomic_file.hpp"
-#include "ffcv/available_memory.hpp"
-#include "ffcv/errors.hpp"
-#include "ffcv/json_text.hpp"
-#include "ffcv/npy_array.hpp"
+#include "ffcv/format/npy_array.hpp"
 #include "ffcv/saga/row_source.hpp"
 #include "ffcv/saga/saga_memory.hpp"
 #include "ffcv/saga/saga_path.hpp"
 #include "ffcv/saga/saga_step.hpp"
-#include "ffcv/stopwatch.hpp"
+#include "ffcv/util/atomic_file.hpp"
+#include "ffcv/util/available_memory.hpp"
+#include "ffcv/util/errors.hpp"
+#include "ffcv/util/json_text.hpp"
+#include "ffcv/util/stopwatch.hpp"
 
 namespace ffcv::saga {
 namespace {
@@ -111,25 +112,11 @@ std::string selection_text(const at::Tensor& lambda, const std::string& rule) {
   return text;
 }
 
-}  // namespace
+using Say = std::function<void(const std::string&)>;
 
-SagaRunSummary run_saga(const SagaRecipe& given, const SagaRunOptions& options) {
-  const Stopwatch start;
-  std::string packing_note;
-  const SagaRecipe recipe = resolve_packed_features(given, &packing_note);
-  const auto elapsed = [&] { return start.seconds(); };
-  const SagaData& data = recipe.data;
-  const SagaSolver& solver = recipe.saga;
-  const at::Device device = solver_device(solver);
-  if (solver.threads > 0) at::set_num_threads(solver.threads);
-  const auto say = [&](const std::string& line) {
-    if (options.quiet) return;
-    std::printf("%s\n", line.c_str());
-    std::fflush(stdout);
-  };
-
-  // The row subsets.
-  const std::uint64_t total = dataset_rows(recipe);
+// The training rows: data.num_train, or (0) every row the validation rows leave; checked
+// against the `total` rows of the dataset.
+std::uint64_t training_rows(const SagaData& data, std::uint64_t total) {
   const std::string where = data.loader == "mmap" ? data.features_npy : data.train;
   if (data.num_val >= total) {
     throw ConfigError(where + " has " + std::to_string(total) + " rows: data.num_val = " +
@@ -142,6 +129,136 @@ SagaRunSummary run_saga(const SagaRecipe& given, const SagaRunOptions& options) 
                       " + data.num_val = " +
                       std::to_string(train_rows + data.num_val));
   }
+  return train_rows;
+}
+
+// What the summary knows before the first pass.
+SagaRunSummary starting_summary(const SagaRecipe& recipe, bool lasso, std::uint64_t train_rows,
+                                std::uint64_t features) {
+  SagaRunSummary summary;
+  summary.objective = recipe.saga.objective;
+  summary.family = lasso ? "gaussian" : recipe.saga.family;
+  summary.loader = recipe.data.loader;
+  summary.device = recipe.saga.device;
+  summary.train_rows = train_rows;
+  summary.val_rows = recipe.data.num_val;
+  summary.features = features;
+  return summary;
+}
+
+// The run's first console line.
+std::string run_text(const SagaRunSummary& summary) {
+  return "SAGA " + summary.objective + " (" + summary.family + ") on " +
+         std::to_string(summary.train_rows) + " training and " + std::to_string(summary.val_rows) +
+         " validation rows of " + std::to_string(summary.features) + " features; loader " +
+         summary.loader + ", device " + summary.device;
+}
+
+// The console line after the first passes.
+std::string stats_text(const RowStats& stats, double stream_seconds_per_epoch) {
+  char line[200];
+  std::snprintf(line, sizeof line,
+                "%llu outputs; largest λ_max %.6g; streaming the training features once takes "
+                "%.3f s",
+                static_cast<unsigned long long>(stats.outputs),
+                stats.gradient_bound.max().item<double>(), stream_seconds_per_epoch);
+  return line;
+}
+
+// Seconds per pass over the training rows (an epoch that ended early counts for its share).
+double seconds_per_epoch(const PathResult& path, std::uint64_t train_rows) {
+  return path.rows_stepped == 0 ? 0.0
+                                : path.train_seconds * static_cast<double>(train_rows) /
+                                      static_cast<double>(path.rows_stepped);
+}
+
+// The path of saga.objective: elastic_net's, or lasso_path's from each column's λ_max.
+PathResult solve_path(const SagaSolver& solver, const SolveInputs& inputs) {
+  if (solver.objective != "lasso_path") return solve_elastic_net(solver, inputs);
+  const double decay = std::pow(solver.epsilon, 1.0 / static_cast<double>(solver.num_lambdas));
+  return solve_lasso_path(solver, inputs, inputs.stats->gradient_bound, decay, solver.num_lambdas);
+}
+
+// Refits the lasso path on the training and validation rows (`rows` in all) at each column's
+// selected λ: λ = 0, then that λ. The result has the path's points and kept weights, then the
+// refit's points; `refit_stats` receives the standardization of those rows, `csv` the refit's
+// points, `summary` the time to the refit model and the refit's loader wait.
+PathResult refit_lasso(const SagaRecipe& recipe, const SolveInputs& inputs, PathResult path,
+                       std::uint64_t rows, const Stopwatch& start, const Say& say,
+                       RowStats& refit_stats, std::string& csv, SagaRunSummary& summary) {
+  say("refit on training and validation rows at each column's selected λ");
+  std::unique_ptr<RowSource> both =
+      open_row_source(recipe, {0, rows}, recipe.data.order, inputs.device, false);
+  refit_stats = measure_rows(*both, inputs.family, 0, inputs.stop);
+  SolveInputs refit_inputs = inputs;
+  refit_inputs.train = both.get();
+  refit_inputs.val = nullptr;
+  refit_inputs.stats = &refit_stats;
+  PathResult refit = solve_lasso_path(recipe.saga, refit_inputs, path.lambda, 1.0, 1);
+  append_points(csv, refit.points, "refit");
+  refit.val_loss = path.val_loss;
+  refit.path_weights = path.path_weights;  // the path's points (the refit's are not kept)
+  refit.path_bias = path.path_bias;
+  refit.points.insert(refit.points.begin(), path.points.begin(), path.points.end());
+  refit.epochs += path.epochs;
+  refit.unfinished += path.unfinished;
+  summary.time_to_selected_seconds = start.seconds() - summary.stream_seconds_per_epoch;
+  summary.loader_wait_seconds += both->wait_seconds();
+  return refit;
+}
+
+// The selected model's figures in the summary.
+void record_selection(SagaRunSummary& summary, const PathResult& result, const std::string& rule,
+                      bool has_val) {
+  summary.epochs = result.epochs;
+  summary.path_points = result.points.size();
+  summary.unfinished = result.unfinished;
+  for (std::int64_t k = 0; k < result.lambda.size(0); ++k) {
+    summary.selected_lambdas.push_back(result.lambda[k].item<double>());
+  }
+  summary.selected_lambda = result.lambda.min().item<double>() == result.lambda.max().item<double>()
+                                ? summary.selected_lambdas.front()
+                                : std::nan("");
+  summary.selection = rule;
+  summary.selection_text = selection_text(result.lambda, rule);
+  summary.val_loss = has_val ? mean_of(result.val_loss) : std::nan("");
+  summary.nnz = static_cast<std::uint64_t>(nonzero_weights(result.weight));
+}
+
+// The run folder's outputs but summary.json: the path's CSV, the selected model and the
+// standardization its weights are in, and the path's weights when kept.
+void write_outputs(const std::string& dir, const std::string& csv, const PathResult& result,
+                   const RowStats& stats) {
+  write_file_atomically(dir + "/path.csv", csv);
+  write_tensor(dir + "/weights.npy", result.weight);
+  write_tensor(dir + "/bias.npy", result.bias);
+  write_tensor(dir + "/lambda.npy", result.lambda);
+  write_tensor(dir + "/feature_mean.npy", stats.mean);
+  write_tensor(dir + "/feature_std.npy", stats.std);
+  if (result.path_weights.defined()) {
+    write_float_tensor(dir + "/path_weights.npy", result.path_weights);
+    write_float_tensor(dir + "/path_bias.npy", result.path_bias);
+  }
+}
+
+}  // namespace
+
+SagaRunSummary run_saga(const SagaRecipe& given, const SagaRunOptions& options) {
+  const Stopwatch start;
+  std::string packing_note;
+  const SagaRecipe recipe = resolve_packed_features(given, &packing_note);
+  const SagaData& data = recipe.data;
+  const SagaSolver& solver = recipe.saga;
+  const at::Device device = solver_device(solver);
+  if (solver.threads > 0) at::set_num_threads(solver.threads);
+  const Say say = [&](const std::string& line) {
+    if (options.quiet) return;
+    std::printf("%s\n", line.c_str());
+    std::fflush(stdout);
+  };
+
+  // The row subsets.
+  const std::uint64_t train_rows = training_rows(data, dataset_rows(recipe));
   const bool lasso = solver.objective == "lasso_path";
   const Family family =
       !lasso && solver.family == "multinomial" ? Family::kMultinomial : Family::kGaussian;
@@ -158,18 +275,8 @@ SagaRunSummary run_saga(const SagaRecipe& given, const SagaRunOptions& options) 
   write_file_atomically(options.run_dir + "/recipe.toml", saga_recipe_to_toml(recipe));
   if (!packing_note.empty()) say(packing_note);
 
-  SagaRunSummary summary;
-  summary.objective = solver.objective;
-  summary.family = lasso ? "gaussian" : solver.family;
-  summary.loader = data.loader;
-  summary.device = solver.device;
-  summary.train_rows = train_rows;
-  summary.val_rows = data.num_val;
-  summary.features = train->features();
-  say("SAGA " + solver.objective + " (" + summary.family + ") on " + std::to_string(train_rows) +
-      " training and " + std::to_string(data.num_val) + " validation rows of " +
-      std::to_string(summary.features) + " features; loader " + data.loader + ", device " +
-      solver.device);
+  SagaRunSummary summary = starting_summary(recipe, lasso, train_rows, train->features());
+  say(run_text(summary));
 
   // One pass for standardization and λ_max, then one that only streams the features: the
   // bound a solver epoch is compared with (the first pass has warmed what caches there are, as
@@ -180,15 +287,7 @@ SagaRunSummary run_saga(const SagaRecipe& given, const SagaRunOptions& options) 
   summary.outputs = stats.outputs;
   if (labels) check_memory(recipe, *train, stats.outputs, table_rows);
   summary.stream_seconds_per_epoch = stream_seconds(*train, 0, options.stop);
-  {
-    char line[200];
-    std::snprintf(line, sizeof line,
-                  "%llu outputs; largest λ_max %.6g; streaming the training features once takes "
-                  "%.3f s",
-                  static_cast<unsigned long long>(stats.outputs),
-                  stats.gradient_bound.max().item<double>(), summary.stream_seconds_per_epoch);
-    say(line);
-  }
+  say(stats_text(stats, summary.stream_seconds_per_epoch));
 
   SolveInputs inputs;
   inputs.train = train.get();
@@ -199,80 +298,25 @@ SagaRunSummary run_saga(const SagaRecipe& given, const SagaRunOptions& options) 
   inputs.stop = options.stop;
   if (!options.quiet) inputs.progress = say;
 
-  PathResult result;
+  PathResult result = solve_path(solver, inputs);
+  summary.seconds_per_epoch = seconds_per_epoch(result, train_rows);
   std::string csv =
       "target,lambda,lr,train_loss,val_loss,nnz,epochs,seconds,converged,phase,val_se,penalty\n";
+  append_points(csv, result.points, "path");
+  summary.time_to_selected_seconds = stats_seconds + result.selected_seconds;
   const RowStats* final_stats = &stats;
   RowStats refit_stats;
-  // Seconds per pass over the training rows (an epoch that ended early counts for its share).
-  const auto per_epoch = [&](const PathResult& path) {
-    return path.rows_stepped == 0 ? 0.0
-                                  : path.train_seconds * static_cast<double>(train_rows) /
-                                        static_cast<double>(path.rows_stepped);
-  };
-  if (!lasso) {
-    result = solve_elastic_net(solver, inputs);
-    summary.seconds_per_epoch = per_epoch(result);
-    append_points(csv, result.points, "path");
-    summary.time_to_selected_seconds = stats_seconds + result.selected_seconds;
-  } else {
-    const double decay = std::pow(solver.epsilon, 1.0 / static_cast<double>(solver.num_lambdas));
-    result = solve_lasso_path(solver, inputs, stats.gradient_bound, decay, solver.num_lambdas);
-    summary.seconds_per_epoch = per_epoch(result);
-    append_points(csv, result.points, "path");
-    summary.time_to_selected_seconds = stats_seconds + result.selected_seconds;
-    if (solver.refit && val) {
-      // Refit on training + validation rows: λ = 0, then each column's selected λ.
-      say("refit on training and validation rows at each column's selected λ");
-      std::unique_ptr<RowSource> both =
-          open_row_source(recipe, {0, train_rows + data.num_val}, data.order, device, false);
-      refit_stats = measure_rows(*both, family, 0, options.stop);
-      SolveInputs refit_inputs = inputs;
-      refit_inputs.train = both.get();
-      refit_inputs.val = nullptr;
-      refit_inputs.stats = &refit_stats;
-      PathResult refit = solve_lasso_path(solver, refit_inputs, result.lambda, 1.0, 1);
-      append_points(csv, refit.points, "refit");
-      refit.val_loss = result.val_loss;
-      refit.path_weights = result.path_weights;  // the path's points (the refit's are not kept)
-      refit.path_bias = result.path_bias;
-      refit.points.insert(refit.points.begin(), result.points.begin(), result.points.end());
-      refit.epochs += result.epochs;
-      refit.unfinished += result.unfinished;
-      result = std::move(refit);
-      final_stats = &refit_stats;
-      summary.time_to_selected_seconds = elapsed() - summary.stream_seconds_per_epoch;
-      summary.loader_wait_seconds += both->wait_seconds();
-    }
+  if (lasso && solver.refit && val) {
+    result = refit_lasso(recipe, inputs, std::move(result), train_rows + data.num_val, start, say,
+                         refit_stats, csv, summary);
+    final_stats = &refit_stats;
   }
-  summary.epochs = result.epochs;
-  summary.path_points = result.points.size();
-  summary.unfinished = result.unfinished;
-  for (std::int64_t k = 0; k < result.lambda.size(0); ++k) {
-    summary.selected_lambdas.push_back(result.lambda[k].item<double>());
-  }
-  summary.selected_lambda = result.lambda.min().item<double>() == result.lambda.max().item<double>()
-                                ? summary.selected_lambdas.front()
-                                : std::nan("");
-  summary.selection = solver.selection;
-  summary.selection_text = selection_text(result.lambda, solver.selection);
-  summary.val_loss = val ? mean_of(result.val_loss) : std::nan("");
-  summary.nnz = static_cast<std::uint64_t>(nonzero_weights(result.weight));
+  record_selection(summary, result, solver.selection, val != nullptr);
   summary.loader_wait_seconds += train->wait_seconds() + (val ? val->wait_seconds() : 0.0);
 
-  const std::string& dir = options.run_dir;
-  write_file_atomically(dir + "/path.csv", csv);
-  write_tensor(dir + "/weights.npy", result.weight);
-  write_tensor(dir + "/bias.npy", result.bias);
-  write_tensor(dir + "/lambda.npy", result.lambda);
-  write_tensor(dir + "/feature_mean.npy", final_stats->mean);
-  write_tensor(dir + "/feature_std.npy", final_stats->std);
-  if (result.path_weights.defined()) {
-    write_float_tensor(dir + "/path_weights.npy", result.path_weights);
-    write_float_tensor(dir + "/path_bias.npy", result.path_bias);
-  }
-  summary.seconds = elapsed();
-  write_file_atomically(dir + "/summary.json", summary_json(summary));
+  write_outputs(options.run_dir, csv, result, *final_stats);
+  summary.seconds = start.seconds();
+  write_file_atomically(options.run_dir + "/summary.json", summary_json(summary));
   return summary;
 }
 

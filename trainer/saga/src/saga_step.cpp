@@ -2,9 +2,9 @@
 
 #include <cmath>
 
-#include "ffcv/errors.hpp"
 #include "ffcv/saga/row_source.hpp"
-#include "ffcv/stopwatch.hpp"
+#include "ffcv/util/errors.hpp"
+#include "ffcv/util/stopwatch.hpp"
 
 namespace ffcv::saga {
 namespace {

@@ -19,7 +19,7 @@ class BytesField : public Field {
   void encode(const FieldValue& value, std::uint8_t* column, std::vector<EncodedAllocation>& heap,
               const EncodeContext& context) const override;
   std::vector<HeapRef> heap_refs(const std::uint8_t* column) const override;
-  FieldValue decode(const std::uint8_t* column, const HeapView& heap) const override;
+  FieldValue decode(const std::uint8_t* column, const PayloadReader& heap) const override;
   std::string describe(const std::uint8_t* column) const override;
 
  protected:
@@ -34,7 +34,7 @@ class JsonField final : public BytesField {
   std::string type_name() const override { return "JSON"; }
   void encode(const FieldValue& value, std::uint8_t* column, std::vector<EncodedAllocation>& heap,
               const EncodeContext& context) const override;
-  FieldValue decode(const std::uint8_t* column, const HeapView& heap) const override;
+  FieldValue decode(const std::uint8_t* column, const PayloadReader& heap) const override;
 };
 
 }  // namespace ffcv

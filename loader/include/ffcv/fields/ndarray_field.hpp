@@ -34,7 +34,7 @@ class NdArrayField final : public Field {
   void encode(const FieldValue& value, std::uint8_t* column, std::vector<EncodedAllocation>& heap,
               const EncodeContext& context) const override;
   std::vector<HeapRef> heap_refs(const std::uint8_t* column) const override;
-  FieldValue decode(const std::uint8_t* column, const HeapView& heap) const override;
+  FieldValue decode(const std::uint8_t* column, const PayloadReader& heap) const override;
   std::string describe(const std::uint8_t* column) const override;
 
  private:

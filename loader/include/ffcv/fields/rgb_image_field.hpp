@@ -62,7 +62,7 @@ class RgbImageField final : public Field {
               const EncodeContext& context) const override;
   std::string check_column(const std::uint8_t* column) const override;
   std::vector<HeapRef> heap_refs(const std::uint8_t* column) const override;
-  FieldValue decode(const std::uint8_t* column, const HeapView& heap) const override;
+  FieldValue decode(const std::uint8_t* column, const PayloadReader& heap) const override;
   std::string describe(const std::uint8_t* column) const override;
 
  private:

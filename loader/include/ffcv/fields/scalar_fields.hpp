@@ -14,7 +14,7 @@ class IntField final : public Field {
   ColumnType column_type() const override { return {8, 8}; }
   void encode(const FieldValue& value, std::uint8_t* column, std::vector<EncodedAllocation>& heap,
               const EncodeContext& context) const override;
-  FieldValue decode(const std::uint8_t* column, const HeapView& heap) const override;
+  FieldValue decode(const std::uint8_t* column, const PayloadReader& heap) const override;
   std::string describe(const std::uint8_t* column) const override;
 };
 
@@ -26,7 +26,7 @@ class FloatField final : public Field {
   ColumnType column_type() const override { return {8, 8}; }
   void encode(const FieldValue& value, std::uint8_t* column, std::vector<EncodedAllocation>& heap,
               const EncodeContext& context) const override;
-  FieldValue decode(const std::uint8_t* column, const HeapView& heap) const override;
+  FieldValue decode(const std::uint8_t* column, const PayloadReader& heap) const override;
   std::string describe(const std::uint8_t* column) const override;
 };
 

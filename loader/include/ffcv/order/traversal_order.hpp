@@ -49,6 +49,9 @@ struct OrderOptions {
   std::uint64_t batch_size = 1;  // only used for the window default
 };
 
+// The pages QUASI_RANDOM keeps open: window_pages, or for 0 FFCV's choice, 2 x batch_size.
+std::uint64_t quasi_random_window(const OrderOptions& options);
+
 class TraversalOrder {
  public:
   // `page_of_sample[i]` is the page holding sample i's heap data, kNoPage when it has none

@@ -14,6 +14,18 @@
 //                                 [](const ffcv::OpParams& params) { ... });
 //   }
 //
+// A step may also declare its parameters, as the built-in ones do (ffcv/steps/step_schema.hpp):
+//
+//     registry.register_operation(
+//         "my_op", "one line for listings",
+//         {{"order", ffcv::ParamKind::kNumbers, ffcv::defaults_to({2.0, 1.0, 0.0}), ffcv::any(),
+//           "source channel of each output channel"}},
+//         [](const ffcv::OpParams& params) { ... params.require_list("order") ... });
+//
+// and then gets the same checks and messages (unknown names with the nearest declared one, kinds,
+// rules) and its defaults filled in. Without a declaration a step stays allowed: its factory
+// reads the parameters with its own fallbacks, and a given parameter it did not read is an error.
+//
 // built with `-shared -fPIC` and no loader library on its link line: the loader symbols it uses
 // (OpRegistry, OpParams, ConfigError, ...) resolve to the program's own copy when it is loaded,
 // which is why every executable linking ffcv::loader exports the ffcv:: symbols
@@ -34,7 +46,8 @@ namespace ffcv {
 // The version of the interface an op library is compiled against: Decoder, Operation,
 // BatchOperation, their contexts, TensorState, OpParams and OpRegistry. Raised whenever one of them
 // changes in a way a compiled library would notice (a virtual function, a member, a signature).
-inline constexpr int kOpLibraryAbi = 1;
+// 2: OpRegistry holds each step's optional parameter declaration (StepSchema).
+inline constexpr int kOpLibraryAbi = 2;
 
 // Loads the shared library at `path` (dlopen with RTLD_NOW | RTLD_LOCAL), checks that it exports
 // ffcv_op_library_abi() returning kOpLibraryAbi and ffcv_register_ops(), lets the latter

@@ -31,10 +31,21 @@ class OpParams {
   std::vector<double> get_list(const std::string& key, const std::vector<double>& fallback) const;
   // Whether `key` is given as a list (for parameters that take a number or a list).
   bool is_list(const std::string& key) const;
-  // The same, for parameters without a default (ConfigError when absent).
+  // The same, for parameters without a fallback of the factory's own (ConfigError when absent):
+  // those without a default, and every parameter of a step with a declaration
+  // (ffcv/steps/step_schema.hpp), whose defaults the registry has filled in.
+  bool require_bool(const std::string& key) const;
   std::int64_t require_int(const std::string& key) const;
   double require_double(const std::string& key) const;
+  std::string require_string(const std::string& key) const;
   std::vector<double> require_list(const std::string& key) const;
+
+  // The given names, and the names a get_*/require_*/is_list call asked for, sorted; the value
+  // of a given name (std::out_of_range otherwise), without counting as a read. For checking
+  // parameters against a step's declaration (ffcv/steps/step_schema.hpp).
+  std::vector<std::string> given() const;
+  std::vector<std::string> asked() const;
+  const ParamValue& value(const std::string& key) const { return values_.at(key); }
 
   // Throws ConfigError naming `step` and each parameter no get_*/require_* call asked for.
   void check_all_used(const std::string& step) const;

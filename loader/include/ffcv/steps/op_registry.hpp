@@ -4,18 +4,27 @@
 // libraries loaded at run time (ffcv/steps/op_library.hpp), which register into an empty registry
 // of their own that is then added to the global one whole. A name is registered once: a later
 // registration under the same name is an error, so nothing can silently replace a built-in.
+//
+// Parameters: a step registered with a StepSchema (every built-in is) gets its parameters checked
+// against that declaration, and its factory receives them with every declared default filled in
+// (ffcv/steps/step_schema.hpp); docs/catalogue.md's parameter tables are generated from these
+// declarations. A step registered without one (the three-argument calls, as op libraries built
+// before declarations existed make them) stays allowed: its factory reads what it wants with its
+// own fallbacks, and any given parameter it did not read is a ConfigError.
 #pragma once
 
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "ffcv/steps/named_steps.hpp"
 #include "ffcv/steps/op_params.hpp"
 #include "ffcv/steps/operation.hpp"
+#include "ffcv/steps/step_schema.hpp"
 
 namespace ffcv {
 
@@ -37,6 +46,13 @@ class OpRegistry {
   void register_decoder(const std::string& name, std::string summary, DecoderFactory factory);
   void register_operation(const std::string& name, std::string summary, OperationFactory factory);
   void register_batch_operation(const std::string& name, std::string summary,
+                                BatchOperationFactory factory);
+  // The same with the declaration of the step's parameters.
+  void register_decoder(const std::string& name, std::string summary, StepSchema parameters,
+                        DecoderFactory factory);
+  void register_operation(const std::string& name, std::string summary, StepSchema parameters,
+                          OperationFactory factory);
+  void register_batch_operation(const std::string& name, std::string summary, StepSchema parameters,
                                 BatchOperationFactory factory);
 
   bool has_decoder(const std::string& name) const;
@@ -60,11 +76,20 @@ class OpRegistry {
   std::vector<std::pair<std::string, std::string>> operations() const;
   std::vector<std::pair<std::string, std::string>> batch_operations() const;
 
+  // The declared parameters of a step; nullopt for a step registered without a declaration (or
+  // not registered).
+  std::optional<StepSchema> decoder_schema(const std::string& name) const;
+  std::optional<StepSchema> operation_schema(const std::string& name) const;
+  std::optional<StepSchema> batch_operation_schema(const std::string& name) const;
+
  private:
   mutable std::mutex mutex_;
   NamedSteps<DecoderFactory> decoders_;
   NamedSteps<OperationFactory> operations_;
   NamedSteps<BatchOperationFactory> batch_operations_;
 };
+
+// Registers the built-in steps (what OpRegistry::global() starts with) into `registry`.
+void register_builtin_steps(OpRegistry& registry);
 
 }  // namespace ffcv

@@ -16,9 +16,10 @@
 #include <span>
 #include <string>
 
-#include "ffcv/counter_random.hpp"
 #include "ffcv/field.hpp"
+#include "ffcv/payload_reader.hpp"
 #include "ffcv/steps/tensor_state.hpp"
+#include "ffcv/util/counter_random.hpp"
 
 namespace ffcv {
 
@@ -37,17 +38,6 @@ struct SampleContext {
   // The n-th random 64-bit value / uniform double in [0, 1) of (seed, epoch, index, stream).
   std::uint64_t random_u64(std::uint32_t n) const;
   double uniform(std::uint32_t n) const;
-};
-
-// Reads the payload a metadata column points to (through the loader's page source).
-class PayloadReader {
- public:
-  virtual ~PayloadReader() = default;
-  // The payload starting at `ptr`, its size looked up in the allocation table.
-  virtual std::span<const std::uint8_t> payload(std::uint64_t ptr) const = 0;
-  // The same when the size is known from the metadata (the reader checked it at open): no
-  // table lookup.
-  virtual std::span<const std::uint8_t> payload(std::uint64_t ptr, std::uint64_t size) const = 0;
 };
 
 class Decoder {

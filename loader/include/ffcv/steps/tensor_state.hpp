@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "ffcv/dtype.hpp"
+#include "ffcv/format/dtype.hpp"
 
 namespace ffcv {
 

@@ -32,7 +32,7 @@
 #include <string>
 #include <string_view>
 
-#include "ffcv/errors.hpp"
+#include "ffcv/util/errors.hpp"
 
 namespace ffcv {
 
@@ -114,5 +114,14 @@ void check_supported_scheme(std::string_view location);
 // file is not the pinned version, ConfigError for bad options or an unsupported scheme.
 std::unique_ptr<RangeReader> open_range_reader(const std::string& location,
                                                const HttpOptions& http = {});
+
+// True when `location` is a local path (not a URL) that names no file: the one case a caller can
+// explain before any work (a relative path read from another folder).
+bool local_file_missing(const std::string& location);
+
+// Opens `location` once when it is a URL, so that its version is pinned (version_pins.hpp) for
+// this process and the children it starts; a local path is left alone. Throws as
+// open_range_reader.
+void pin_remote_version(const std::string& location, const HttpOptions& http = {});
 
 }  // namespace ffcv

@@ -16,7 +16,7 @@
 
 #include <string>
 
-#include "ffcv/errors.hpp"
+#include "ffcv/util/errors.hpp"
 
 namespace ffcv::train {
 

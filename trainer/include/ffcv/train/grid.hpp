@@ -45,7 +45,7 @@
 #include <string>
 #include <vector>
 
-#include "ffcv/errors.hpp"
+#include "ffcv/util/errors.hpp"
 
 namespace ffcv::train {
 
@@ -91,6 +91,14 @@ GridSpec load_grid(const std::string& path, const std::vector<std::string>& cli_
 
 // The points: the listed ones, or the product of the axes, the first axis varying slowest.
 std::vector<GridPoint> grid_points(const GridSpec& spec);
+
+// How many points grid_points(spec) has, without making them (saturating at SIZE_MAX).
+std::size_t grid_point_count(const GridSpec& spec);
+
+// Point `index` alone, equal to grid_points(spec)[index] without making the others: what one
+// point's process (`--point I`, a job array's task) needs of its grid. Throws std::out_of_range
+// for an index at or past grid_point_count(spec).
+GridPoint grid_point(const GridSpec& spec, std::size_t index);
 
 // The keys the points differ in, in order of first appearance (the table's columns).
 std::vector<std::string> grid_keys(const GridSpec& spec);

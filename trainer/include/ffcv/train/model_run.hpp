@@ -100,6 +100,9 @@ class ModelRun {
 
  private:
   bool stop_requested();
+  // end_epoch for an epoch stopped part-way: keeps its position and sums (`totals`, summed over
+  // the ranks) in the checkpoint, to be resumed.
+  void end_stopped_epoch(const at::Tensor& totals);
   // Evaluates on `val` as after epoch `epoch`; adds the figures to `record` and returns them as
   // the tail of a printed line.
   std::string validate(Loader& val, std::uint64_t epoch, JsonRecord& record);

@@ -24,35 +24,24 @@
 
 namespace ffcv::train {
 
-// [data]: the datasets and how the loader reads them.
-struct DataConfig {
+// [data]: the datasets, the loader's settings (every key of ffcv/settings/loader_settings.hpp,
+// one spelling for recipes, flags and ablations; the training set's order defaults to
+// QUASI_RANDOM, the validation set is always read in order with its last batch kept) and the
+// image pipeline's.
+struct DataConfig : LoaderSettings {
+  DataConfig() { order = "quasi_random"; }
+
   // The .beton files: paths (relative paths are kept as written) or http(s):// URLs, which are
   // always read through the process cache.
   std::string train;  // training set (required)
   std::string val;    // validation set (required)
   std::string image_field = "image";
   std::string label_field = "label";
-  int num_workers = 0;          // decoding threads; 0 = one per core
-  bool os_cache = true;         // true: mmap through the OS page cache; false: process cache
-  int cache_budget_mib = 1024;  // process cache: resident pages at most, per loader
-  int cache_readers = 4;        // process cache: reads in flight (HTTP connections for URLs)
-  // Process cache: slow storage imposed on its reads (StorageThrottle), to study it on one machine.
-  double storage_latency_ms = 0;       // added to every read
-  double storage_bandwidth_mbs = 0;    // shared by all reads; 0: unlimited
-  std::string order = "quasi_random";  // sequential | random | quasi_random (training set)
-  int window_pages = 0;                // QUASI_RANDOM: pages open at once (0: 2 x batch size)
-  std::uint64_t seed = 0;              // seed of the order and of the random augmentations
-  int batches_ahead = 3;               // batches prepared ahead of the training step
   // Normalization on the 0..255 pixel scale, per RGB channel (ImageNet statistics by default).
   std::array<double, 3> mean = {123.675, 116.28, 103.53};
   std::array<double, 3> std = {58.395, 57.12, 57.375};
   std::string interpolation = "area";  // crop resize kernel: area | linear
   bool fast_dct = true;                // libjpeg-turbo's fast (less exact) inverse DCT
-  // A sample that fails to decode: "fail" stops the run naming it; "skip" leaves it out of its
-  // batch, counts it in the epoch's log record, and stops the run once more than
-  // max_skipped_fraction of an epoch's samples were skipped (LoaderOptions::on_error).
-  std::string on_error = "fail";
-  double max_skipped_fraction = 0.01;
 
   // Shared libraries of user operations (ffcv/steps/op_library.hpp), loaded before the pipelines
   // are built, so `augment.operations` can name their steps.

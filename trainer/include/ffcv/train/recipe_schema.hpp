@@ -20,27 +20,10 @@
 #include <variant>
 #include <vector>
 
+#include "ffcv/settings/loader_settings.hpp"
+#include "ffcv/settings/rule.hpp"
+
 namespace ffcv::train {
-
-// What a value must satisfy beyond its type: numeric bounds (for lists, of every element), a
-// set of choices (strings), non-emptiness (strings), lo <= hi (pairs).
-struct Rule {
-  double min = -std::numeric_limits<double>::infinity();
-  bool min_open = false;
-  double max = std::numeric_limits<double>::infinity();
-  bool max_open = false;
-  std::vector<std::string_view> choices;
-  bool non_empty = false;
-  bool ordered = false;
-};
-
-Rule any();
-Rule at_least(double min);
-Rule above(double min);
-Rule between(double min, double max, bool min_open = false, bool max_open = false);
-Rule one_of(std::vector<std::string_view> choices);
-Rule non_empty();
-Rule ordered(Rule rule);
 
 // Where one key's value lives: a member of the recipe struct, of one of these types.
 using FieldSlot =
@@ -51,10 +34,17 @@ struct SchemaField {
   std::string_view section, key;
   FieldSlot slot;
   Rule rule;
+  // Set for an old spelling of a key: the key's name now. Reading the old one stores into the
+  // same slot and prints a note naming the new one once; it is never written back or listed.
+  std::string_view renamed_to = {};
 };
 
 // Every key in documentation order; sections appear in one contiguous run each.
 using RecipeSchema = std::vector<SchemaField>;
+
+// Appends the loader's settings (ffcv/settings/loader_settings.hpp) as keys of `section`, with
+// their old spellings (`workers` for `num_workers`, ...) as renamed keys.
+void add_loader_settings(RecipeSchema& schema, std::string_view section, LoaderSettings& settings);
 
 // Parses `text` (the recipe file at `path`) as TOML and stores every key into its slot.
 // Top-level tables named in `ignored_sections` are left for someone else (a [grid]).
@@ -84,8 +74,5 @@ std::string read_recipe_text(const std::string& path);
 
 // "dir/rn50_16_epochs.toml" -> "rn50_16_epochs" (the run's name).
 std::string recipe_file_stem(const std::string& path);
-
-// The number in shortest round-trip digits ("0.1", "1e-05"), for messages.
-std::string format_number(double value);
 
 }  // namespace ffcv::train

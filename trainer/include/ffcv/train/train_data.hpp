@@ -4,7 +4,7 @@
 //   train  image: random_resized_crop(resolution, scale, ratio) -> random_horizontal_flip
 //                 -> augment.operations -> [image_mixup]
 //          label: int -> [label_mixup: float32 (label, partner's label, weight)]
-//          order from data.order, drop_last, sharded by rank
+//          order, drop_last and the rest from the recipe's loader settings, sharded by rank
 //   val    image: center_crop(validation.resolution, crop_ratio)
 //          label: int
 //          sequential, keep the last partial batch, sharded by rank
@@ -41,6 +41,8 @@ class TrainData {
   // many random-resized crops of each sample from one decode (random_resized_crops, flipped
   // with augment.flip), uint8 [N, views, H, W, 3]: one view per model of a shared grid group
   // whose points differ in their seeds. Views take no augment.operations and no mixup.
+  // data.num_workers 0 gives every available core to the workers; the trainer resolves it to
+  // its share of the machine first (resolve_workers).
   TrainData(const Recipe& recipe, ShardSpec shard, int initial_resolution,
             std::optional<BatchAllocator> allocator, int views = 1);
 

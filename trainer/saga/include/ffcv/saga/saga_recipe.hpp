@@ -26,10 +26,19 @@
 #include <string>
 #include <vector>
 
+#include "ffcv/settings/loader_settings.hpp"
+
 namespace ffcv::saga {
 
-// [data]: where the rows come from and how they are loaded.
-struct SagaData {
+// [data]: where the rows come from and how they are loaded: the loader's settings (every key of
+// ffcv/settings/loader_settings.hpp; here the training rows' order defaults to RANDOM and the
+// last, short batch is kept) and the rows' own keys.
+struct SagaData : LoaderSettings {
+  SagaData() {
+    order = "random";
+    drop_last = false;
+  }
+
   std::string train;                  // the .beton (path or http(s):// URL); required
   std::string features = "features";  // NDArray field: float32, float16, bool or packed bits
   std::string targets = "target";     // Float, Int (class labels) or NDArray (K targets) field
@@ -52,12 +61,6 @@ struct SagaData {
   std::string features_npy;
   std::string targets_npy;
   std::uint64_t batch_size = 100;
-  int workers = 0;               // our loader's threads; 0 = one per available core
-  std::string order = "random";  // training rows: random | quasi_random | sequential
-  std::uint64_t seed = 0;
-  bool os_cache = true;         // our loader: mmap (true) or the process cache (false)
-  int cache_budget_mib = 1024;  // process cache budget
-  bool drop_last = false;       // leave out the last, short batch of each epoch
 
   bool operator==(const SagaData&) const = default;
 };

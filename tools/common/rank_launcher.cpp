@@ -1,4 +1,4 @@
-#include "cli/rank_launcher.hpp"
+#include "common/rank_launcher.hpp"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -15,8 +15,8 @@
 #include <filesystem>
 #include <thread>
 
-#include "cli/interrupt_watch.hpp"
-#include "ffcv/errors.hpp"
+#include "common/interrupt_watch.hpp"
+#include "ffcv/util/errors.hpp"
 
 namespace ffcv::tools {
 

@@ -1,10 +1,10 @@
-#include "output_guard.hpp"
+#include "common/output_guard.hpp"
 
 #include <filesystem>
 #include <fstream>
 
-#include "arguments.hpp"
-#include "ffcv/format.hpp"
+#include "common/arguments.hpp"
+#include "ffcv/format/format.hpp"
 
 namespace ffcv::tools {
 namespace fs = std::filesystem;

@@ -1,4 +1,4 @@
-#include "cli/spawn.hpp"
+#include "common/spawn.hpp"
 
 #include <fcntl.h>
 #include <sched.h>
@@ -10,8 +10,8 @@
 #include <cerrno>
 #include <filesystem>
 
-#include "ffcv/errors.hpp"
 #include "ffcv/storage/version_pins.hpp"
+#include "ffcv/util/errors.hpp"
 
 extern char** environ;
 

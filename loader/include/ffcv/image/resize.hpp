@@ -6,8 +6,9 @@
 // general (non-integer ratio) area path is scalar. This one computes the same filter from
 // per-axis weight tables built once per call, runs a horizontal then a vertical pass in 16-bit
 // fixed point with SIMD (SSE2 on x86-64, the baseline; a scalar path elsewhere), and keeps every
-// buffer in a caller-owned scratch vector, so it allocates nothing once the scratch is large
-// enough. It is 7-9x faster than cv::resize(INTER_AREA) on one thread (resize_micro.cpp).
+// buffer in a caller-owned scratch (a vector, or a span sized once with
+// resize_rgb_scratch_bytes), so it allocates nothing once the scratch is large enough. It is
+// 7-9x faster than cv::resize(INTER_AREA) on one thread (resize_micro.cpp).
 //
 // Filters (s = source extent / output size, per axis):
 //  - kArea, both axes shrinking (s >= 1): each output pixel is the mean of the source area it
@@ -34,6 +35,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -63,5 +65,17 @@ struct ResizeSource {
 // image (beyond a 1e-6 pixel tolerance), a non-positive output size or null pointers.
 void resize_rgb(const ResizeSource& source, std::uint8_t* dst, int dst_width, int dst_height,
                 Interpolation interpolation, std::vector<std::uint8_t>& scratch);
+
+// The same with a caller's scratch that does not grow: for callers that size their memory once
+// (a pipeline step declares its scratch before the epoch). Throws ConfigError as above, and when
+// `scratch` is smaller than this call needs; resize_rgb_scratch_bytes gives a size that always
+// suffices. Same output bytes as the vector overload.
+void resize_rgb(const ResizeSource& source, std::uint8_t* dst, int dst_width, int dst_height,
+                Interpolation interpolation, std::span<std::uint8_t> scratch);
+
+// Scratch bytes that suffice for resizing any region of any source image of at most
+// max_source_width x max_source_height pixels to dst_width x dst_height, with either filter.
+std::size_t resize_rgb_scratch_bytes(int max_source_width, int max_source_height, int dst_width,
+                                     int dst_height);
 
 }  // namespace ffcv

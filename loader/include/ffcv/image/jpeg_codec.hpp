@@ -23,7 +23,7 @@
 #include <span>
 #include <vector>
 
-#include "ffcv/value.hpp"
+#include "ffcv/format/value.hpp"
 
 namespace ffcv {
 

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/spawn.hpp"  // this_program(): what launch_ranks starts again
+#include "common/spawn.hpp"  // this_program(): what launch_ranks starts again
 
 namespace ffcv::tools {
 

@@ -1,4 +1,4 @@
-#include "ffcv/npy_array.hpp"
+#include "ffcv/format/npy_array.hpp"
 
 #include <cerrno>
 #include <filesystem>
@@ -6,8 +6,8 @@
 #include <numeric>
 #include <optional>
 
-#include "ffcv/errors.hpp"
-#include "ffcv/little_endian.hpp"
+#include "ffcv/util/errors.hpp"
+#include "ffcv/util/little_endian.hpp"
 
 namespace ffcv {
 namespace {

@@ -1,4 +1,4 @@
-#include "cli/interrupt_watch.hpp"
+#include "common/interrupt_watch.hpp"
 
 #include <signal.h>
 
@@ -8,6 +8,7 @@ namespace ffcv::tools {
 namespace {
 
 std::atomic<int> g_signal{0};
+std::atomic<int> g_depth{0};  // watches alive; only the outermost installs and restores
 struct sigaction g_old_int {};
 struct sigaction g_old_term {};
 
@@ -16,6 +17,7 @@ void remember(int signal) { g_signal.store(signal); }
 }  // namespace
 
 InterruptWatch::InterruptWatch() {
+  if (g_depth.fetch_add(1) != 0) return;  // nested: the outer watch's signal stands
   g_signal.store(0);
   struct sigaction action {};
   action.sa_handler = remember;
@@ -25,6 +27,7 @@ InterruptWatch::InterruptWatch() {
 }
 
 InterruptWatch::~InterruptWatch() {
+  if (g_depth.fetch_sub(1) != 1) return;
   sigaction(SIGINT, &g_old_int, nullptr);
   sigaction(SIGTERM, &g_old_term, nullptr);
 }

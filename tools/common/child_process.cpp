@@ -1,4 +1,4 @@
-#include "cli/child_process.hpp"
+#include "common/child_process.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -10,9 +10,9 @@
 #include <cerrno>
 #include <chrono>
 
-#include "cli/interrupt_watch.hpp"
-#include "cli/spawn.hpp"
-#include "ffcv/errors.hpp"
+#include "common/interrupt_watch.hpp"
+#include "common/spawn.hpp"
+#include "ffcv/util/errors.hpp"
 
 namespace ffcv::tools {
 

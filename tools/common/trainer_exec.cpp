@@ -1,16 +1,16 @@
-// `ffcv run` in the main program: hands the command line to ffcv-train, installed beside it.
+#include "common/trainer_exec.hpp"
+
 #include <unistd.h>
 
 #include <cerrno>
 #include <filesystem>
 
-#include "cli/commands.hpp"
-#include "cli/spawn.hpp"
-#include "ffcv/errors.hpp"
+#include "common/spawn.hpp"
+#include "ffcv/util/errors.hpp"
 
 namespace ffcv::tools {
 
-int run_trainer_command(const CommandArgs& args) {
+int run_trainer_command(const std::vector<std::string>& args) {
   const std::filesystem::path trainer =
       std::filesystem::path(this_program()).parent_path() / "ffcv-train";
   if (!std::filesystem::exists(trainer)) {

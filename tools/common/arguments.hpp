@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <map>
 #include <optional>
@@ -54,6 +55,13 @@ class Arguments {
   // default).
   Arguments& non_empty();
 
+  // An old spelling of option `name`: `--OLD VALUE` (or `--OLD` alone when `is_flag`) is read as
+  // `--NAME translate(VALUE)` (a flag's VALUE is "true"), printing once "note: --OLD is now
+  // spelled --NAME". Aliases are not listed in --help; a translate that throws ConfigError is a
+  // UsageError naming --OLD.
+  Arguments& alias(std::string old_name, std::string name, bool is_flag,
+                   std::function<std::string(const std::string&)> translate);
+
   // Parses argv (without the program and subcommand names) and checks every ranged option's
   // value. Returns false when --help was asked for (the help text is then printed on stdout).
   // Throws UsageError.
@@ -94,13 +102,23 @@ class Arguments {
     bool non_empty = false;
     Range range = {};
   };
+  struct Alias {
+    std::string old_name, name;
+    bool is_flag = false;
+    std::function<std::string(const std::string&)> translate;
+  };
   const Spec* find(const std::string& name) const;
+  const Alias* find_alias(const std::string& name) const;
   Spec& last_option(const char* what);
   std::string range_text(const Range& range) const;
   std::string closest(const std::string& name) const;
+  // Takes the option argv[i] ("--name" or "--name=value") and the values after it that it
+  // takes, leaving `i` at the last argument it used.
+  void parse_option(const std::vector<std::string>& argv, std::size_t& i);
 
   std::string command_, summary_;
   std::vector<Spec> specs_;
+  std::vector<Alias> aliases_;
   std::map<std::string, std::string> values_;
   std::map<std::string, std::vector<std::string>> repeated_values_;
 };

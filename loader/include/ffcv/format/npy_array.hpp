@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "ffcv/dtype.hpp"
-#include "ffcv/mapped_file.hpp"
+#include "ffcv/format/dtype.hpp"
+#include "ffcv/util/mapped_file.hpp"
 
 namespace ffcv {
 

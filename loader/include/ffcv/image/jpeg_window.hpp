@@ -128,4 +128,19 @@ int choose_window_scale(int window_width, int window_height, int min_out_width, 
 DecodedWindow decode_jpeg_window(std::span<const std::uint8_t> jpeg,
                                  const JpegWindowRequest& request, std::vector<std::uint8_t>& out);
 
+// The same into a caller's buffer that does not grow, for callers that size their memory once:
+// the region is written to the first width * height * 3 bytes of `out`. Throws EncodeError, as
+// above, and when `out` is too small for the region (jpeg_window_bytes_bound gives a size that
+// always suffices, except for the whole-image fallback, which needs the whole scaled image).
+// Same bytes as the vector overload.
+DecodedWindow decode_jpeg_window(std::span<const std::uint8_t> jpeg,
+                                 const JpegWindowRequest& request, std::span<std::uint8_t> out);
+
+// The most bytes decode_jpeg_window writes for any window of a frame_width x frame_height JPEG
+// (libjpeg-converted colour spaces), when every request asks for the same min_out_width x
+// min_out_height (0 x 0: requests that vary, or DCT scaling off; the bound then covers every
+// scale, i.e. the whole frame) and the same all_scales.
+std::uint64_t jpeg_window_bytes_bound(int frame_width, int frame_height, int min_out_width,
+                                      int min_out_height, bool all_scales = false);
+
 }  // namespace ffcv

@@ -1,11 +1,14 @@
-#include "arguments.hpp"
+#include "common/arguments.hpp"
 
 #include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <stdexcept>
 
-#include "ffcv/closest_name.hpp"
+#include "ffcv/settings/loader_settings.hpp"
+#include "ffcv/util/byte_size.hpp"
+#include "ffcv/util/closest_name.hpp"
+#include "ffcv/util/errors.hpp"
 
 namespace ffcv::tools {
 namespace {
@@ -149,12 +152,79 @@ const Arguments::Spec* Arguments::find(const std::string& name) const {
   return nullptr;
 }
 
+Arguments& Arguments::alias(std::string old_name, std::string name, bool is_flag,
+                            std::function<std::string(const std::string&)> translate) {
+  aliases_.push_back({std::move(old_name), std::move(name), is_flag, std::move(translate)});
+  return *this;
+}
+
+const Arguments::Alias* Arguments::find_alias(const std::string& name) const {
+  for (const Alias& alias : aliases_) {
+    if (alias.old_name == name) return &alias;
+  }
+  return nullptr;
+}
+
 std::string Arguments::closest(const std::string& name) const {
   std::vector<std::string> options;
   for (const Spec& spec : specs_) {
     if (!spec.is_positional) options.push_back(spec.name);
   }
   return closest_name(name, options);
+}
+
+void Arguments::parse_option(const std::vector<std::string>& argv, std::size_t& i) {
+  std::string name = argv[i].substr(2);
+  std::optional<std::string> inline_value;
+  if (const std::size_t eq = name.find('='); eq != std::string::npos) {
+    inline_value = name.substr(eq + 1);
+    name = name.substr(0, eq);
+  }
+  if (const Alias* alias = find_alias(name)) {
+    if (alias->is_flag && inline_value) throw UsageError("option --" + name + " takes no value");
+    if (!alias->is_flag && !inline_value && i + 1 >= argv.size()) {
+      throw UsageError("option --" + name + " needs a value");
+    }
+    const std::string value = alias->is_flag ? std::string("true")
+                              : inline_value ? *inline_value
+                                             : argv[++i];
+    try {
+      values_[alias->name] = alias->translate(value);
+    } catch (const ConfigError& error) {
+      throw UsageError("--" + name + ": " + error.what());
+    }
+    note_renamed_once("--" + name, "--" + alias->name);
+    return;
+  }
+  const Spec* spec = find(name);
+  if (spec == nullptr || spec->is_positional) {
+    const std::string suggestion = closest(name);
+    throw UsageError("unknown option --" + name +
+                     (suggestion.empty() ? "" : " (did you mean --" + suggestion + "?)"));
+  }
+  if (spec->is_flag) {
+    if (inline_value) throw UsageError("option --" + name + " takes no value");
+    values_[name].assign(1, '1');  // (assigning a literal trips a GCC 12 -Wrestrict false positive)
+  } else if (spec->is_pair) {
+    if (inline_value || i + 2 >= argv.size()) {
+      throw UsageError("option --" + name + " needs two values: " + spec->value_name);
+    }
+    std::string both = argv[i + 1];
+    both += '\n';
+    both += argv[i + 2];
+    values_[name] = std::move(both);
+    i += 2;
+  } else {
+    if (!inline_value && i + 1 >= argv.size()) {
+      throw UsageError("option --" + name + " needs a value");
+    }
+    std::string value = inline_value ? *inline_value : argv[++i];
+    if (spec->non_empty && value.empty()) {
+      throw UsageError("--" + name + " needs a value, got an empty one");
+    }
+    if (spec->is_repeated) repeated_values_[name].push_back(value);
+    values_[name] = std::move(value);
+  }
 }
 
 bool Arguments::parse(const std::vector<std::string>& argv) {
@@ -170,42 +240,7 @@ bool Arguments::parse(const std::vector<std::string>& argv) {
       return false;
     }
     if (arg.rfind("--", 0) == 0) {
-      std::string name = arg.substr(2);
-      std::optional<std::string> inline_value;
-      if (const std::size_t eq = name.find('='); eq != std::string::npos) {
-        inline_value = name.substr(eq + 1);
-        name = name.substr(0, eq);
-      }
-      const Spec* spec = find(name);
-      if (spec == nullptr || spec->is_positional) {
-        const std::string suggestion = closest(name);
-        throw UsageError("unknown option --" + name +
-                         (suggestion.empty() ? "" : " (did you mean --" + suggestion + "?)"));
-      }
-      if (spec->is_flag) {
-        if (inline_value) throw UsageError("option --" + name + " takes no value");
-        values_[name].assign(
-            1, '1');  // (assigning a literal trips a GCC 12 -Wrestrict false positive)
-      } else if (spec->is_pair) {
-        if (inline_value || i + 2 >= argv.size()) {
-          throw UsageError("option --" + name + " needs two values: " + spec->value_name);
-        }
-        std::string both = argv[i + 1];
-        both += '\n';
-        both += argv[i + 2];
-        values_[name] = std::move(both);
-        i += 2;
-      } else {
-        if (!inline_value && i + 1 >= argv.size()) {
-          throw UsageError("option --" + name + " needs a value");
-        }
-        std::string value = inline_value ? *inline_value : argv[++i];
-        if (spec->non_empty && value.empty()) {
-          throw UsageError("--" + name + " needs a value, got an empty one");
-        }
-        if (spec->is_repeated) repeated_values_[name].push_back(value);
-        values_[name] = std::move(value);
-      }
+      parse_option(argv, i);
       continue;
     }
     if (next_positional >= positionals.size()) {
@@ -355,30 +390,13 @@ unsigned long long Arguments::get_size(const std::string& name, unsigned long lo
   const std::string text = get(name);
   const bool bounded = min != 0 || max != kSizeMax;
   const std::string range = size_text(min) + " and " + size_text(max);
-  std::size_t digits = 0;
-  while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits]))) ++digits;
-  std::string suffix = text.substr(digits);
-  if (suffix.size() > 1 && (suffix.ends_with("iB") || suffix.ends_with("B"))) {
-    suffix = suffix.substr(0, 1);
-  }
-  const std::map<std::string, int> shifts = {{"", 0},   {"K", 10}, {"k", 10},
-                                             {"M", 20}, {"G", 30}, {"T", 40}};
-  auto it = shifts.find(suffix);
-  if (digits == 0 || it == shifts.end()) {
+  const std::optional<std::uint64_t> size = parse_byte_size(text);
+  if (!is_byte_size_text(text)) {
     throw UsageError("--" + name + " expects a size such as 8388608 or 8M" +
                      (bounded ? " between " + range : "") + ", got '" + text + "'");
   }
-  bool in_range = false;
-  unsigned long long value = 0;
-  try {
-    value = std::stoull(text.substr(0, digits));
-    in_range = value <= (kSizeMax >> it->second);
-  } catch (const std::out_of_range&) {
-  }
-  if (in_range) {
-    value <<= it->second;
-    in_range = value >= min && value <= max;
-  }
+  const unsigned long long value = size.value_or(0);
+  const bool in_range = size && value >= min && value <= max;
   if (!in_range) {
     throw UsageError("--" + name + " must be between " + range + ", got " + text);
   }
