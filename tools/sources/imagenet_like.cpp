@@ -410,7 +410,11 @@ std::vector<std::string> find_source_photos(const std::vector<std::string>& dirs
   return {photos.begin(), photos.end()};
 }
 
-ImagenetLikeSummary generate_imagenet_like(const ImagenetLikeOptions& options) {
+// ---- Generation --------------------------------------------------------------------------------
+
+namespace {
+
+void check_options(const ImagenetLikeOptions& options) {
   if (options.output_dir.empty()) throw ConfigError("imagenet-like: no output folder given");
   if (options.num_classes < 1 || options.num_classes > kMaxImagenetLikeClasses) {
     throw ConfigError("imagenet-like: the number of classes must be in 1.." +
@@ -422,37 +426,52 @@ ImagenetLikeSummary generate_imagenet_like(const ImagenetLikeOptions& options) {
                       std::to_string(kMaxImagenetLikeCount) + ", not " +
                       std::to_string(options.count));
   }
+}
+
+// The photos under options.photo_dirs (or the default folders); throws ConfigError naming the
+// folders searched and the packages to install when there is none.
+std::vector<std::string> source_photos_or_throw(const ImagenetLikeOptions& options) {
   const std::vector<std::string> dirs =
       options.photo_dirs.empty() ? default_photo_dirs() : options.photo_dirs;
-  const std::vector<std::string> paths = find_source_photos(dirs);
+  std::vector<std::string> paths = find_source_photos(dirs);
   if (paths.empty()) {
     std::string searched;
     for (const std::string& dir : dirs) searched += (searched.empty() ? "" : ", ") + dir;
     throw ConfigError("imagenet-like: no source photographs (*.jpg) found in " + searched + "; " +
                       photo_packages_hint());
   }
-  const std::uint64_t count = options.count;
-  const std::uint64_t seed = options.seed;
-  const int workers = resolve_worker_count(options.num_workers);
+  return paths;
+}
 
-  // Folders, built under a temporary name and renamed into place when complete.
-  StagedDirectory tree(options.output_dir, kImagenetLikeMarker, options.replace_any_folder);
+// Creates the folders c000.. of every class under `root`; returns their paths.
+std::vector<std::string> create_class_dirs(const std::string& root, int num_classes) {
   std::error_code error;
-  std::vector<std::string> class_dirs(options.num_classes);
-  for (int c = 0; c < options.num_classes; ++c) {
-    class_dirs[c] = (fs::path(tree.path()) / class_name(c)).string();
+  std::vector<std::string> class_dirs(num_classes);
+  for (int c = 0; c < num_classes; ++c) {
+    class_dirs[c] = (fs::path(root) / class_name(c)).string();
     fs::create_directories(class_dirs[c], error);
     if (error) throw IoError(class_dirs[c], "create the folder", error.value());
   }
+  return class_dirs;
+}
 
-  // Load the photos that some image is cut from, each once, in parallel.
-  std::vector<char> needed(paths.size(), 0);
-  for (std::uint64_t i = 0; i < count; ++i) needed[draw_photo(seed, i, paths.size())] = 1;
+// The indices of the photos that some of the `count` images is cut from, ascending.
+std::vector<int> photos_to_load(std::uint64_t seed, std::uint64_t count, std::size_t num_photos) {
+  std::vector<char> needed(num_photos, 0);
+  for (std::uint64_t i = 0; i < count; ++i) needed[draw_photo(seed, i, num_photos)] = 1;
   std::vector<int> to_load;
-  for (std::size_t p = 0; p < paths.size(); ++p) {
+  for (std::size_t p = 0; p < num_photos; ++p) {
     if (needed[p]) to_load.push_back(static_cast<int>(p));
   }
-  const SerialOpenCv serial_opencv;
+  return to_load;
+}
+
+// Loads the photos of `to_load`, each once, in parallel, sharing the cache budget between them;
+// the others stay empty. Progress is reported as 0 of `count` images.
+std::vector<SourcePhoto> load_photos(const std::vector<std::string>& paths,
+                                     const std::vector<int>& to_load, int workers,
+                                     const ImagenetLikeOptions& options) {
+  const std::uint64_t count = options.count;
   const double max_photo_bytes = kCacheBudgetBytes / std::max<std::size_t>(1, to_load.size());
   std::vector<SourcePhoto> photos(paths.size());
   auto tick_zero = [&](std::uint64_t) {
@@ -462,13 +481,27 @@ ImagenetLikeSummary generate_imagenet_like(const ImagenetLikeOptions& options) {
       to_load.size(), workers,
       [&](std::uint64_t k) { photos[to_load[k]] = load_photo(paths[to_load[k]], max_photo_bytes); },
       tick_zero);
+  return photos;
+}
 
-  // Generate.
+struct GeneratedTotals {
+  std::uint64_t bytes = 0;
+  std::uint64_t width = 0;   // summed over the images
+  std::uint64_t height = 0;  // summed over the images
+};
+
+// Cuts, encodes and writes the images 0..options.count-1 in parallel, image i into the folder of
+// its drawn class.
+GeneratedTotals write_images(const std::vector<SourcePhoto>& photos,
+                             const std::vector<std::string>& class_dirs, int workers,
+                             const ImagenetLikeOptions& options) {
+  const std::uint64_t count = options.count;
+  const std::uint64_t seed = options.seed;
   std::atomic<std::uint64_t> total_bytes{0}, total_width{0}, total_height{0};
   parallel_for(
       count, workers,
       [&](std::uint64_t i) {
-        const SourcePhoto& photo = photos[draw_photo(seed, i, paths.size())];
+        const SourcePhoto& photo = photos[draw_photo(seed, i, photos.size())];
         const ImageLayout layout = draw_layout(seed, i, photo.width(), photo.height());
         const std::vector<std::uint8_t> jpeg = make_image(photo, layout);
         const int class_index = draw_class(seed, i, options.num_classes);
@@ -480,16 +513,41 @@ ImagenetLikeSummary generate_imagenet_like(const ImagenetLikeOptions& options) {
       [&](std::uint64_t done) {
         if (options.on_progress) options.on_progress(done, count);
       });
+  return {total_bytes, total_width, total_height};
+}
+
+// The content of kImagenetLikeMarker.
+std::string marker_json(std::uint64_t count, int num_classes, std::uint64_t seed) {
+  return "{\"generator\": \"ffcv write imagenet-like\", \"count\": " + std::to_string(count) +
+         ", \"classes\": " + std::to_string(num_classes) + ", \"seed\": " + std::to_string(seed) +
+         "}\n";
+}
+
+}  // namespace
+
+ImagenetLikeSummary generate_imagenet_like(const ImagenetLikeOptions& options) {
+  check_options(options);
+  const std::vector<std::string> paths = source_photos_or_throw(options);
+  const std::uint64_t count = options.count;
+  const std::uint64_t seed = options.seed;
+  const int workers = resolve_worker_count(options.num_workers);
+
+  // Folders, built under a temporary name and renamed into place when complete.
+  StagedDirectory tree(options.output_dir, kImagenetLikeMarker, options.replace_any_folder);
+  const std::vector<std::string> class_dirs = create_class_dirs(tree.path(), options.num_classes);
+
+  const std::vector<int> to_load = photos_to_load(seed, count, paths.size());
+  const SerialOpenCv serial_opencv;
+  const std::vector<SourcePhoto> photos = load_photos(paths, to_load, workers, options);
+  const GeneratedTotals totals = write_images(photos, class_dirs, workers, options);
   if (options.on_progress) options.on_progress(count, count);
-  tree.commit("{\"generator\": \"ffcv write imagenet-like\", \"count\": " + std::to_string(count) +
-              ", \"classes\": " + std::to_string(options.num_classes) +
-              ", \"seed\": " + std::to_string(seed) + "}\n");
+  tree.commit(marker_json(count, options.num_classes, seed));
 
   ImagenetLikeSummary summary;
   summary.count = count;
-  summary.total_bytes = total_bytes;
-  summary.mean_width = count == 0 ? 0.0 : static_cast<double>(total_width) / count;
-  summary.mean_height = count == 0 ? 0.0 : static_cast<double>(total_height) / count;
+  summary.total_bytes = totals.bytes;
+  summary.mean_width = count == 0 ? 0.0 : static_cast<double>(totals.width) / count;
+  summary.mean_height = count == 0 ? 0.0 : static_cast<double>(totals.height) / count;
   summary.photos_used = static_cast<int>(to_load.size());
   return summary;
 }

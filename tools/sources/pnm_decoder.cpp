@@ -1,6 +1,8 @@
 // Netpbm (P1-P6) decoding: a header of whitespace-separated decimal fields (with '#' comments),
 // then the raster as text (P1-P3) or bytes (P4-P6). Every size comes from the file, so each is
 // checked against what the file holds before anything is allocated.
+#include <cstdint>
+#include <span>
 #include <string>
 
 #include "ffcv/util/errors.hpp"
@@ -88,89 +90,126 @@ void check_sample(std::uint64_t value, std::uint64_t maxval, std::uint64_t index
   }
 }
 
-}  // namespace
+// What the magic number and the header fields say.
+struct PnmHeader {
+  int kind = 0;         // the digit of P1 to P6
+  bool bitmap = false;  // P1, P4: one bit a pixel, no maxval field
+  bool plain = false;   // P1 to P3: the raster as text
+  int channels = 1;     // 3 for the pixmaps P3 and P6
+  std::uint64_t width = 0;
+  std::uint64_t height = 0;
+  std::uint64_t maxval = 0;
 
-RgbImage decode_pnm(std::span<const std::uint8_t> bytes) {
+  std::uint64_t samples() const { return width * height * channels; }
+};
+
+// The magic number and the fields after it (width, height and, but for bitmaps, maxval); leaves
+// the cursor just after the last field.
+PnmHeader read_pnm_header(std::span<const std::uint8_t> bytes, PnmCursor& cursor) {
   if (bytes.size() < 2 || bytes[0] != 'P' || bytes[1] < '1' || bytes[1] > '6') {
     throw EncodeError("it does not start with a PNM signature (P1 to P6)");
   }
-  const int kind = bytes[1] - '0';
-  const bool bitmap = kind == 1 || kind == 4;
-  const bool plain = kind <= 3;
-  const int channels = (kind == 3 || kind == 6) ? 3 : 1;
-  PnmCursor cursor(bytes);
+  PnmHeader header;
+  header.kind = bytes[1] - '0';
+  header.bitmap = header.kind == 1 || header.kind == 4;
+  header.plain = header.kind <= 3;
+  header.channels = (header.kind == 3 || header.kind == 6) ? 3 : 1;
   cursor.advance(2);
   if (cursor.remaining() > 0 && !is_pnm_space(*cursor.here()) && *cursor.here() != '#') {
-    throw EncodeError("its PNM signature P" + std::to_string(kind) +
+    throw EncodeError("its PNM signature P" + std::to_string(header.kind) +
                       " is not followed by whitespace");
   }
-  const std::uint64_t width = cursor.number("width", kMaxSourceImagePixels);
-  const std::uint64_t height = cursor.number("height", kMaxSourceImagePixels);
-  const std::uint64_t maxval = bitmap ? 1 : cursor.number("maxval", 65535);
-  if (maxval == 0) throw EncodeError("its PNM maxval is 0");
-  check_image_dimensions(width, height);
-  const std::uint64_t samples = width * height * channels;
+  header.width = cursor.number("width", kMaxSourceImagePixels);
+  header.height = cursor.number("height", kMaxSourceImagePixels);
+  header.maxval = header.bitmap ? 1 : cursor.number("maxval", 65535);
+  if (header.maxval == 0) throw EncodeError("its PNM maxval is 0");
+  check_image_dimensions(header.width, header.height);
+  return header;
+}
 
-  RgbImage image;
-  image.width = static_cast<int>(width);
-  image.height = static_cast<int>(height);
-  if (plain) {
+// Checks that what follows the header can hold the raster it announces, and moves the cursor to
+// the raster's start.
+void start_raster(PnmCursor& cursor, const PnmHeader& header) {
+  if (header.plain) {
     // Every sample takes at least one byte of text: a shorter file cannot hold the raster.
-    if (samples > cursor.remaining()) {
+    if (header.samples() > cursor.remaining()) {
       throw EncodeError("its PNM data holds " + std::to_string(cursor.remaining()) +
-                        " bytes after the header, too few for " + std::to_string(samples) +
+                        " bytes after the header, too few for " + std::to_string(header.samples()) +
                         " samples");
     }
-  } else {
-    // Exactly one whitespace byte separates the header from the raster.
-    if (cursor.remaining() == 0 || !is_pnm_space(*cursor.here())) {
-      throw EncodeError("its PNM header does not end in a whitespace byte before the raster");
-    }
-    cursor.advance(1);
-    const std::uint64_t row_bytes =
-        bitmap ? (width + 7) / 8 : width * channels * (maxval > 255 ? 2 : 1);
-    const std::uint64_t needed = row_bytes * height;
-    if (needed > cursor.remaining()) {
-      throw EncodeError("its PNM raster ends after " + std::to_string(cursor.remaining()) + " of " +
-                        std::to_string(needed) + " bytes");
-    }
+    return;
   }
-  image.pixels.resize(image.byte_size());
-  std::uint8_t* out = image.pixels.data();
+  // Exactly one whitespace byte separates the header from the raster.
+  if (cursor.remaining() == 0 || !is_pnm_space(*cursor.here())) {
+    throw EncodeError("its PNM header does not end in a whitespace byte before the raster");
+  }
+  cursor.advance(1);
+  const std::uint64_t row_bytes =
+      header.bitmap ? (header.width + 7) / 8
+                    : header.width * header.channels * (header.maxval > 255 ? 2 : 1);
+  const std::uint64_t needed = row_bytes * header.height;
+  if (needed > cursor.remaining()) {
+    throw EncodeError("its PNM raster ends after " + std::to_string(cursor.remaining()) + " of " +
+                      std::to_string(needed) + " bytes");
+  }
+}
 
-  if (bitmap) {
-    // 1 is black, 0 is white; raw rows are padded to whole bytes, most significant bit first.
-    const std::uint8_t* raw = cursor.here();
-    const std::uint64_t row_bytes = (width + 7) / 8;
-    for (std::uint64_t y = 0; y < height; ++y) {
-      for (std::uint64_t x = 0; x < width; ++x) {
-        const int black = plain ? cursor.bit() : (raw[y * row_bytes + x / 8] >> (7 - x % 8)) & 1;
-        const std::uint8_t value = black ? 0 : 255;
-        out[0] = out[1] = out[2] = value;
-        out += 3;
-      }
-    }
-    return image;
-  }
-  const bool wide = maxval > 255;
+// A bitmap's pixels: 1 is black, 0 is white; raw rows are padded to whole bytes, most significant
+// bit first.
+void decode_bitmap(PnmCursor& cursor, const PnmHeader& header, std::uint8_t* out) {
   const std::uint8_t* raw = cursor.here();
+  const std::uint64_t row_bytes = (header.width + 7) / 8;
+  for (std::uint64_t y = 0; y < header.height; ++y) {
+    for (std::uint64_t x = 0; x < header.width; ++x) {
+      const int black =
+          header.plain ? cursor.bit() : (raw[y * row_bytes + x / 8] >> (7 - x % 8)) & 1;
+      const std::uint8_t value = black ? 0 : 255;
+      out[0] = out[1] = out[2] = value;
+      out += 3;
+    }
+  }
+}
+
+// A graymap's or pixmap's samples (raw ones of 2 bytes, most significant first, when maxval is
+// above 255), each scaled from 0..maxval to 0..255; gray is repeated into the three channels.
+void decode_samples(PnmCursor& cursor, const PnmHeader& header, std::uint8_t* out) {
+  const bool wide = header.maxval > 255;
+  const std::uint8_t* raw = cursor.here();
+  const std::uint64_t samples = header.samples();
   for (std::uint64_t i = 0; i < samples; ++i) {
     std::uint64_t value = 0;
-    if (plain) {
+    if (header.plain) {
       value = cursor.number("sample", 0xffffffffu);
     } else if (wide) {
       value = std::uint64_t{raw[2 * i]} << 8 | raw[2 * i + 1];
     } else {
       value = raw[i];
     }
-    check_sample(value, maxval, i);
-    const std::uint8_t scaled = scale_to_8_bits(value, maxval);
-    if (channels == 1) {
+    check_sample(value, header.maxval, i);
+    const std::uint8_t scaled = scale_to_8_bits(value, header.maxval);
+    if (header.channels == 1) {
       out[0] = out[1] = out[2] = scaled;
       out += 3;
     } else {
       *out++ = scaled;
     }
+  }
+}
+
+}  // namespace
+
+RgbImage decode_pnm(std::span<const std::uint8_t> bytes) {
+  PnmCursor cursor(bytes);
+  const PnmHeader header = read_pnm_header(bytes, cursor);
+  start_raster(cursor, header);
+  RgbImage image;
+  image.width = static_cast<int>(header.width);
+  image.height = static_cast<int>(header.height);
+  image.pixels.resize(image.byte_size());
+  if (header.bitmap) {
+    decode_bitmap(cursor, header, image.pixels.data());
+  } else {
+    decode_samples(cursor, header, image.pixels.data());
   }
   return image;
 }
