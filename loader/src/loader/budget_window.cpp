@@ -4,7 +4,6 @@
 
 #include "ffcv/storage/epoch_plan.hpp"
 #include "ffcv/util/byte_size.hpp"
-#include "ffcv/util/errors.hpp"
 
 namespace ffcv {
 
@@ -69,27 +68,22 @@ std::uint64_t window_for_budget(const OrderOptions& order, const PageLayout& lay
   return low;
 }
 
-void check_window_budget(const std::string& path,
-                         const std::vector<std::vector<std::uint64_t>>& batch_pages,
-                         const PageLayout& layout, std::uint64_t budget_bytes,
-                         std::uint64_t window_pages, std::uint64_t epoch,
-                         bool window_chosen_by_user) {
-  const std::uint64_t needed =
-      plan_epoch(batch_pages, layout.page_size, layout.file_size, layout.batches_in_flight)
-          .peak_bytes;
-  if (needed <= budget_bytes) return;
-  const std::uint64_t mib = (needed + (1u << 20) - 1) >> 20;
+std::string window_budget_message(const std::string& path, std::uint64_t needed_bytes,
+                                  std::uint64_t budget_bytes, std::uint64_t window_pages,
+                                  std::uint64_t batches_in_flight, std::uint64_t epoch,
+                                  bool window_chosen_by_user) {
+  const std::uint64_t mib = (needed_bytes + (1u << 20) - 1) >> 20;
   std::string message =
       path + ": the process cache's budget, " + exact_byte_size_text(budget_bytes) +
       ", is too small for QUASI_RANDOM with a window of " + std::to_string(window_pages) +
       (window_pages == 1 ? " page" : " pages") + ": epoch " + std::to_string(epoch) + " needs " +
-      bytes_and_size_text(needed) + " of resident pages (the open pages and those of " +
-      std::to_string(layout.batches_in_flight) + " batches in flight). Give a budget of at least " +
+      bytes_and_size_text(needed_bytes) + " of resident pages (the open pages and those of " +
+      std::to_string(batches_in_flight) + " batches in flight). Give a budget of at least " +
       std::to_string(mib) + " MiB (cache_budget_mib = " + std::to_string(mib) + ")";
   if (window_chosen_by_user && window_pages > 1) {
     message += ", or a smaller window (window_pages = 0 takes the largest that fits the budget)";
   }
-  throw ConfigError(message);
+  return message;
 }
 
 }  // namespace ffcv

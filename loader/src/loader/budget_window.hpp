@@ -4,7 +4,7 @@
 // needs: FFCV's default of 2 x batch size pages can keep a whole small file resident. When the
 // window is left at 0, the loader takes the largest window whose epochs fit the budget instead
 // (window_for_budget); an epoch that still does not fit is refused naming the window and the
-// smallest budget that works (check_window_budget). Pure computations over the order and the
+// smallest budget that works (window_budget_message). Pure computations over the order and the
 // file's page layout: no I/O, no threads.
 #pragma once
 
@@ -43,14 +43,14 @@ std::uint64_t epoch_peak_bytes(const OrderOptions& order, const PageLayout& layo
 std::uint64_t window_for_budget(const OrderOptions& order, const PageLayout& layout,
                                 std::uint64_t budget_bytes);
 
-// Throws ConfigError when the batches of epoch `epoch` (their pages, as batch_pages_of gives
-// them) need more than the budget with QUASI_RANDOM's window `window_pages`: the message names
-// the window, the budget the epoch needs, and (for a window the user chose) that window_pages = 0
-// picks the largest that fits.
-void check_window_budget(const std::string& path,
-                         const std::vector<std::vector<std::uint64_t>>& batch_pages,
-                         const PageLayout& layout, std::uint64_t budget_bytes,
-                         std::uint64_t window_pages, std::uint64_t epoch,
-                         bool window_chosen_by_user);
+// The refusal of a QUASI_RANDOM epoch (window `window_pages`) whose pages need `needed_bytes`
+// of a process cache holding `budget_bytes` (the process cache's own CacheBudgetError says what
+// it needs): names the window, that need and the smallest budget that works as
+// `cache_budget_mib = N`, and for a window the user chose that window_pages = 0 picks the largest
+// that fits.
+std::string window_budget_message(const std::string& path, std::uint64_t needed_bytes,
+                                  std::uint64_t budget_bytes, std::uint64_t window_pages,
+                                  std::uint64_t batches_in_flight, std::uint64_t epoch,
+                                  bool window_chosen_by_user);
 
 }  // namespace ffcv

@@ -231,12 +231,15 @@ EpochIterator Loader::epoch(std::uint64_t epoch, std::uint64_t first_batch) {
   plan.epoch_key = SampleContext::make_epoch_key(options_.order.seed, epoch);
   plan.batch_pages = batch_pages_of(plan.order, page_of_sample_, plan.batch_size, first_batch,
                                     num_batches, reads_payload);
-  if (!options_.os_cache && reads_payload && options_.order.kind == OrderKind::kQuasiRandom) {
-    check_window_budget(reader_->path(), plan.batch_pages, page_layout(),
-                        options_.cache.budget_bytes, options_.order.window_pages, epoch,
-                        !window_from_budget_);
+  try {
+    source_->begin_epoch(plan.batch_pages, options_.batches_ahead + 2);
+  } catch (const CacheBudgetError& error) {
+    if (options_.order.kind != OrderKind::kQuasiRandom) throw;
+    // The cache's advice (use QUASI_RANDOM) does not fit a QUASI_RANDOM epoch: name its window.
+    throw ConfigError(window_budget_message(
+        reader_->path(), error.needed_bytes(), options_.cache.budget_bytes,
+        options_.order.window_pages, options_.batches_ahead + 2, epoch, !window_from_budget_));
   }
-  source_->begin_epoch(plan.batch_pages, options_.batches_ahead + 2);
   auto state = std::make_shared<EpochState>(reader_, std::move(compiled), source_, std::move(plan),
                                             options_);
   state->start();

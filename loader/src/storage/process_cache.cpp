@@ -203,20 +203,21 @@ std::string ProcessCache::batch_error(const char* what, std::uint64_t batch) con
 
 void ProcessCache::check_budget(const EpochPlan& plan, std::uint64_t max_batches_in_flight) const {
   if (plan.peak_bytes <= options_.budget_bytes) return;
-  throw ConfigError(
+  throw CacheBudgetError(
       path_ + ": the process cache's budget is too small for this epoch's order: it needs " +
-      bytes_and_size_text(plan.peak_bytes) + " of resident pages (" +
-      std::to_string(plan.peak_pages) + " pages of " + std::to_string(page_size_) +
-      " bytes at batch " + std::to_string(plan.peak_batch) + ", counting the pages of up to " +
-      std::to_string(max_batches_in_flight) +
-      " earlier batches still in flight), but the budget is " +
-      bytes_and_size_text(options_.budget_bytes) + ". Use a budget of at least " +
-      bytes_and_size_text(plan.peak_bytes) +
-      ", the QUASI_RANDOM order with a window of a few pages (it keeps few pages in use at a "
-      "time)" +
-      (storage_->remote() ? std::string() : std::string(", or the mmap page source")) +
-      "; a RANDOM order over a large file typically needs about the whole file, " +
-      bytes_and_size_text(file_size_) + " here");
+          bytes_and_size_text(plan.peak_bytes) + " of resident pages (" +
+          std::to_string(plan.peak_pages) + " pages of " + std::to_string(page_size_) +
+          " bytes at batch " + std::to_string(plan.peak_batch) + ", counting the pages of up to " +
+          std::to_string(max_batches_in_flight) +
+          " earlier batches still in flight), but the budget is " +
+          bytes_and_size_text(options_.budget_bytes) + ". Use a budget of at least " +
+          bytes_and_size_text(plan.peak_bytes) +
+          ", the QUASI_RANDOM order with a window of a few pages (it keeps few pages in use at a "
+          "time)" +
+          (storage_->remote() ? std::string() : std::string(", or the mmap page source")) +
+          "; a RANDOM order over a large file typically needs about the whole file, " +
+          bytes_and_size_text(file_size_) + " here",
+      plan.peak_bytes);
 }
 
 void ProcessCache::begin_epoch(std::vector<std::vector<std::uint64_t>> batch_pages,

@@ -20,7 +20,8 @@
 // ProcessCache's budget check: while batch b is acquired, the pages it must hold are those used
 // by b or by a batch after it that were first used at or before b, plus the pages of the
 // `max_batches_in_flight` batches before b, which the caller may still hold; begin_epoch throws
-// ConfigError when the peak of that over the epoch exceeds the budget. (A caller that holds an
+// CacheBudgetError (a ConfigError saying what the epoch needs) when the peak of that over the
+// epoch exceeds the budget. (A caller that holds an
 // older batch than that does not deadlock, but the readers stall until it is released.)
 #pragma once
 
@@ -31,8 +32,22 @@
 #include <vector>
 
 #include "ffcv/storage/range_reader.hpp"
+#include "ffcv/util/errors.hpp"
 
 namespace ffcv {
+
+// The process cache's refusal of an epoch whose pages do not fit its budget: the message names
+// the bytes needed and the budget, and needed_bytes() is the smallest budget that would run the
+// epoch (a caller that knows why the schedule needs that much can say so in its own words).
+class CacheBudgetError : public ConfigError {
+ public:
+  CacheBudgetError(const std::string& message, std::uint64_t needed_bytes)
+      : ConfigError(message), needed_bytes_(needed_bytes) {}
+  std::uint64_t needed_bytes() const { return needed_bytes_; }
+
+ private:
+  std::uint64_t needed_bytes_;
+};
 
 struct PageSourceStats {
   std::uint64_t bytes_read = 0;           // bytes read from storage (pread), all epochs
