@@ -41,25 +41,28 @@ const std::vector<std::string> kSources = {"imagenet-like", "folder", "fashion-m
 
 // Settings that are flags (true: given), and those whose value is a number (never a string).
 const std::vector<std::string> kFlagKeys = {"no_dct_scaling", "flip", "cold"};
-// Loader settings that take true or false (drop_last, os_cache).
-const std::vector<std::string> kBoolKeys = [] {
-  std::vector<std::string> keys;
+// The names of the loader settings whose value `keep` accepts.
+template <typename Keep>
+std::vector<std::string> setting_names_where(Keep keep) {
+  std::vector<std::string> names;
   LoaderSettings defaults;
   for (const SettingRow& row : loader_setting_rows(defaults)) {
-    if (std::holds_alternative<bool*>(row.slot)) keys.emplace_back(row.name);
+    if (keep(row.slot)) names.emplace_back(row.name);
   }
-  return keys;
-}();
+  return names;
+}
+
+// Loader settings that take true or false (drop_last, os_cache).
+const std::vector<std::string> kBoolKeys = setting_names_where(
+    [](const SettingSlot& slot) { return std::holds_alternative<bool*>(slot); });
 const std::vector<std::string> kNumberKeys = [] {
   std::vector<std::string> keys = {"max_resolution", "jpeg_quality", "compress_probability",
                                    "batch_size",     "image_size",   "epochs",
                                    "max_batches"};
-  LoaderSettings defaults;
-  for (const SettingRow& row : loader_setting_rows(defaults)) {
-    if (!std::holds_alternative<std::string*>(row.slot) &&
-        !std::holds_alternative<bool*>(row.slot)) {
-      keys.emplace_back(row.name);
-    }
+  for (const std::string& name : setting_names_where([](const SettingSlot& slot) {
+         return !std::holds_alternative<std::string*>(slot) && !std::holds_alternative<bool*>(slot);
+       })) {
+    keys.push_back(name);
   }
   return keys;
 }();
