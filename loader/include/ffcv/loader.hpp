@@ -6,6 +6,9 @@
 // oldest unfinished batch and carries it through its pipelines in one pass, writing the results
 // straight into the batch's slot. next() hands batches out in order as Batch leases; a slot is
 // reused only after its Batch is released, so a batch stays valid for as long as it is held.
+// A consumer may hold any number of batches: when next() needs the slot of a batch still held,
+// that batch keeps its memory, which leaves the ring with it, and the slot gets new memory
+// (one batch more per batch held past batches_ahead + 1; a released batch's memory is reused).
 //
 // Same seed, same batches: the order and every random decision are keyed by
 // (seed, epoch, sample), so any number of workers gives identical bytes.

@@ -79,9 +79,8 @@ EpochState::EpochState(std::shared_ptr<const Reader> reader,
   spare_.resize(slots_.size());
   const BatchAllocator host = default_allocator();
   for (std::size_t slot = 0; slot < slots_.size(); ++slot) {
+    buffers_[slot] = allocate_outputs();
     for (const CompiledPipeline& pipeline : pipelines_) {
-      buffers_[slot].push_back(
-          allocator_.allocate(plan_.batch_size * pipeline.output_state().byte_size()));
       void* staging = nullptr;
       void* spare = nullptr;
       if (pipeline.has_batch_stage()) {
@@ -105,9 +104,9 @@ EpochState::EpochState(std::shared_ptr<const Reader> reader,
 
 EpochState::~EpochState() {
   stop();
-  for (auto& slot_buffers : buffers_) {
-    for (void* buffer : slot_buffers) allocator_.deallocate(buffer);
-  }
+  for (auto& outputs : buffers_) deallocate_outputs(outputs);
+  for (auto& outputs : spare_outputs_) deallocate_outputs(outputs);
+  for (auto& [batch, held] : handed_over_) deallocate_outputs(held.outputs);
   const BatchAllocator host = default_allocator();
   for (auto* table : {&staging_, &spare_}) {
     for (auto& slot_buffers : *table) {
@@ -116,6 +115,33 @@ EpochState::~EpochState() {
       }
     }
   }
+}
+
+std::vector<void*> EpochState::allocate_outputs() {
+  std::vector<void*> outputs;
+  for (const CompiledPipeline& pipeline : pipelines_) {
+    outputs.push_back(allocator_.allocate(plan_.batch_size * pipeline.output_state().byte_size()));
+  }
+  return outputs;
+}
+
+void EpochState::deallocate_outputs(std::vector<void*>& outputs) {
+  for (void* buffer : outputs) allocator_.deallocate(buffer);
+  outputs.clear();
+}
+
+void EpochState::hand_over(Slot& slot, std::uint64_t slot_index) {
+  HandedOver& held = handed_over_[slot.batch];
+  held.outputs = std::move(buffers_[slot_index]);
+  held.kept_indices = std::move(slot.kept_indices);
+  if (spare_outputs_.empty()) {
+    buffers_[slot_index] = allocate_outputs();
+  } else {
+    buffers_[slot_index] = std::move(spare_outputs_.back());
+    spare_outputs_.pop_back();
+  }
+  slot.phase = Phase::kFree;
+  work_changed_.notify_all();
 }
 
 std::uint64_t EpochState::batch_start(std::uint64_t batch) const {
@@ -132,6 +158,14 @@ std::span<const std::uint64_t> EpochState::batch_indices(std::uint64_t batch) co
 
 std::uint8_t* EpochState::output_data(std::uint64_t slot, std::size_t output) const {
   return static_cast<std::uint8_t*>(buffers_[slot][output]);
+}
+
+std::uint8_t* EpochState::held_output_data(std::uint64_t slot, std::uint64_t batch,
+                                           std::size_t output) const {
+  std::lock_guard lock(mutex_);
+  const auto held = handed_over_.find(batch);
+  if (held != handed_over_.end()) return static_cast<std::uint8_t*>(held->second.outputs[output]);
+  return output_data(slot, output);
 }
 
 void EpochState::start() {
@@ -404,12 +438,7 @@ std::optional<Batch> EpochState::next(std::shared_ptr<EpochState> self) {
 std::optional<Batch> EpochState::next_locked(const std::shared_ptr<EpochState>& self,
                                              std::unique_lock<std::mutex>& lock) {
   Slot& slot = slots_[next_batch_ % slots_.size()];
-  if (slot.phase == Phase::kHeld) {
-    throw ConfigError("batch " + std::to_string(next_batch_) + " needs the slot of batch " +
-                      std::to_string(slot.batch) + ", which is still held: hold at most " +
-                      std::to_string(slots_.size() - 1) +
-                      " batches at once (batches_ahead + 1), or raise batches_ahead");
-  }
+  if (slot.phase == Phase::kHeld) hand_over(slot, next_batch_ % slots_.size());
   const auto waited = Clock::now();
   batch_changed_.wait(
       lock, [&] { return stopping_ || (slot.phase == Phase::kDone && slot.batch == next_batch_); });
@@ -451,10 +480,21 @@ bool EpochState::ready() const {
   return slot.phase == Phase::kDone && slot.batch == next_batch_;
 }
 
-void EpochState::release(std::uint64_t slot) {
+void EpochState::release(std::uint64_t slot, std::uint64_t batch) {
   {
     std::lock_guard lock(mutex_);
-    slots_[slot].phase = Phase::kFree;
+    const auto held = handed_over_.find(batch);
+    if (held == handed_over_.end()) {
+      slots_[slot].phase = Phase::kFree;
+    } else {
+      if (spare_outputs_.size() < slots_.size()) {
+        spare_outputs_.push_back(std::move(held->second.outputs));
+      } else {
+        deallocate_outputs(held->second.outputs);
+      }
+      handed_over_.erase(held);
+      return;
+    }
   }
   work_changed_.notify_all();
 }

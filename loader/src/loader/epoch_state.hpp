@@ -7,6 +7,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <exception>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -43,7 +44,9 @@ class EpochState {
   // The next batch in order (blocking), nullopt at the end. Throws a failed batch's error.
   std::optional<Batch> next(std::shared_ptr<EpochState> self);
   bool ready() const;  // next() would not wait
-  void release(std::uint64_t slot);
+  // The lease of batch `batch` in `slot` ends: the slot goes back to the workers, or, for a batch
+  // handed over (below), its memory goes to the spare sets.
+  void release(std::uint64_t slot, std::uint64_t batch);
 
   std::uint64_t num_batches() const { return plan_.num_batches; }
   LoaderPosition position() const;
@@ -51,6 +54,8 @@ class EpochState {
   std::vector<SkippedSample> skipped() const;
   const std::vector<CompiledPipeline>& pipelines() const { return pipelines_; }
   std::uint8_t* output_data(std::uint64_t slot, std::size_t output) const;
+  // The memory of output `output` of held batch `batch`, wherever it lives now.
+  std::uint8_t* held_output_data(std::uint64_t slot, std::uint64_t batch, std::size_t output) const;
   std::span<const std::uint64_t> batch_indices(std::uint64_t batch) const;
 
  private:
@@ -92,6 +97,14 @@ class EpochState {
   // empty by skipped samples (and is then passed over).
   std::optional<Batch> next_locked(const std::shared_ptr<EpochState>& self,
                                    std::unique_lock<std::mutex>& lock);
+  // With mutex_ held: next() needs the slot of a batch the consumer still holds. The held batch
+  // keeps its output memory (and its list of kept samples), which leaves the ring with it; the
+  // slot gets a spare set or a new one and goes back to the workers. So a consumer may keep any
+  // number of batches, each costing one batch of memory, and the ring never reuses memory a
+  // lease can still read.
+  void hand_over(Slot& slot, std::uint64_t slot_index);
+  std::vector<void*> allocate_outputs();
+  void deallocate_outputs(std::vector<void*>& outputs);
   std::uint64_t batch_start(std::uint64_t batch) const;  // first position in the order
   std::uint64_t batch_size(std::uint64_t batch) const;
   // Runs the batch operations of every output that has them; returns an error text or "".
@@ -125,6 +138,14 @@ class EpochState {
   std::condition_variable work_changed_;   // workers wait on it
   std::condition_variable batch_changed_;  // the consumer waits on it
   std::vector<Slot> slots_;
+  // Batches handed over (hand_over) and still held, by batch index; the output memory of those
+  // released since, for the next hand-overs (at most one set per slot is kept).
+  struct HandedOver {
+    std::vector<void*> outputs;
+    std::vector<std::uint64_t> kept_indices;  // what Batch::indices() points into
+  };
+  std::map<std::uint64_t, HandedOver> handed_over_;
+  std::vector<std::vector<void*>> spare_outputs_;
   std::uint64_t next_item_ = 0;   // next sample position (absolute in the order) to claim
   std::uint64_t next_batch_ = 0;  // next batch next() hands out
   bool stopping_ = false;

@@ -30,7 +30,7 @@ Batch& Batch::operator=(Batch&& other) noexcept {
 Batch::~Batch() { release(); }
 
 void Batch::release() {
-  if (state_) state_->release(slot_);
+  if (state_) state_->release(slot_, index_);
   state_.reset();
 }
 
@@ -39,7 +39,8 @@ std::size_t Batch::num_outputs() const { return state_ ? state_->pipelines().siz
 BatchTensor Batch::output(std::size_t i) const {
   if (!state_) throw ConfigError("this batch was released");
   const CompiledPipeline& pipeline = state_->pipelines().at(i);
-  return {&pipeline.name, &pipeline.output_state(), state_->output_data(slot_, i), size_};
+  return {&pipeline.name, &pipeline.output_state(), state_->held_output_data(slot_, index_, i),
+          size_};
 }
 
 BatchTensor Batch::output(const std::string& name) const {

@@ -1,0 +1,84 @@
+"""RGB images: the field that stores them (raw pixels or JPEG) and the three decoders."""
+
+from __future__ import annotations
+
+from typing import Optional, Tuple, Union
+
+import numpy as np
+
+from ..pipeline.operation import NativeStep
+from .base import Field
+
+Size = Union[int, Tuple[int, int]]
+
+
+def _height_width(output_size: Size) -> Tuple[int, int]:
+    if isinstance(output_size, (int, np.integer)):
+        return int(output_size), int(output_size)
+    height, width = output_size
+    return int(height), int(width)
+
+
+class RGBImageField(Field):
+    """An RGB image per sample. ``write_mode``: "raw" (pixels), "jpg", "smart" (JPEG above
+    ``smart_threshold`` bytes of pixels) or "proportion" (JPEG with ``compress_probability``).
+    ``max_resolution`` bounds the longer side (images are shrunk, keeping their shape).
+
+    A sample's value is an (H, W, 3) uint8 array or a PIL image (converted to RGB)."""
+
+    kind = "rgb_image"
+
+    def __init__(self, write_mode: str = "raw", max_resolution: Optional[int] = None,
+                 smart_threshold: Optional[int] = None, jpeg_quality: int = 90,
+                 compress_probability: float = 0.5) -> None:
+        self.write_mode = write_mode
+        self.max_resolution = max_resolution
+        self.smart_threshold = smart_threshold
+        self.jpeg_quality = jpeg_quality
+        self.compress_probability = compress_probability
+
+    def params(self):
+        return {"write_mode": str(self.write_mode), "max_resolution": self.max_resolution,
+                "smart_threshold": self.smart_threshold, "jpeg_quality": int(self.jpeg_quality),
+                "compress_probability": float(self.compress_probability)}
+
+    def to_native(self, value):
+        if hasattr(value, "convert") and hasattr(value, "size"):  # a PIL image
+            value = np.asarray(value.convert("RGB"))
+        elif hasattr(value, "numpy"):  # a torch tensor
+            value = value.numpy()
+        return np.ascontiguousarray(value, dtype=np.uint8)
+
+
+class SimpleRGBImageDecoder(NativeStep):
+    """Decodes whole images, (H, W, 3) uint8; every image of the dataset must share one size."""
+
+    kind = "decoder"
+
+    def __init__(self) -> None:
+        super().__init__("image")
+
+
+class RandomResizedCropRGBImageDecoder(NativeStep):
+    """torchvision's random-resized crop, decoded from the JPEG window alone and resized to
+    ``output_size`` (an int or (height, width))."""
+
+    kind = "decoder"
+
+    def __init__(self, output_size: Size, scale: Tuple[float, float] = (0.08, 1.0),
+                 ratio: Tuple[float, float] = (3 / 4, 4 / 3)) -> None:
+        height, width = _height_width(output_size)
+        super().__init__("random_resized_crop", height=height, width=width, scale=scale,
+                         ratio=ratio)
+        self.output_size = (height, width)
+
+
+class CenterCropRGBImageDecoder(NativeStep):
+    """The centred square of side ``ratio`` x the short side, resized to ``output_size``."""
+
+    kind = "decoder"
+
+    def __init__(self, output_size: Size, ratio: float = 224 / 256) -> None:
+        height, width = _height_width(output_size)
+        super().__init__("center_crop", height=height, width=width, ratio=float(ratio))
+        self.output_size = (height, width)

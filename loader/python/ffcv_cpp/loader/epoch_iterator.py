@@ -1,0 +1,124 @@
+"""EpochIterator: one epoch's batches as tuples of tensors (or numpy arrays before ToTensor).
+
+Each output's batch arrives from the workers as a numpy array over the batch's own memory; the
+iterator runs the output's steps on whole batches (ToTensor, ToDevice, ...) and hands out the
+tuple. A batch's memory belongs to it until every array and tensor made from it is gone, so a
+batch kept in a list stays intact. With ToDevice to a CUDA device, the steps of the next batch
+run on a side stream as soon as the workers have it, one batch ahead, and the consumer's stream
+waits for them before it gets the batch.
+
+Breaking out of a loop, starting another epoch, or leaving the interpreter stops the workers:
+an iterator closes when it is exhausted, collected, replaced by a newer epoch of its loader
+(whose ``__next__`` then raises), or at exit.
+"""
+
+from __future__ import annotations
+
+import atexit
+import weakref
+from typing import List, Optional
+
+from ..pipeline.plan import OutputPlan
+from ..transforms.ops import ToDevice
+
+_live: "weakref.WeakSet[EpochIterator]" = weakref.WeakSet()
+
+
+@atexit.register
+def _close_all() -> None:
+    for iterator in list(_live):
+        iterator.close()
+
+
+def _cuda_side_stream(plans: List[OutputPlan]):
+    devices = [step.device for plan in plans for step in plan.batch_steps
+               if isinstance(step, ToDevice) and step.device.type == "cuda"]
+    if not devices:
+        return None
+    import torch
+
+    return torch.cuda.Stream(device=devices[0])
+
+
+class EpochIterator:
+    def __init__(self, native_epoch, plans: List[OutputPlan]) -> None:
+        self._native = native_epoch
+        self._plans = plans
+        self._stream = _cuda_side_stream(plans)
+        self._ahead: Optional[tuple] = None  # the next batch, its steps issued on the stream
+        self._in_flight: List = []  # (event, host arrays) of copies that may still read them
+        _live.add(self)
+
+    def __iter__(self) -> "EpochIterator":
+        return self
+
+    def __len__(self) -> int:
+        return self._native.num_batches
+
+    def __next__(self) -> tuple:
+        if self._stream is None:
+            arrays = self._native.next()
+            if arrays is None:
+                self.close()
+                raise StopIteration
+            return self._run_steps(arrays)
+        return self._next_on_stream()
+
+    def _run_steps(self, arrays) -> tuple:
+        outputs = []
+        for plan, batch in zip(self._plans, arrays):
+            for step in plan.batch_steps:
+                batch = step.apply(batch)
+            outputs.append(batch)
+        return tuple(outputs)
+
+    def _next_on_stream(self) -> tuple:
+        import torch
+
+        current = self._ahead if self._ahead is not None else self._issue(self._native.next())
+        self._ahead = None
+        if current is None:
+            self.close()
+            raise StopIteration
+        if self._native.ready():  # start the next batch's copy now, without waiting for it
+            self._ahead = self._issue(self._native.next())
+        consumer = torch.cuda.current_stream(self._stream.device)
+        consumer.wait_stream(self._stream)
+        for tensor in current:
+            if isinstance(tensor, torch.Tensor) and tensor.is_cuda:
+                tensor.record_stream(consumer)
+        return current
+
+    def _issue(self, arrays) -> Optional[tuple]:
+        """Runs a batch's steps on the side stream; its host memory is kept until they ran."""
+        if arrays is None:
+            return None
+        import torch
+
+        self._in_flight = [(event, held) for event, held in self._in_flight if not event.query()]
+        with torch.cuda.stream(self._stream):
+            outputs = self._run_steps(arrays)
+            event = torch.cuda.Event()
+            event.record(self._stream)
+        self._in_flight.append((event, arrays))
+        return outputs
+
+    def stats(self) -> dict:
+        """Seconds per stage of this epoch (reading, decoding, waiting), summed over threads."""
+        return self._native.stats()
+
+    def close(self) -> None:
+        """Stops the workers now; batches handed out stay valid."""
+        self._ahead = None
+        if self._in_flight:
+            for event, _ in self._in_flight:
+                event.synchronize()
+            self._in_flight = []
+        self._native.close()
+        _live.discard(self)
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:  # pragma: no cover - interpreter shutdown
+            pass

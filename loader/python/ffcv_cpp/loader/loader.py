@@ -1,0 +1,165 @@
+"""Loader: batches of a .beton file, with Python FFCV's arguments and meanings.
+
+Python FFCV's arguments keep their names and meanings. This loader's own settings (the process
+cache's budget, the QUASI_RANDOM window, the storage throttle, what a failing sample does, the
+HTTP limits) are keyword arguments named as in the loader-settings table, which every front end
+of the project reads (ffcv/settings/loader_settings.hpp); ``Loader.settings()`` lists them.
+"""
+
+from __future__ import annotations
+
+import os
+from enum import Enum, auto
+from typing import Any, Dict, List, Mapping, Optional, Sequence
+
+import numpy as np
+
+from .. import _native
+from ..pipeline.operation import NativeStep
+from ..pipeline.pipeline_spec import PipelineSpec
+from ..pipeline.plan import OutputPlan, plan_output
+from .epoch_iterator import EpochIterator
+
+
+class OrderOption(Enum):
+    SEQUENTIAL = auto()
+    RANDOM = auto()
+    QUASI_RANDOM = auto()
+
+
+_ORDER_NAMES = {OrderOption.SEQUENTIAL: "sequential", OrderOption.RANDOM: "random",
+                OrderOption.QUASI_RANDOM: "quasi_random"}
+# Python FFCV's arguments that are rows of the settings table under the same name.
+_FFCV_SETTINGS = ("num_workers", "os_cache", "order", "seed", "drop_last", "batches_ahead")
+
+
+def _rank_and_world_size():
+    """This process's rank and the world size: torch.distributed's when it is initialised,
+    else the RANK and WORLD_SIZE variables torchrun sets."""
+    try:
+        import torch.distributed as dist
+
+        if dist.is_available() and dist.is_initialized():
+            return dist.get_rank(), dist.get_world_size()
+    except ImportError:
+        pass
+    if "RANK" in os.environ and "WORLD_SIZE" in os.environ:
+        return int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+    raise ValueError("distributed=True needs torch.distributed initialised, or RANK and "
+                     "WORLD_SIZE in the environment")
+
+
+class Loader:
+    """Batches of ``fname`` (a path or an http(s):// URL) through ``pipelines``.
+
+    Python FFCV's arguments: ``batch_size``, ``num_workers`` (-1 or 0: one per core),
+    ``os_cache`` (True: the OS page cache; False: the process cache), ``order``
+    (OrderOption), ``distributed`` (each rank reads its share), ``seed`` (None: a random one),
+    ``indices`` (a subset), ``pipelines`` ({output: [decoder?, steps...] | PipelineSpec |
+    None}), ``custom_fields`` (must be empty), ``drop_last``, ``batches_ahead``, ``recompile``
+    (accepted, unused). Any other keyword is a setting of the loader-settings table (see
+    ``Loader.settings()``), e.g. ``cache_budget_mib=4096``, ``window_pages=16``,
+    ``on_error="skip"``, ``storage_bandwidth_mbs=100``.
+    """
+
+    def __init__(self, fname: str, batch_size: int, num_workers: int = -1,
+                 os_cache: bool = True, order: OrderOption = OrderOption.SEQUENTIAL,
+                 distributed: bool = False, seed: Optional[int] = None,
+                 indices: Optional[Sequence[int]] = None,
+                 pipelines: Optional[Mapping[str, Any]] = None,
+                 custom_fields: Optional[Mapping[str, Any]] = None, drop_last: bool = True,
+                 batches_ahead: int = 3, recompile: bool = False, **settings: Any) -> None:
+        if not isinstance(batch_size, (int, np.integer)) or isinstance(batch_size, bool) \
+                or batch_size < 1:
+            raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
+        if custom_fields:
+            raise ValueError("custom_fields is not supported: the reader knows the built-in "
+                             "fields (RGBImage, Int, Float, NDArray, Bytes, JSON) by their ids")
+        if order not in _ORDER_NAMES:
+            raise ValueError(f"order must be an OrderOption, got {order!r} (a custom "
+                             "TraversalOrder is not supported)")
+        if seed is None:
+            seed = int(np.random.randint(0, np.iinfo("int32").max))
+        self.fname = str(fname)
+        self.batch_size = int(batch_size)
+        self.order = order
+        self.seed = int(seed)
+        self.distributed = distributed
+        self.drop_last = drop_last
+        self.batches_ahead = batches_ahead
+        self.recompile = recompile
+        self.next_epoch = 0
+        self.rank, self.world_size = _rank_and_world_size() if distributed else (0, 1)
+        self._settings: Dict[str, Any] = dict(settings)
+        self._settings.update(num_workers=max(int(num_workers), 0), os_cache=bool(os_cache),
+                              order=_ORDER_NAMES[order], seed=self.seed,
+                              drop_last=bool(drop_last), batches_ahead=int(batches_ahead))
+        self.indices = None if indices is None else np.asarray(indices, dtype=np.uint64)
+        fields = self._open(pipelines or {})
+        self.num_workers = self._native.num_workers
+        self.field_types = dict(fields)
+
+    def _open(self, pipelines: Mapping[str, Any]):
+        # The file's fields first, to resolve the pipelines against them.
+        fields: List = _native.file_fields(self.fname, dict(self._settings))
+        self.plans = _plans(pipelines, [name for name, _ in fields])
+        indices = None if self.indices is None else [int(i) for i in self.indices]
+        self._native = _native.NativeLoader(self.fname, self.batch_size, dict(self._settings),
+                                            self.rank, self.world_size, 0, indices,
+                                            [plan.native() for plan in self.plans])
+        return fields
+
+    @staticmethod
+    def settings() -> List[Dict[str, str]]:
+        """The loader-settings table: name, default, value, rule and doc of each keyword."""
+        return _native.loader_setting_table()
+
+    @property
+    def window_pages(self) -> int:
+        """QUASI_RANDOM's window in pages, as the loader chose it (0 for the other orders)."""
+        return self._native.window_pages
+
+    def outputs(self) -> List:
+        """(name, numpy type, per-sample shape) of each output of the native part."""
+        return self._native.outputs()
+
+    def __len__(self) -> int:
+        return self._native.batches_per_epoch
+
+    def __iter__(self) -> EpochIterator:
+        epoch = self.next_epoch
+        self.next_epoch += 1
+        return EpochIterator(self._native.epoch(epoch), self.plans)
+
+    def epoch(self, epoch: int, first_batch: int = 0) -> EpochIterator:
+        """The iterator of epoch ``epoch`` from batch ``first_batch`` (to resume): the same
+        batches as the epoch's iterator from the start gives from that batch on."""
+        return EpochIterator(self._native.epoch(epoch, first_batch), self.plans)
+
+
+def _plans(pipelines: Mapping[str, Any], field_names: List[str]) -> List[OutputPlan]:
+    """The outputs in Python FFCV's order: the file's fields (their pipeline, or the default
+    decoder, or none when mapped to None), then the other outputs in the mapping's order."""
+    specs: Dict[str, Optional[PipelineSpec]] = {}
+    for name, spec in pipelines.items():
+        if spec is None or isinstance(spec, PipelineSpec):
+            specs[name] = spec
+        elif isinstance(spec, (list, tuple)):
+            specs[name] = PipelineSpec(name, transforms=spec)
+        else:
+            raise ValueError(f"the pipeline for {name!r} must be a list of steps, a "
+                             f"PipelineSpec or None, got {type(spec).__name__}")
+    for name, spec in specs.items():
+        if spec is not None and spec.source not in field_names:
+            raise ValueError(f"pipeline {name!r} reads field {spec.source!r}, which the file "
+                             f"does not have (fields: {', '.join(field_names)})")
+    order = [n for n in field_names if not (n in specs and specs[n] is None)]
+    order += [n for n in specs if n not in field_names and specs[n] is not None]
+    plans = []
+    for name in order:
+        spec = specs.get(name) or PipelineSpec(name)
+        decoder = spec.decoder
+        if decoder is not None and not (isinstance(decoder, NativeStep) and decoder.kind == "decoder"):
+            raise TypeError(f"pipeline {name!r}: {type(decoder).__name__} is not a decoder")
+        plans.append(plan_output(name, spec.source, decoder, spec.transforms))
+    return plans

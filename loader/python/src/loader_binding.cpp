@@ -1,0 +1,215 @@
+// NativeLoader and NativeEpoch: ffcv::Loader and its epochs for Python.
+//
+// A batch leaves as one numpy array per output over the batch's own memory (no copy; handed over
+// through DLPack, and torch.from_numpy makes tensors of them without a copy either). Every
+// array of a batch holds one reference to the batch's lease, so the memory stays the batch's
+// until the last array (or tensor made from it) is gone; the engine gives a held batch's slot
+// new memory when it needs it (ffcv/loader.hpp), so keeping batches never stalls the loader and
+// never sees a slot overwritten. The GIL is released while the loader opens its file, starts or
+// stops an epoch, and waits for a batch; the workers never take it.
+
+#include <memory>
+#include <optional>
+
+#include "bindings.hpp"
+#include "ffcv/loader.hpp"
+#include "ffcv/steps/op_registry.hpp"
+#include "ffcv/util/errors.hpp"
+#include "python_values.hpp"
+
+namespace ffcv::python {
+namespace {
+
+// One output as the package describes it: (name, field, decoder, operations, batch operations),
+// a step being (name, {parameter: value}) and the decoder None for the field's default.
+PipelineSpec pipeline_spec(const nb::handle& output) {
+  using Step = std::tuple<std::string, nb::dict>;
+  const auto [name, field, decoder, operations, batch_operations] =
+      nb::cast<std::tuple<std::string, std::string, std::optional<Step>, std::vector<Step>,
+                          std::vector<Step>>>(output);
+  PipelineSpec spec;
+  spec.name = name;
+  spec.field = field;
+  const auto params = [&](const Step& step, const char* kind) {
+    return op_params(std::get<1>(step),
+                     std::string(kind) + " '" + std::get<0>(step) + "' of output '" + name + "'");
+  };
+  const OpRegistry& registry = OpRegistry::global();
+  if (decoder) {
+    spec.decoder = registry.make_decoder(std::get<0>(*decoder), params(*decoder, "decoder"));
+  }
+  for (const Step& step : operations) {
+    spec.operations.push_back(
+        registry.make_operation(std::get<0>(step), params(step, "operation")));
+  }
+  for (const Step& step : batch_operations) {
+    spec.batch_operations.push_back(
+        registry.make_batch_operation(std::get<0>(step), params(step, "batch operation")));
+  }
+  return spec;
+}
+
+// The outputs of `batch` as numpy arrays over its memory, sharing one reference to its lease.
+nb::list batch_arrays(Batch batch) {
+  auto lease = std::make_shared<Batch>(std::move(batch));
+  nb::list arrays;
+  for (std::size_t i = 0; i < lease->num_outputs(); ++i) {
+    const BatchTensor output = lease->output(i);
+    std::vector<std::size_t> shape{static_cast<std::size_t>(output.count)};
+    for (std::uint64_t extent : output.state->shape) shape.push_back(extent);
+    nb::capsule owner(new std::shared_ptr<Batch>(lease), [](void* held) noexcept {
+      delete static_cast<std::shared_ptr<Batch>*>(held);
+    });
+    arrays.append(nb::ndarray<nb::numpy>(const_cast<std::uint8_t*>(output.data), shape.size(),
+                                shape.data(), owner, nullptr, dlpack_dtype(output.state->dtype)));
+  }
+  return arrays;
+}
+
+nb::dict stats_dict(const LoaderStats& stats) {
+  nb::dict out;
+  out["batches"] = stats.batches;
+  out["samples"] = stats.samples;
+  out["wall_seconds"] = stats.wall_seconds;
+  out["read_wait_seconds"] = stats.read_wait_seconds;
+  out["process_seconds"] = stats.process_seconds;
+  out["process_cpu_seconds"] = stats.process_cpu_seconds;
+  out["ring_full_seconds"] = stats.ring_full_seconds;
+  out["consumer_wait_seconds"] = stats.consumer_wait_seconds;
+  out["workers"] = stats.workers;
+  out["skipped_samples"] = stats.skipped_samples;
+  return out;
+}
+
+class NativeEpoch {
+ public:
+  explicit NativeEpoch(EpochIterator iterator) : iterator_(std::move(iterator)) {}
+
+  std::optional<nb::list> next() {
+    if (!iterator_) return std::nullopt;
+    std::optional<Batch> batch;
+    {
+      nb::gil_scoped_release unlocked;
+      batch = iterator_->next();
+    }
+    if (!batch) return std::nullopt;
+    return batch_arrays(std::move(*batch));
+  }
+
+  bool ready() const { return !iterator_ || iterator_->ready(); }
+  std::uint64_t batches_done() const { return iterator_ ? iterator_->position().batches_done : 0; }
+  std::uint64_t num_batches() const { return iterator_ ? iterator_->num_batches() : 0; }
+  nb::dict stats() const { return stats_dict(iterator_ ? iterator_->stats() : LoaderStats{}); }
+
+  // Stops and joins the workers; batches already handed out stay valid.
+  void close() {
+    std::optional<EpochIterator> closing = std::move(iterator_);
+    iterator_.reset();
+    nb::gil_scoped_release unlocked;
+    closing.reset();
+  }
+
+ private:
+  std::optional<EpochIterator> iterator_;
+};
+
+class NativeLoader {
+ public:
+  NativeLoader(const std::string& location, std::uint64_t batch_size, const nb::dict& settings,
+               std::uint32_t rank, std::uint32_t world_size, int cores,
+               std::optional<std::vector<std::uint64_t>> indices, const nb::list& outputs) {
+    if (batch_size == 0) throw ConfigError("batch_size must be at least 1");
+    LoaderSettings values;
+    apply_settings(settings, values);
+    LoaderPlace place;
+    place.location = location;
+    place.batch_size = batch_size;
+    place.rank = rank;
+    place.world_size = world_size;
+    place.cores = cores;
+    LoaderOptions options = loader_options(values, place);
+    options.order.indices = std::move(indices);
+    std::vector<PipelineSpec> specs;
+    for (nb::handle output : outputs) specs.push_back(pipeline_spec(output));
+    nb::gil_scoped_release unlocked;
+    loader_ = std::make_unique<Loader>(location, std::move(specs), std::move(options));
+  }
+
+  NativeEpoch epoch(std::uint64_t epoch, std::uint64_t first_batch) {
+    nb::gil_scoped_release unlocked;
+    return NativeEpoch(loader_->epoch(epoch, first_batch));
+  }
+
+  std::uint64_t batches_per_epoch() const { return loader_->batches_per_epoch(); }
+  std::uint64_t num_samples() const { return loader_->reader().num_samples(); }
+  std::uint64_t window_pages() const { return loader_->options().order.window_pages; }
+  int num_workers() const { return loader_->options().num_workers; }
+
+  // (name, numpy typestr, per-sample shape) of every output, in order.
+  nb::list outputs() const {
+    nb::list out;
+    for (const auto& [name, state] : loader_->outputs()) {
+      out.append(nb::make_tuple(name, state.dtype.typestr(), nb::tuple(nb::cast(state.shape))));
+    }
+    return out;
+  }
+
+  void set_indices(std::optional<std::vector<std::uint64_t>> indices) {
+    loader_->set_indices(std::move(indices));
+  }
+
+ private:
+  std::unique_ptr<Loader> loader_;
+};
+
+// (name, type name) of every field of the file at `location`, in file order.
+nb::list file_fields(const std::string& location, const nb::dict& settings) {
+  LoaderSettings values;
+  apply_settings(settings, values);
+  LoaderPlace place;
+  place.location = location;
+  const LoaderOptions options = loader_options(values, place);
+  std::unique_ptr<Reader> reader;
+  {
+    nb::gil_scoped_release unlocked;
+    reader = std::make_unique<Reader>(location, ReaderOptions{{}, options.cache.http});
+  }
+  nb::list out;
+  for (const NamedField& field : reader->fields()) {
+    out.append(nb::make_tuple(field.name, field.field->type_name()));
+  }
+  return out;
+}
+
+}  // namespace
+
+void bind_loader(nb::module_& module) {
+  module.def("file_fields", &file_fields, nb::arg("location"), nb::arg("settings"),
+             "(name, type) of each field of a .beton file, in file order.");
+  nb::class_<NativeEpoch>(module, "NativeEpoch", "One epoch of a NativeLoader: its workers and batches.")
+      .def("next", &NativeEpoch::next,
+           "The next batch as one numpy array per output (over the batch's memory), or None at the "
+           "end of the epoch.")
+      .def("ready", &NativeEpoch::ready, "Whether next() would return at once.")
+      .def("close", &NativeEpoch::close, "Stops the workers; batches handed out stay valid.")
+      .def_prop_ro("batches_done", &NativeEpoch::batches_done)
+      .def_prop_ro("num_batches", &NativeEpoch::num_batches)
+      .def("stats", &NativeEpoch::stats, "Seconds per stage of this epoch, summed over threads.");
+  nb::class_<NativeLoader>(module, "NativeLoader", "ffcv::Loader: a .beton file through pipelines.")
+      .def(nb::init<const std::string&, std::uint64_t, const nb::dict&, std::uint32_t,
+                    std::uint32_t, int, std::optional<std::vector<std::uint64_t>>,
+                    const nb::list&>(),
+           nb::arg("location"), nb::arg("batch_size"), nb::arg("settings"), nb::arg("rank"),
+           nb::arg("world_size"), nb::arg("cores"), nb::arg("indices").none(),
+           nb::arg("outputs"))
+      .def("epoch", &NativeLoader::epoch, nb::arg("epoch"), nb::arg("first_batch") = 0,
+           "Starts an epoch; an epoch of this loader still running is stopped first.")
+      .def_prop_ro("batches_per_epoch", &NativeLoader::batches_per_epoch)
+      .def_prop_ro("num_samples", &NativeLoader::num_samples)
+      .def_prop_ro("window_pages", &NativeLoader::window_pages)
+      .def_prop_ro("num_workers", &NativeLoader::num_workers)
+      .def("outputs", &NativeLoader::outputs)
+      .def("set_indices", &NativeLoader::set_indices, nb::arg("indices").none());
+}
+
+}  // namespace ffcv::python

@@ -1,0 +1,176 @@
+#include "python_values.hpp"
+
+#include <cstring>
+#include <vector>
+
+#include "ffcv/util/closest_name.hpp"
+#include "ffcv/util/errors.hpp"
+
+namespace ffcv::python {
+namespace {
+
+std::string type_of(nb::handle value) {
+  return nb::cast<std::string>(nb::str(value.type().attr("__name__")));
+}
+
+ParamValue param_value(nb::handle value, const std::string& what) {
+  if (nb::isinstance<nb::bool_>(value)) return nb::cast<bool>(value);
+  if (nb::isinstance<nb::int_>(value)) return nb::cast<std::int64_t>(value);
+  if (nb::isinstance<nb::float_>(value)) return nb::cast<double>(value);
+  if (nb::isinstance<nb::str>(value)) return nb::cast<std::string>(value);
+  if (nb::isinstance<nb::list>(value) || nb::isinstance<nb::tuple>(value)) {
+    std::vector<double> numbers;
+    for (nb::handle item : value) {
+      if (!nb::isinstance<nb::int_>(item) && !nb::isinstance<nb::float_>(item)) {
+        throw ConfigError(what + " must be a list of numbers, got an element of type " +
+                          type_of(item));
+      }
+      numbers.push_back(nb::cast<double>(item));
+    }
+    return numbers;
+  }
+  throw ConfigError(what + " must be a bool, int, float, str or a list of numbers, got " +
+                    type_of(value));
+}
+
+// The bytes of a C-contiguous CPU array.
+std::vector<std::uint8_t> array_bytes(const nb::ndarray<nb::ro, nb::device::cpu>& array) {
+  const std::uint8_t* data = static_cast<const std::uint8_t*>(array.data());
+  return std::vector<std::uint8_t>(data, data + array.nbytes());
+}
+
+nb::ndarray<nb::ro, nb::device::cpu> contiguous_array(nb::handle value, const std::string& what) {
+  nb::ndarray<nb::ro, nb::device::cpu> array;
+  if (!nb::try_cast(value, array, false)) {
+    throw ConfigError(what + " must be an array on the CPU (numpy), got " + type_of(value));
+  }
+  std::int64_t expected = 1;
+  for (std::size_t d = array.ndim(); d-- > 0;) {
+    if (array.shape(d) > 1 && array.stride(d) != expected) {
+      throw ConfigError(what + " must be C-contiguous (numpy.ascontiguousarray makes it so)");
+    }
+    expected *= static_cast<std::int64_t>(array.shape(d));
+  }
+  return array;
+}
+
+DType dtype_of(const nb::dlpack::dtype& type, const std::string& what) {
+  DType dtype;
+  dtype.itemsize = type.bits / 8;
+  dtype.byte_order = dtype.itemsize == 1 ? '|' : '<';
+  switch (static_cast<nb::dlpack::dtype_code>(type.code)) {
+    case nb::dlpack::dtype_code::Int: dtype.kind = 'i'; break;
+    case nb::dlpack::dtype_code::UInt: dtype.kind = 'u'; break;
+    case nb::dlpack::dtype_code::Float: dtype.kind = 'f'; break;
+    case nb::dlpack::dtype_code::Bool: dtype.kind = 'b'; break;
+    default: throw ConfigError(what + " has an element type the format cannot store");
+  }
+  return dtype;
+}
+
+RgbImage rgb_image(nb::handle value, const std::string& what) {
+  const auto array = contiguous_array(value, what);
+  if (array.ndim() != 3 || array.shape(2) != 3 || array.dtype() != nb::dtype<std::uint8_t>()) {
+    throw ConfigError(what + " must be an (H, W, 3) uint8 array (RGB)");
+  }
+  RgbImage image;
+  image.height = static_cast<int>(array.shape(0));
+  image.width = static_cast<int>(array.shape(1));
+  image.pixels = array_bytes(array);
+  return image;
+}
+
+}  // namespace
+
+OpParams op_params(const nb::dict& params, const std::string& step) {
+  OpParams result;
+  for (auto [key, value] : params) {
+    const std::string name = nb::cast<std::string>(nb::str(key));
+    result.set(name, param_value(value, step + " parameter '" + name + "'"));
+  }
+  return result;
+}
+
+void apply_settings(const nb::dict& values, LoaderSettings& settings) {
+  const std::vector<SettingRow> rows = loader_setting_rows(settings);
+  for (auto [key, value] : values) {
+    const std::string name = nb::cast<std::string>(nb::str(key));
+    const SettingRow* found = nullptr;
+    for (const SettingRow& row : rows) {
+      if (row.name == name) found = &row;
+    }
+    if (found == nullptr) {
+      const std::string near = closest_name(name, loader_setting_names());
+      throw ConfigError("unknown loader setting '" + name + "'" +
+                        (near.empty() ? "" : " (did you mean '" + near + "'?)"));
+    }
+    // Python's True/False are spelt as the table reads them.
+    const std::string text = nb::isinstance<nb::bool_>(value)
+                                 ? (nb::cast<bool>(value) ? "true" : "false")
+                                 : nb::cast<std::string>(nb::str(value));
+    try {
+      set_setting(*found, text);
+    } catch (const ConfigError& error) {
+      throw ConfigError(std::string(error.what()));
+    }
+  }
+}
+
+nb::dlpack::dtype dlpack_dtype(const DType& dtype) {
+  if (dtype.byte_order == '>' && dtype.itemsize > 1) {
+    throw ConfigError("the big-endian type " + dtype.typestr() +
+                      " cannot leave the loader as stored; add a convert step");
+  }
+  nb::dlpack::dtype type{};
+  type.bits = static_cast<std::uint8_t>(dtype.itemsize * 8);
+  type.lanes = 1;
+  switch (dtype.kind) {
+    case 'i': type.code = static_cast<std::uint8_t>(nb::dlpack::dtype_code::Int); break;
+    case 'u': type.code = static_cast<std::uint8_t>(nb::dlpack::dtype_code::UInt); break;
+    case 'f': type.code = static_cast<std::uint8_t>(nb::dlpack::dtype_code::Float); break;
+    case 'b': type.code = static_cast<std::uint8_t>(nb::dlpack::dtype_code::Bool); break;
+    default: throw ConfigError("the type " + dtype.typestr() + " has no DLPack equivalent");
+  }
+  return type;
+}
+
+FieldValue field_value(nb::handle value, const std::string& kind, const std::string& field) {
+  const std::string what = "field '" + field + "'";
+  if (kind == "rgb_image") return rgb_image(value, what);
+  if (kind == "int") {
+    if (!nb::isinstance<nb::int_>(value) && !nb::hasattr(value, "__index__")) {
+      throw ConfigError(what + " takes an int, got " + type_of(value));
+    }
+    return nb::cast<std::int64_t>(value.attr("__index__")());
+  }
+  if (kind == "float") {
+    if (!nb::hasattr(value, "__float__")) {
+      throw ConfigError(what + " takes a float, got " + type_of(value));
+    }
+    return nb::cast<double>(value.attr("__float__")());
+  }
+  if (kind == "ndarray") {
+    const auto array = contiguous_array(value, what);
+    NdArray result;
+    result.dtype = dtype_of(array.dtype(), what);
+    for (std::size_t d = 0; d < array.ndim(); ++d) result.shape.push_back(array.shape(d));
+    result.bytes = array_bytes(array);
+    return result;
+  }
+  if (kind == "bytes") {
+    if (nb::isinstance<nb::bytes>(value)) {
+      const nb::bytes bytes = nb::borrow<nb::bytes>(value);
+      const auto* data = static_cast<const std::uint8_t*>(bytes.data());
+      return Bytes(data, data + bytes.size());
+    }
+    const auto array = contiguous_array(value, what);
+    if (array.dtype() != nb::dtype<std::uint8_t>() || array.ndim() != 1) {
+      throw ConfigError(what + " takes bytes or a 1-D uint8 array");
+    }
+    return Bytes(array_bytes(array));
+  }
+  if (kind == "json") return JsonText{nb::cast<std::string>(value)};
+  throw ConfigError(what + ": unknown field kind '" + kind + "'");
+}
+
+}  // namespace ffcv::python
