@@ -103,3 +103,12 @@ build_status=${PIPESTATUS[0]}
 set -e
 [ "$build_status" -eq 0 ] || { echo "[setup] build failed (see the messages above)" >&2; exit 1; }
 log "ready: build/bin/ffcv"
+
+# The Python package ffcv_cpp (pyproject.toml: the loader core and its extension, no LibTorch)
+# into .venv; pip rebuilds only what changed (build/python/).
+log "installing the Python package ffcv_cpp into .venv"
+.venv/bin/pip install -q --disable-pip-version-check --no-build-isolation --no-deps . ||
+  { echo "[setup] building the Python package failed (see the messages above)" >&2; exit 1; }
+.venv/bin/python -c 'import ffcv_cpp, os
+print("[setup] Python package: import ffcv_cpp", ffcv_cpp.__version__, "from",
+      os.path.dirname(ffcv_cpp.__file__))'

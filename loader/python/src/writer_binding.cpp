@@ -5,6 +5,8 @@
 // waits without the GIL and takes it about ten times a second to report progress and to notice
 // Ctrl-C, which stops the write (the partial file is removed, as on any error).
 
+#include <optional>
+
 #include "bindings.hpp"
 #include "ffcv/dataset_writer.hpp"
 #include "ffcv/fields/bytes_fields.hpp"
@@ -90,8 +92,14 @@ class PythonSamples final : public SampleSource {
       }
       return out;
     } catch (nb::python_error& error) {
-      // The Python exception becomes text here, with the GIL, so nothing Python leaves it.
-      throw EncodeError(error.what());
+      // The first exception is kept (with the GIL, as Python objects need) for write_samples to
+      // raise again; the writer carries its text.
+      const std::string text = error.what();
+      if (!first_error_) {
+        first_error_.emplace(std::move(error));
+        first_error_index_ = index;
+      }
+      throw EncodeError(text);
     } catch (const nb::cast_error&) {
       throw EncodeError("the dataset's item is not a tuple of one value per field");
     }
@@ -101,10 +109,26 @@ class PythonSamples final : public SampleSource {
     return "dataset[" + std::to_string(index) + "]";
   }
 
+  // With the GIL, after a failed write: raises the first exception a sample raised, noting the
+  // sample, so that the caller sees its own exception type; returns when there was none.
+  void raise_first_error() {
+    if (!first_error_) return;
+    nb::python_error error = std::move(*first_error_);
+    first_error_.reset();
+    const nb::handle value = error.value();
+    if (nb::hasattr(value, "add_note")) {
+      value.attr("add_note")("while writing sample " + std::to_string(first_error_index_) +
+                             " (dataset[" + std::to_string(first_error_index_) + "])");
+    }
+    throw error;
+  }
+
  private:
   nb::callable get_sample_;
   std::uint64_t count_;
   std::vector<FieldSpec> fields_;
+  mutable std::optional<nb::python_error> first_error_;  // only touched with the GIL
+  mutable std::uint64_t first_error_index_ = 0;
 };
 
 nb::dict write_samples(const std::string& path, const nb::list& field_list,
@@ -128,11 +152,14 @@ nb::dict write_samples(const std::string& path, const nb::list& field_list,
     if (on_progress) (*on_progress)(done, total);
   };
   DatasetWriter writer(path, std::move(fields), options);
-  const PythonSamples samples(std::move(get_sample), count, std::move(specs));
+  PythonSamples samples(std::move(get_sample), count, std::move(specs));
   WriteSummary summary;
-  {
+  try {
     nb::gil_scoped_release unlocked;
     summary = writer.write(samples);
+  } catch (const EncodeError&) {
+    samples.raise_first_error();
+    throw;
   }
   nb::dict out;
   out["num_samples"] = summary.num_samples;

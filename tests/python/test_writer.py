@@ -1,0 +1,92 @@
+"""DatasetWriter from Python writes the same bytes as `ffcv write` for the same images and
+settings, and reports bad input clearly without leaving a file behind."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+
+import numpy as np
+import pytest
+
+from conftest import smooth_image
+from ffcv_cpp.fields import IntField, NDArrayField, RGBImageField
+from ffcv_cpp.writer import DatasetWriter
+
+
+@pytest.fixture(scope="module")
+def png_folder(tmp_path_factory):
+    """An image-folder tree of PNGs (lossless, so every decoder sees the same pixels)."""
+    from PIL import Image
+
+    root = tmp_path_factory.mktemp("folder")
+    rng = np.random.default_rng(8)
+    for label in ("cat", "dog", "eel"):
+        (root / label).mkdir()
+        for i in range(12):
+            height, width = (int(v) for v in rng.integers(30, 120, size=2))
+            Image.fromarray(smooth_image(rng, height, width)).save(root / label / f"{i:02d}.png")
+    return root
+
+
+@pytest.mark.parametrize("write_mode, extra", [
+    ("jpg", {"max_resolution": 64, "jpeg_quality": 85}),
+    ("proportion", {"compress_probability": 0.5}),
+    ("raw", {}),
+])
+def test_the_file_is_the_bytes_ffcv_write_makes(png_folder, tmp_path, build_bin, write_mode,
+                                                extra):
+    torchvision = pytest.importorskip("torchvision")
+    cli_file = tmp_path / "cli.beton"
+    flags = ["--write-mode", write_mode, "--workers", "2", "--seed", "3"]
+    if "max_resolution" in extra:
+        flags += ["--max-resolution", str(extra["max_resolution"])]
+    if "jpeg_quality" in extra:
+        flags += ["--jpeg-quality", str(extra["jpeg_quality"])]
+    if "compress_probability" in extra:
+        flags += ["--compress-probability", str(extra["compress_probability"])]
+    subprocess.run([str(build_bin / "ffcv"), "write", "folder", str(png_folder), "--output",
+                    str(cli_file)] + flags, check=True, capture_output=True)
+    python_file = tmp_path / "python.beton"
+    dataset = torchvision.datasets.ImageFolder(str(png_folder))
+    DatasetWriter(str(python_file), {"image": RGBImageField(write_mode=write_mode, **extra),
+                                     "label": IntField()},
+                  num_workers=2, seed=3, progress=False).from_indexed_dataset(dataset)
+    assert python_file.read_bytes() == cli_file.read_bytes()
+
+
+def test_a_failing_getitem_raises_its_own_exception_naming_the_sample_and_leaves_no_file(tmp_path):
+    class Broken:
+        def __len__(self):
+            return 20
+
+        def __getitem__(self, index):
+            if index == 13:
+                raise KeyError("no sample here")
+            return (np.zeros((2,), np.float32),)
+
+    path = tmp_path / "broken.beton"
+    with pytest.raises(KeyError, match="no sample here") as raised:
+        DatasetWriter(str(path), {"x": NDArrayField(np.float32, (2,))}, num_workers=2,
+                      progress=False).from_indexed_dataset(Broken())
+    assert "while writing sample 13 (dataset[13])" in getattr(raised.value, "__notes__", [])
+    assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("value, message", [
+    (np.zeros((3,), np.float32), r"shape \(2,\)"),
+    ("text", "could not convert|must be"),
+])
+def test_a_value_that_does_not_fit_its_field_is_a_clear_error(tmp_path, value, message):
+    path = tmp_path / "bad.beton"
+    with pytest.raises((RuntimeError, ValueError), match=message):
+        DatasetWriter(str(path), {"x": NDArrayField(np.float32, (2,))}, progress=False
+                      ).from_indexed_dataset([(value,)])
+    assert not path.exists()
+
+
+def test_fields_must_be_this_packages_fields(tmp_path):
+    with pytest.raises(TypeError, match="must be one of ffcv_cpp.fields"):
+        DatasetWriter(str(tmp_path / "x.beton"), {"x": object()})
+    with pytest.raises(ValueError, match="at least one field"):
+        DatasetWriter(str(tmp_path / "x.beton"), {})
