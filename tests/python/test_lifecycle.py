@@ -12,12 +12,15 @@ import numpy as np
 import pytest
 import torch
 
+from conftest import ImagesAndLabels
+from ffcv_cpp.fields import IntField, RGBImageField
 from ffcv_cpp.fields.basics import IntDecoder
 from ffcv_cpp.fields.decoders import RandomResizedCropRGBImageDecoder
 from ffcv_cpp.loader import Loader, OrderOption
 from ffcv_cpp.pipeline import PipelineSpec
 from ffcv_cpp.pipeline.operation import NativeStep, Operation
 from ffcv_cpp.transforms import RandomHorizontalFlip, Squeeze, ToTensor
+from ffcv_cpp.writer import DatasetWriter
 
 
 def image_loader(path, **kwargs):
@@ -34,11 +37,15 @@ def threads_fds_rss():
             rss_pages * os.sysconf("SC_PAGE_SIZE"))
 
 
-def test_keeping_every_batch_leaves_each_intact(jpeg_file):
-    loader = image_loader(jpeg_file, batches_ahead=1)
+def test_keeping_every_batch_leaves_each_intact(tmp_path):
+    path = str(tmp_path / "many.beton")
+    DatasetWriter(path, {"image": RGBImageField(write_mode="jpg"), "label": IntField()},
+                  num_workers=2, progress=False
+                  ).from_indexed_dataset(ImagesAndLabels(240, seed=12, fixed_size=False))
+    loader = image_loader(path, batches_ahead=1)
     copies = [tuple(t.clone() for t in batch) for batch in loader.epoch(0)]
-    kept = list(loader.epoch(0))  # 48 batches held at once, the ring has 3 slots
-    assert len(kept) == len(copies) == 48
+    kept = list(loader.epoch(0))  # 120 batches held at once; the ring has 3 slots
+    assert len(kept) == len(copies) == 120
     for (image, label), (image_copy, label_copy) in zip(kept, copies):
         assert torch.equal(image, image_copy) and torch.equal(label, label_copy)
     # The memory of batches still held is theirs: a later epoch does not touch it.
@@ -160,3 +167,53 @@ def test_settings_are_the_tables(jpeg_file):
                           order=OrderOption.QUASI_RANDOM, cache_budget_mib=64, window_pages=1)
     assert loader.window_pages == 1
     assert len(list(loader)) == len(loader)
+
+
+def test_an_iterator_keeps_its_loader_alive(jpeg_file):
+    import gc
+
+    iterator = iter(image_loader(jpeg_file, batch_size=10))  # no other reference to the loader
+    gc.collect()
+    assert sum(1 for _ in iterator) == 9
+
+
+class CountedHostMemory:
+    """Batch memory from numpy, counted: what PinnedHostMemory does with torch's pinned memory
+    for ToDevice to a GPU, checked here on the CPU."""
+
+    def __init__(self):
+        self.blocks = {}
+        self.allocated = 0
+
+    def allocate(self, size):
+        block = np.empty(size + 64, dtype=np.uint8)
+        address = (block.ctypes.data + 63) // 64 * 64
+        self.blocks[address] = (block, size)
+        self.allocated += 1
+        return address
+
+    def deallocate(self, address):
+        del self.blocks[address]
+
+    def holds(self, array):
+        start = array.ctypes.data
+        return any(a <= start and start + array.nbytes <= a + size
+                   for a, (_, size) in self.blocks.items())
+
+
+def test_batches_live_in_the_memory_the_package_provides(jpeg_file, monkeypatch):
+    import gc
+
+    from ffcv_cpp.loader import batch_memory
+
+    memory = CountedHostMemory()
+    monkeypatch.setattr(batch_memory, "batch_memory_for", lambda plans: memory)
+    loader = image_loader(jpeg_file, batch_size=4, batches_ahead=1)
+    kept = []
+    for image, label in loader:
+        assert memory.holds(image.numpy()) and memory.holds(label.numpy())
+        kept.append((image, label))  # 24 batches held: the ring's 3 slots and 21 more
+    assert memory.allocated >= 24 * 2  # two outputs per batch
+    del kept, image, label, loader
+    gc.collect()
+    assert memory.blocks == {}

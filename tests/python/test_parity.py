@@ -9,13 +9,18 @@ import torch
 
 from conftest import as_bytes, cpp_batches
 from ffcv_cpp.fields.basics import FloatDecoder, IntDecoder
+from ffcv_cpp import _native
+from ffcv_cpp.fields import NDArrayField
 from ffcv_cpp.fields.decoders import (BytesDecoder, CenterCropRGBImageDecoder, NDArrayDecoder,
-                                      RandomResizedCropRGBImageDecoder, SimpleRGBImageDecoder)
+                                      RandomResizedCropRGBImageDecoder,
+                                      RandomResizedCropsRGBImageDecoder, SimpleRGBImageDecoder)
 from ffcv_cpp.loader import Loader, OrderOption
 from ffcv_cpp.transforms import (Convert, Cutout, ImageMixup, LabelMixup, MixupToOneHot,
                                  NormalizeImage, Poison, RandomBrightness, RandomContrast,
                                  RandomHorizontalFlip, RandomSaturation, RandomTranslate,
-                                 ReplaceLabel, Squeeze, ToDevice, ToTensor, ToTorchImage)
+                                 ReplaceLabel, Squeeze, ToDevice, ToTensor, ToTorchImage,
+                                 UnpackBits)
+from ffcv_cpp.writer import DatasetWriter
 
 MEAN = np.array([0.485, 0.456, 0.406]) * 255
 STD = np.array([0.229, 0.224, 0.225]) * 255
@@ -70,6 +75,10 @@ CASES = [
      [IntDecoder(), LabelMixup(0.5, False), MixupToOneHot(10)],
      [("decoder", "int"), ("batch-op", "label_mixup:alpha=0.5"),
       ("batch-op", "mixup_to_one_hot:num_classes=10")], None),
+    ("multi_view_crops", "jpeg_file",
+     [RandomResizedCropsRGBImageDecoder(16, views=3, flip=True, interpolation="linear")],
+     [("decoder", "random_resized_crops:size=16,views=3,flip=true,interpolation=linear")],
+     [IntDecoder()], [], None),
     ("poison_and_replace_label", "raw_file",
      [SimpleRGBImageDecoder(), Poison(MASK, ALPHA, [1, 5, 9])],
      [("decoder", "image"), ("op", "poison:mask=[{}],alpha=0.3,indices=[1,5,9]".format(
@@ -125,3 +134,41 @@ def test_outputs_without_to_tensor_are_numpy_and_with_it_torch(jpeg_file):
     assert isinstance(image, np.ndarray) and image.shape == (16, 16, 16, 3)
     assert image.dtype == np.uint8
     assert isinstance(label, torch.Tensor) and label.shape == (16,) and label.dtype == torch.int64
+
+
+def test_unpack_bits_equals_the_cpp_loaders(build_bin, tmp_path):
+    rng = np.random.default_rng(4)
+    bits = rng.integers(0, 2, size=(30, 20)).astype(bool)
+    packed = np.packbits(bits, axis=1, bitorder="big")
+    path = str(tmp_path / "bits.beton")
+    DatasetWriter(path, {"bits": NDArrayField(np.uint8, (3,))}, progress=False
+                  ).from_indexed_dataset([(row,) for row in packed])
+    loader = Loader(path, batch_size=7, num_workers=2, order=OrderOption.RANDOM, seed=11,
+                    drop_last=False, pipelines={"bits": [NDArrayDecoder(), UnpackBits(20, "uint8")]})
+    got = b"".join(as_bytes(batch) for (batch,) in loader)
+    expected = cpp_batches(build_bin, tmp_path / "cpp", path, 7, SETTINGS, [
+        ("bits", "bits", [("decoder", "ndarray"), ("op", "unpack_bits:count=20,dtype=uint8")])])
+    assert got == expected["bits"]
+    ordered = Loader(path, batch_size=30, pipelines={"bits": [NDArrayDecoder(), UnpackBits(20, "uint8")]})
+    assert np.array_equal(next(iter(ordered))[0], bits.astype(np.uint8))
+
+
+# The Python class of every step of the loader's catalogue.
+CATALOGUE = {
+    "bytes": BytesDecoder, "center_crop": CenterCropRGBImageDecoder, "float": FloatDecoder,
+    "image": SimpleRGBImageDecoder, "int": IntDecoder, "ndarray": NDArrayDecoder,
+    "random_resized_crop": RandomResizedCropRGBImageDecoder,
+    "random_resized_crops": RandomResizedCropsRGBImageDecoder, "convert": Convert,
+    "cutout": Cutout, "normalize": NormalizeImage, "poison": Poison,
+    "random_brightness": RandomBrightness, "random_contrast": RandomContrast,
+    "random_horizontal_flip": RandomHorizontalFlip, "random_saturation": RandomSaturation,
+    "random_translate": RandomTranslate, "replace_label": ReplaceLabel, "squeeze": Squeeze,
+    "unpack_bits": UnpackBits, "image_mixup": ImageMixup, "label_mixup": LabelMixup,
+    "mixup_to_one_hot": MixupToOneHot,
+}
+
+
+def test_every_step_of_the_catalogue_has_a_python_class():
+    names = _native.step_names()
+    catalogue = set(names["decoders"]) | set(names["operations"]) | set(names["batch_operations"])
+    assert catalogue == set(CATALOGUE)

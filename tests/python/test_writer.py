@@ -90,3 +90,40 @@ def test_fields_must_be_this_packages_fields(tmp_path):
         DatasetWriter(str(tmp_path / "x.beton"), {"x": object()})
     with pytest.raises(ValueError, match="at least one field"):
         DatasetWriter(str(tmp_path / "x.beton"), {})
+
+
+def test_jpeg_bytes_are_decoded_by_the_writer_as_ffcv_write_does(tmp_path, build_bin):
+    """A dataset that hands over JPEG files' bytes gives the file `ffcv write folder` makes of
+    the same JPEGs (the writer's threads decode them, DCT-scaled when shrinking)."""
+    from PIL import Image
+
+    root = tmp_path / "jpegs"
+    rng = np.random.default_rng(9)
+    samples = []
+    for label, name in enumerate(("a", "b")):
+        (root / name).mkdir(parents=True)
+        for i in range(10):
+            path = root / name / f"{i:02d}.jpg"
+            Image.fromarray(smooth_image(rng, 90 + 7 * i, 120 - 5 * i)).save(path, quality=92)
+            samples.append((path, label))
+    cli_file = tmp_path / "cli.beton"
+    subprocess.run([str(build_bin / "ffcv"), "write", "folder", str(root), "--output",
+                    str(cli_file), "--write-mode", "jpg", "--max-resolution", "48", "--workers",
+                    "2"], check=True, capture_output=True)
+    python_file = tmp_path / "python.beton"
+    DatasetWriter(str(python_file), {"image": RGBImageField(write_mode="jpg", max_resolution=48),
+                                     "label": IntField()}, num_workers=2, progress=False
+                  ).from_indexed_dataset([(path.read_bytes(), label) for path, label in samples])
+    assert python_file.read_bytes() == cli_file.read_bytes()
+
+
+def test_encoded_images_other_than_jpeg_are_refused(tmp_path):
+    import io
+
+    from PIL import Image
+
+    png = io.BytesIO()
+    Image.fromarray(np.zeros((4, 4, 3), np.uint8)).save(png, format="PNG")
+    with pytest.raises(RuntimeError, match="JPEG bytes only"):
+        DatasetWriter(str(tmp_path / "x.beton"), {"image": RGBImageField()}, progress=False
+                      ).from_indexed_dataset([(png.getvalue(),)])

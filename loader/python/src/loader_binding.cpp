@@ -66,6 +66,37 @@ nb::list batch_arrays(Batch batch) {
   return arrays;
 }
 
+// The batch memory from Python: allocate(bytes) -> address and deallocate(address) (e.g. torch's
+// pinned host memory for copies to a GPU). The engine calls them without its lock (from the
+// thread that starts an epoch or asks for a batch, and from the one that ends a lease or an
+// epoch); each call takes the GIL. Past the interpreter's end, memory is left to the process.
+struct PythonMemory {
+  nb::object allocate, deallocate;
+  ~PythonMemory() {
+    if (!nb::is_alive()) {
+      allocate.release();
+      deallocate.release();
+      return;
+    }
+    nb::gil_scoped_acquire locked;
+    allocate.reset();
+    deallocate.reset();
+  }
+};
+
+BatchAllocator python_allocator(nb::object allocate, nb::object deallocate) {
+  auto memory = std::make_shared<PythonMemory>(PythonMemory{std::move(allocate), std::move(deallocate)});
+  return {[memory](std::uint64_t bytes) -> void* {
+            nb::gil_scoped_acquire locked;
+            return reinterpret_cast<void*>(nb::cast<std::uintptr_t>(memory->allocate(bytes)));
+          },
+          [memory](void* address) {
+            if (!nb::is_alive()) return;
+            nb::gil_scoped_acquire locked;
+            memory->deallocate(reinterpret_cast<std::uintptr_t>(address));
+          }};
+}
+
 nb::dict stats_dict(const LoaderStats& stats) {
   nb::dict out;
   out["batches"] = stats.batches;
@@ -81,16 +112,20 @@ nb::dict stats_dict(const LoaderStats& stats) {
   return out;
 }
 
+// One epoch. next() may wait without the GIL while another thread calls close(): the iterator is
+// shared, and the workers stop when the last of the two lets go of it.
 class NativeEpoch {
  public:
-  explicit NativeEpoch(EpochIterator iterator) : iterator_(std::move(iterator)) {}
+  explicit NativeEpoch(EpochIterator iterator)
+      : iterator_(std::make_shared<EpochIterator>(std::move(iterator))) {}
 
   std::optional<nb::list> next() {
-    if (!iterator_) return std::nullopt;
+    const std::shared_ptr<EpochIterator> iterator = iterator_;
+    if (!iterator) return std::nullopt;
     std::optional<Batch> batch;
     {
       nb::gil_scoped_release unlocked;
-      batch = iterator_->next();
+      batch = iterator->next();
     }
     if (!batch) return std::nullopt;
     return batch_arrays(std::move(*batch));
@@ -101,23 +136,25 @@ class NativeEpoch {
   std::uint64_t num_batches() const { return iterator_ ? iterator_->num_batches() : 0; }
   nb::dict stats() const { return stats_dict(iterator_ ? iterator_->stats() : LoaderStats{}); }
 
-  // Stops and joins the workers; batches already handed out stay valid.
+  // Stops and joins the workers (once no other thread waits in next()); batches already handed
+  // out stay valid.
   void close() {
-    std::optional<EpochIterator> closing = std::move(iterator_);
+    std::shared_ptr<EpochIterator> closing = std::move(iterator_);
     iterator_.reset();
     nb::gil_scoped_release unlocked;
     closing.reset();
   }
 
  private:
-  std::optional<EpochIterator> iterator_;
+  std::shared_ptr<EpochIterator> iterator_;
 };
 
 class NativeLoader {
  public:
   NativeLoader(const std::string& location, std::uint64_t batch_size, const nb::dict& settings,
                std::uint32_t rank, std::uint32_t world_size, int cores,
-               std::optional<std::vector<std::uint64_t>> indices, const nb::list& outputs) {
+               std::optional<std::vector<std::uint64_t>> indices, const nb::list& outputs,
+               std::optional<std::pair<nb::object, nb::object>> memory) {
     if (batch_size == 0) throw ConfigError("batch_size must be at least 1");
     LoaderSettings values;
     apply_settings(settings, values);
@@ -129,6 +166,7 @@ class NativeLoader {
     place.cores = cores;
     LoaderOptions options = loader_options(values, place);
     options.order.indices = std::move(indices);
+    if (memory) options.allocator = python_allocator(memory->first, memory->second);
     std::vector<PipelineSpec> specs;
     for (nb::handle output : outputs) specs.push_back(pipeline_spec(output));
     nb::gil_scoped_release unlocked;
@@ -198,12 +236,16 @@ void bind_loader(nb::module_& module) {
   nb::class_<NativeLoader>(module, "NativeLoader", "ffcv::Loader: a .beton file through pipelines.")
       .def(nb::init<const std::string&, std::uint64_t, const nb::dict&, std::uint32_t,
                     std::uint32_t, int, std::optional<std::vector<std::uint64_t>>,
-                    const nb::list&>(),
+                    const nb::list&, std::optional<std::pair<nb::object, nb::object>>>(),
            nb::arg("location"), nb::arg("batch_size"), nb::arg("settings"), nb::arg("rank"),
            nb::arg("world_size"), nb::arg("cores"), nb::arg("indices").none(),
-           nb::arg("outputs"))
+           nb::arg("outputs"), nb::arg("memory").none() = nb::none(),
+           "memory: (allocate(bytes) -> address, deallocate(address)) for the batch memory; "
+           "None: the loader's own")
       .def("epoch", &NativeLoader::epoch, nb::arg("epoch"), nb::arg("first_batch") = 0,
-           "Starts an epoch; an epoch of this loader still running is stopped first.")
+           nb::keep_alive<0, 1>(),
+           "Starts an epoch (which keeps its loader alive); an epoch of this loader still "
+           "running is stopped first.")
       .def_prop_ro("batches_per_epoch", &NativeLoader::batches_per_epoch)
       .def_prop_ro("num_samples", &NativeLoader::num_samples)
       .def_prop_ro("window_pages", &NativeLoader::window_pages)

@@ -136,7 +136,18 @@ nb::dlpack::dtype dlpack_dtype(const DType& dtype) {
 
 FieldValue field_value(nb::handle value, const std::string& kind, const std::string& field) {
   const std::string what = "field '" + field + "'";
-  if (kind == "rgb_image") return rgb_image(value, what);
+  if (kind == "rgb_image") {
+    if (!nb::isinstance<nb::bytes>(value)) return rgb_image(value, what);
+    // An encoded JPEG, decoded (and shrunk to the field's max resolution) by the writer's
+    // threads as `ffcv write folder` does its JPEG files.
+    const nb::bytes bytes = nb::borrow<nb::bytes>(value);
+    const auto* data = static_cast<const std::uint8_t*>(bytes.data());
+    if (bytes.size() < 3 || data[0] != 0xFF || data[1] != 0xD8 || data[2] != 0xFF) {
+      throw ConfigError(what + " takes encoded images as JPEG bytes only; decode other formats "
+                               "(e.g. with PIL) and pass the pixels");
+    }
+    return JpegFile{std::vector<std::uint8_t>(data, data + bytes.size())};
+  }
   if (kind == "int") {
     if (!nb::isinstance<nb::int_>(value) && !nb::hasattr(value, "__index__")) {
       throw ConfigError(what + " takes an int, got " + type_of(value));

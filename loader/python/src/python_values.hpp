@@ -9,6 +9,7 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
@@ -37,8 +38,9 @@ void apply_settings(const nb::dict& values, LoaderSettings& settings);
 // consumers cannot take as stored.
 nb::dlpack::dtype dlpack_dtype(const DType& dtype);
 
-// One value of a sample for the writer, as a field of `field_type` ("RGBImage", "Int", ...)
-// takes it: an (H, W, 3) uint8 array, an int, a float, an array, bytes or JSON text (str).
-FieldValue field_value(nb::handle value, const std::string& field_type, const std::string& field);
+// One value of a sample for the writer, as a field of kind `kind` ("rgb_image", "int", "float",
+// "ndarray", "bytes", "json") takes it: an (H, W, 3) uint8 array or a JPEG file's bytes, an int,
+// a float, an array, bytes or JSON text (str).
+FieldValue field_value(nb::handle value, const std::string& kind, const std::string& field);
 
 }  // namespace ffcv::python

@@ -130,16 +130,23 @@ void EpochState::deallocate_outputs(std::vector<void*>& outputs) {
   outputs.clear();
 }
 
-void EpochState::hand_over(Slot& slot, std::uint64_t slot_index) {
+void EpochState::hand_over(Slot& slot, std::uint64_t slot_index,
+                           std::unique_lock<std::mutex>& lock) {
   HandedOver& held = handed_over_[slot.batch];
   held.outputs = std::move(buffers_[slot_index]);
   held.kept_indices = std::move(slot.kept_indices);
+  std::vector<void*> outputs;
   if (spare_outputs_.empty()) {
-    buffers_[slot_index] = allocate_outputs();
+    // Unlocked: an allocator may wait (for the GIL, a driver); the slot stays held meanwhile, so
+    // no worker touches it.
+    lock.unlock();
+    outputs = allocate_outputs();
+    lock.lock();
   } else {
-    buffers_[slot_index] = std::move(spare_outputs_.back());
+    outputs = std::move(spare_outputs_.back());
     spare_outputs_.pop_back();
   }
+  buffers_[slot_index] = std::move(outputs);
   slot.phase = Phase::kFree;
   work_changed_.notify_all();
 }
@@ -438,7 +445,7 @@ std::optional<Batch> EpochState::next(std::shared_ptr<EpochState> self) {
 std::optional<Batch> EpochState::next_locked(const std::shared_ptr<EpochState>& self,
                                              std::unique_lock<std::mutex>& lock) {
   Slot& slot = slots_[next_batch_ % slots_.size()];
-  if (slot.phase == Phase::kHeld) hand_over(slot, next_batch_ % slots_.size());
+  if (slot.phase == Phase::kHeld) hand_over(slot, next_batch_ % slots_.size(), lock);
   const auto waited = Clock::now();
   batch_changed_.wait(
       lock, [&] { return stopping_ || (slot.phase == Phase::kDone && slot.batch == next_batch_); });
@@ -481,6 +488,7 @@ bool EpochState::ready() const {
 }
 
 void EpochState::release(std::uint64_t slot, std::uint64_t batch) {
+  std::vector<void*> surplus;  // memory of a handed-over batch beyond the spare sets kept
   {
     std::lock_guard lock(mutex_);
     const auto held = handed_over_.find(batch);
@@ -490,11 +498,14 @@ void EpochState::release(std::uint64_t slot, std::uint64_t batch) {
       if (spare_outputs_.size() < slots_.size()) {
         spare_outputs_.push_back(std::move(held->second.outputs));
       } else {
-        deallocate_outputs(held->second.outputs);
+        surplus = std::move(held->second.outputs);
       }
       handed_over_.erase(held);
-      return;
     }
+  }
+  if (!surplus.empty()) {
+    deallocate_outputs(surplus);  // unlocked, as hand_over allocates
+    return;
   }
   work_changed_.notify_all();
 }

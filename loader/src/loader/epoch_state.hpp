@@ -99,10 +99,10 @@ class EpochState {
                                    std::unique_lock<std::mutex>& lock);
   // With mutex_ held: next() needs the slot of a batch the consumer still holds. The held batch
   // keeps its output memory (and its list of kept samples), which leaves the ring with it; the
-  // slot gets a spare set or a new one and goes back to the workers. So a consumer may keep any
-  // number of batches, each costing one batch of memory, and the ring never reuses memory a
-  // lease can still read.
-  void hand_over(Slot& slot, std::uint64_t slot_index);
+  // slot gets a spare set or a new one (allocated with the lock released) and goes back to the
+  // workers. So a consumer may keep any number of batches, each costing one batch of memory,
+  // and the ring never reuses memory a lease can still read.
+  void hand_over(Slot& slot, std::uint64_t slot_index, std::unique_lock<std::mutex>& lock);
   std::vector<void*> allocate_outputs();
   void deallocate_outputs(std::vector<void*>& outputs);
   std::uint64_t batch_start(std::uint64_t batch) const;  // first position in the order

@@ -2,7 +2,8 @@ from .basics import FloatDecoder, IntDecoder
 from .bytes import BytesDecoder
 from .ndarray import NDArrayDecoder
 from .rgb_image import (CenterCropRGBImageDecoder, RandomResizedCropRGBImageDecoder,
-                        SimpleRGBImageDecoder)
+                        RandomResizedCropsRGBImageDecoder, SimpleRGBImageDecoder)
 
 __all__ = ["FloatDecoder", "IntDecoder", "NDArrayDecoder", "RandomResizedCropRGBImageDecoder",
-           "CenterCropRGBImageDecoder", "SimpleRGBImageDecoder", "BytesDecoder"]
+           "CenterCropRGBImageDecoder", "SimpleRGBImageDecoder", "BytesDecoder",
+           "RandomResizedCropsRGBImageDecoder"]

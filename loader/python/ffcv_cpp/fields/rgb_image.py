@@ -24,7 +24,9 @@ class RGBImageField(Field):
     ``smart_threshold`` bytes of pixels) or "proportion" (JPEG with ``compress_probability``).
     ``max_resolution`` bounds the longer side (images are shrunk, keeping their shape).
 
-    A sample's value is an (H, W, 3) uint8 array or a PIL image (converted to RGB)."""
+    A sample's value is an (H, W, 3) uint8 array, a PIL image (converted to RGB), or the bytes
+    of a JPEG file, which the writer's threads decode (as `ffcv write folder` does its files,
+    and with the same result) without holding the GIL."""
 
     kind = "rgb_image"
 
@@ -43,6 +45,8 @@ class RGBImageField(Field):
                 "compress_probability": float(self.compress_probability)}
 
     def to_native(self, value):
+        if isinstance(value, (bytes, bytearray, memoryview)):
+            return bytes(value)
         if hasattr(value, "convert") and hasattr(value, "size"):  # a PIL image
             value = np.asarray(value.convert("RGB"))
         elif hasattr(value, "numpy"):  # a torch tensor
@@ -61,24 +65,51 @@ class SimpleRGBImageDecoder(NativeStep):
 
 class RandomResizedCropRGBImageDecoder(NativeStep):
     """torchvision's random-resized crop, decoded from the JPEG window alone and resized to
-    ``output_size`` (an int or (height, width))."""
+    ``output_size`` (an int or (height, width)). Ours besides FFCV's arguments:
+    ``interpolation`` ("area", FFCV's filter, or "linear"), ``dct_scaling`` (decode at the
+    smallest DCT scale that covers the output; default True) and ``fast_dct`` (libjpeg's fast
+    IDCT as FFCV decodes; default True)."""
 
     kind = "decoder"
 
     def __init__(self, output_size: Size, scale: Tuple[float, float] = (0.08, 1.0),
-                 ratio: Tuple[float, float] = (3 / 4, 4 / 3)) -> None:
+                 ratio: Tuple[float, float] = (3 / 4, 4 / 3), interpolation: Optional[str] = None,
+                 dct_scaling: Optional[bool] = None, fast_dct: Optional[bool] = None) -> None:
         height, width = _height_width(output_size)
         super().__init__("random_resized_crop", height=height, width=width, scale=scale,
-                         ratio=ratio)
+                         ratio=ratio, interpolation=interpolation, dct_scaling=dct_scaling,
+                         fast_dct=fast_dct)
         self.output_size = (height, width)
 
 
 class CenterCropRGBImageDecoder(NativeStep):
-    """The centred square of side ``ratio`` x the short side, resized to ``output_size``."""
+    """The centred square of side ``ratio`` x the short side, resized to ``output_size``; the
+    same extra arguments as RandomResizedCropRGBImageDecoder."""
 
     kind = "decoder"
 
-    def __init__(self, output_size: Size, ratio: float = 224 / 256) -> None:
+    def __init__(self, output_size: Size, ratio: float = 224 / 256,
+                 interpolation: Optional[str] = None, dct_scaling: Optional[bool] = None,
+                 fast_dct: Optional[bool] = None) -> None:
         height, width = _height_width(output_size)
-        super().__init__("center_crop", height=height, width=width, ratio=float(ratio))
+        super().__init__("center_crop", height=height, width=width, ratio=float(ratio),
+                         interpolation=interpolation, dct_scaling=dct_scaling, fast_dct=fast_dct)
+        self.output_size = (height, width)
+
+
+class RandomResizedCropsRGBImageDecoder(NativeStep):
+    """Ours: ``views`` random-resized crops of each image, (views, H, W, 3) per sample, from one
+    decode of the JPEG over the union of their windows; with ``flip`` each view is mirrored
+    with probability 0.5 (multi-view training, e.g. contrastive methods)."""
+
+    kind = "decoder"
+
+    def __init__(self, output_size: Size, views: int = 2, scale: Tuple[float, float] = (0.08, 1.0),
+                 ratio: Tuple[float, float] = (3 / 4, 4 / 3), flip: bool = False,
+                 interpolation: Optional[str] = None, dct_scaling: Optional[bool] = None,
+                 fast_dct: Optional[bool] = None) -> None:
+        height, width = _height_width(output_size)
+        super().__init__("random_resized_crops", height=height, width=width, views=int(views),
+                         scale=scale, ratio=ratio, flip=bool(flip), interpolation=interpolation,
+                         dct_scaling=dct_scaling, fast_dct=fast_dct)
         self.output_size = (height, width)

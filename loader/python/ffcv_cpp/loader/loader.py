@@ -18,6 +18,7 @@ from .. import _native
 from ..pipeline.operation import NativeStep
 from ..pipeline.pipeline_spec import PipelineSpec
 from ..pipeline.plan import OutputPlan, plan_output
+from . import batch_memory
 from .epoch_iterator import EpochIterator
 
 
@@ -104,9 +105,12 @@ class Loader:
         fields: List = _native.file_fields(self.fname, dict(self._settings))
         self.plans = _plans(pipelines, [name for name, _ in fields])
         indices = None if self.indices is None else [int(i) for i in self.indices]
+        self.batch_memory = batch_memory.batch_memory_for(self.plans)
+        memory = None if self.batch_memory is None else (self.batch_memory.allocate,
+                                                         self.batch_memory.deallocate)
         self._native = _native.NativeLoader(self.fname, self.batch_size, dict(self._settings),
                                             self.rank, self.world_size, 0, indices,
-                                            [plan.native() for plan in self.plans])
+                                            [plan.native() for plan in self.plans], memory)
         return fields
 
     @staticmethod

@@ -10,8 +10,9 @@ from .poisoning import Poison
 from .random_resized_crop import RandomResizedCrop
 from .replace_label import ReplaceLabel
 from .translate import RandomTranslate
+from .unpack_bits import UnpackBits
 
 __all__ = ["ToTensor", "ToDevice", "ToTorchImage", "NormalizeImage", "Convert", "Squeeze", "View",
            "RandomResizedCrop", "RandomHorizontalFlip", "RandomTranslate", "Cutout", "ImageMixup",
            "LabelMixup", "MixupToOneHot", "Poison", "ReplaceLabel", "ModuleWrapper",
-           "RandomBrightness", "RandomContrast", "RandomSaturation"]
+           "RandomBrightness", "RandomContrast", "RandomSaturation", "UnpackBits"]
