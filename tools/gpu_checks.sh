@@ -9,7 +9,7 @@
 #                       [--repeats N] [--study-arg ARG]... [--device cuda|cpu] [--images N]
 #                       [--grid-images N] [--models LIST] [--cores LIST] [--iterations N]
 #                       [--photos DIR]
-#                       [--time-limit S] [--pack NAME] [STAGE...]
+#                       [--time-limit S] [--pack NAME] [--wheels DIR] [STAGE...]
 #
 # Stages, in the order given (default: build tests saga-reference):
 #   build           configure DIR with FFCV_WITH_CUDA=ON for this machine's GPU (or --arch) and
@@ -49,6 +49,13 @@
 #                   160 px, loader-fed against the fixed-batch ceiling, the process pinned with
 #                   taskset to 4, 8 and 16 cores (--cores), --iterations timed steps (150) after
 #                   20 untimed. Writes OUT/cores-per-gpu.{json,md,png}
+#   python          the Python package on the GPU: a venv of PY (its torch seen through
+#                   --system-site-packages) gets nanobind and scikit-build-core from --wheels DIR
+#                   (default .devdeps/wheels; fill it here with `.venv/bin/pip download --no-deps
+#                   -d .devdeps/wheels nanobind scikit-build-core pathspec packaging` and carry
+#                   it), builds ffcv_cpp there with pip, and runs tests/python/test_cuda.py:
+#                   ToDevice's batches (side stream, pinned host memory) and NormalizeImage on
+#                   the GPU against the CPU loader's
 #
 # Options:
 #   --device cpu    runs imagenet-like, many-models and cores-per-gpu without a GPU to check the
@@ -91,6 +98,7 @@ iterations=""
 photos=""
 time_limit=""
 pack=""
+wheels=.devdeps/wheels
 stages=()
 while (($#)); do
   case "$1" in
@@ -111,6 +119,7 @@ while (($#)); do
     --photos) photos=$2; shift 2 ;;
     --time-limit) time_limit=$2; shift 2 ;;
     --pack) pack=$2; shift 2 ;;
+    --wheels) wheels=$2; shift 2 ;;
     -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$script"; exit 0 ;;
     -*) echo "gpu_checks.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     *) stages+=("$1"); shift ;;
@@ -119,9 +128,9 @@ done
 ((${#stages[@]})) || stages=(build tests saga-reference)
 for stage in "${stages[@]}"; do
   case "$stage" in
-    build|tests|saga-reference|saga-paper|suite|imagenet-like|many-models|cores-per-gpu) ;;
+    build|tests|saga-reference|saga-paper|suite|imagenet-like|many-models|cores-per-gpu|python) ;;
     *) echo "gpu_checks.sh: unknown stage '$stage' (build, tests, saga-reference, saga-paper," \
-            "suite, imagenet-like, many-models, cores-per-gpu)" >&2; exit 2 ;;
+            "suite, imagenet-like, many-models, cores-per-gpu, python)" >&2; exit 2 ;;
   esac
 done
 # Option values are checked before any stage runs.
@@ -207,6 +216,20 @@ stage_saga_reference() {
 stage_saga_paper() {
   "$python" experiments/saga/saga_study.py --ffcv "$build/bin/ffcv" --size paper --device cuda \
     --repeats "$repeats" --work "$work" --out "$out/saga-paper" "${study_args[@]}"
+}
+
+stage_python() {
+  local venv="$work/python-venv"
+  if [[ ! -d $wheels ]]; then
+    echo "no $wheels: fill it where there is network with .venv/bin/pip download --no-deps" \
+      "-d .devdeps/wheels nanobind scikit-build-core pathspec packaging, and carry it"
+    return 1
+  fi
+  rm -rf "$venv"
+  "$python" -m venv --system-site-packages "$venv" || return
+  "$venv/bin/pip" install -q --no-index --find-links "$wheels" nanobind scikit-build-core || return
+  "$venv/bin/pip" install -q --no-build-isolation --no-deps . || return
+  (cd tests/python && "$venv/bin/python" test_cuda.py)
 }
 
 # Seconds left of --time-limit, less a margin for packing; empty without a limit.

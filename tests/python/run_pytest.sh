@@ -5,6 +5,9 @@
 #       builds the wheel (pip wheel, incremental in build/python/), installs it into a fresh
 #       venv that reaches PYTHON's packages (torch, torchvision, Python FFCV, pytest) through a
 #       .pth file placed after its own site-packages, and runs pytest on tests/python there;
+#   run_pytest.sh cuda PYTHON BUILD_BIN WORK_DIR
+#       the same venv, running test_cuda.py alone (ToDevice to a GPU); exit 77 (skipped) without
+#       a CUDA device;
 #   run_pytest.sh bare PYTHON BUILD_BIN WORK_DIR
 #       installs the wheel with its declared dependencies only (numpy, from PyPI) into an empty
 #       venv and runs bare_install_check.py there: no torch, no build tree. Exit 77 (skipped)
@@ -40,5 +43,8 @@ fi
 # The project's packages, after the venv's own: ffcv_cpp comes from the wheel just installed.
 "$python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])' >"$site/project-venv.pth"
 cd "$here"
+if [ "$mode" = cuda ]; then
+  exec "$work/venv/bin/python" test_cuda.py
+fi
 FFCV_BUILD_BIN="$build_bin" exec "$work/venv/bin/python" -m pytest -q -p no:cacheprovider \
-  --basetemp="$work/pytest" "$@"
+  --basetemp="$work/pytest" --ignore=test_cuda.py "$@"

@@ -61,7 +61,8 @@ nb::list batch_arrays(Batch batch) {
       delete static_cast<std::shared_ptr<Batch>*>(held);
     });
     arrays.append(nb::ndarray<nb::numpy>(const_cast<std::uint8_t*>(output.data), shape.size(),
-                                shape.data(), owner, nullptr, dlpack_dtype(output.state->dtype)));
+                                         shape.data(), owner, nullptr,
+                                         dlpack_dtype(output.state->dtype)));
   }
   return arrays;
 }
@@ -85,7 +86,8 @@ struct PythonMemory {
 };
 
 BatchAllocator python_allocator(nb::object allocate, nb::object deallocate) {
-  auto memory = std::make_shared<PythonMemory>(PythonMemory{std::move(allocate), std::move(deallocate)});
+  auto memory =
+      std::make_shared<PythonMemory>(PythonMemory{std::move(allocate), std::move(deallocate)});
   return {[memory](std::uint64_t bytes) -> void* {
             nb::gil_scoped_acquire locked;
             return reinterpret_cast<void*>(nb::cast<std::uintptr_t>(memory->allocate(bytes)));
@@ -224,7 +226,8 @@ nb::list file_fields(const std::string& location, const nb::dict& settings) {
 void bind_loader(nb::module_& module) {
   module.def("file_fields", &file_fields, nb::arg("location"), nb::arg("settings"),
              "(name, type) of each field of a .beton file, in file order.");
-  nb::class_<NativeEpoch>(module, "NativeEpoch", "One epoch of a NativeLoader: its workers and batches.")
+  nb::class_<NativeEpoch>(module, "NativeEpoch",
+                          "One epoch of a NativeLoader: its workers and batches.")
       .def("next", &NativeEpoch::next,
            "The next batch as one numpy array per output (over the batch's memory), or None at the "
            "end of the epoch.")
@@ -235,11 +238,11 @@ void bind_loader(nb::module_& module) {
       .def("stats", &NativeEpoch::stats, "Seconds per stage of this epoch, summed over threads.");
   nb::class_<NativeLoader>(module, "NativeLoader", "ffcv::Loader: a .beton file through pipelines.")
       .def(nb::init<const std::string&, std::uint64_t, const nb::dict&, std::uint32_t,
-                    std::uint32_t, int, std::optional<std::vector<std::uint64_t>>,
-                    const nb::list&, std::optional<std::pair<nb::object, nb::object>>>(),
+                    std::uint32_t, int, std::optional<std::vector<std::uint64_t>>, const nb::list&,
+                    std::optional<std::pair<nb::object, nb::object>>>(),
            nb::arg("location"), nb::arg("batch_size"), nb::arg("settings"), nb::arg("rank"),
-           nb::arg("world_size"), nb::arg("cores"), nb::arg("indices").none(),
-           nb::arg("outputs"), nb::arg("memory").none() = nb::none(),
+           nb::arg("world_size"), nb::arg("cores"), nb::arg("indices").none(), nb::arg("outputs"),
+           nb::arg("memory").none() = nb::none(),
            "memory: (allocate(bytes) -> address, deallocate(address)) for the batch memory; "
            "None: the loader's own")
       .def("epoch", &NativeLoader::epoch, nb::arg("epoch"), nb::arg("first_batch") = 0,

@@ -59,11 +59,20 @@ DType dtype_of(const nb::dlpack::dtype& type, const std::string& what) {
   dtype.itemsize = type.bits / 8;
   dtype.byte_order = dtype.itemsize == 1 ? '|' : '<';
   switch (static_cast<nb::dlpack::dtype_code>(type.code)) {
-    case nb::dlpack::dtype_code::Int: dtype.kind = 'i'; break;
-    case nb::dlpack::dtype_code::UInt: dtype.kind = 'u'; break;
-    case nb::dlpack::dtype_code::Float: dtype.kind = 'f'; break;
-    case nb::dlpack::dtype_code::Bool: dtype.kind = 'b'; break;
-    default: throw ConfigError(what + " has an element type the format cannot store");
+    case nb::dlpack::dtype_code::Int:
+      dtype.kind = 'i';
+      break;
+    case nb::dlpack::dtype_code::UInt:
+      dtype.kind = 'u';
+      break;
+    case nb::dlpack::dtype_code::Float:
+      dtype.kind = 'f';
+      break;
+    case nb::dlpack::dtype_code::Bool:
+      dtype.kind = 'b';
+      break;
+    default:
+      throw ConfigError(what + " has an element type the format cannot store");
   }
   return dtype;
 }
@@ -125,11 +134,20 @@ nb::dlpack::dtype dlpack_dtype(const DType& dtype) {
   type.bits = static_cast<std::uint8_t>(dtype.itemsize * 8);
   type.lanes = 1;
   switch (dtype.kind) {
-    case 'i': type.code = static_cast<std::uint8_t>(nb::dlpack::dtype_code::Int); break;
-    case 'u': type.code = static_cast<std::uint8_t>(nb::dlpack::dtype_code::UInt); break;
-    case 'f': type.code = static_cast<std::uint8_t>(nb::dlpack::dtype_code::Float); break;
-    case 'b': type.code = static_cast<std::uint8_t>(nb::dlpack::dtype_code::Bool); break;
-    default: throw ConfigError("the type " + dtype.typestr() + " has no DLPack equivalent");
+    case 'i':
+      type.code = static_cast<std::uint8_t>(nb::dlpack::dtype_code::Int);
+      break;
+    case 'u':
+      type.code = static_cast<std::uint8_t>(nb::dlpack::dtype_code::UInt);
+      break;
+    case 'f':
+      type.code = static_cast<std::uint8_t>(nb::dlpack::dtype_code::Float);
+      break;
+    case 'b':
+      type.code = static_cast<std::uint8_t>(nb::dlpack::dtype_code::Bool);
+      break;
+    default:
+      throw ConfigError("the type " + dtype.typestr() + " has no DLPack equivalent");
   }
   return type;
 }
@@ -143,8 +161,9 @@ FieldValue field_value(nb::handle value, const std::string& kind, const std::str
     const nb::bytes bytes = nb::borrow<nb::bytes>(value);
     const auto* data = static_cast<const std::uint8_t*>(bytes.data());
     if (bytes.size() < 3 || data[0] != 0xFF || data[1] != 0xD8 || data[2] != 0xFF) {
-      throw ConfigError(what + " takes encoded images as JPEG bytes only; decode other formats "
-                               "(e.g. with PIL) and pass the pixels");
+      throw ConfigError(what +
+                        " takes encoded images as JPEG bytes only; decode other formats "
+                        "(e.g. with PIL) and pass the pixels");
     }
     return JpegFile{std::vector<std::uint8_t>(data, data + bytes.size())};
   }

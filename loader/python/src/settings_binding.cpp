@@ -3,10 +3,10 @@
 // NormalizeImage on whole batches, so that it gives the CPU step's bits).
 
 #include "bindings.hpp"
-#include "python_values.hpp"
 #include "ffcv/normalize_table.hpp"
 #include "ffcv/settings/loader_settings.hpp"
 #include "ffcv/steps/op_registry.hpp"
+#include "python_values.hpp"
 
 namespace nb = nanobind;
 
@@ -62,8 +62,7 @@ void bind_settings(nb::module_& module) {
              "The loader settings (ffcv/settings/loader_settings.hpp), one dict per row.");
   module.def("loader_setting_names", &loader_setting_names);
   module.def("step_names", &step_names, "The registry's decoders, operations, batch operations.");
-  module.def("normalize_table", &normalize_table, nb::arg("mean"), nb::arg("std"),
-             nb::arg("dtype"),
+  module.def("normalize_table", &normalize_table, nb::arg("mean"), nb::arg("std"), nb::arg("dtype"),
              "normalize's lookup table (channels x 256) as float32 or float16 bytes.");
 }
 

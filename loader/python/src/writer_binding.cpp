@@ -60,9 +60,9 @@ FieldSpec field_spec(nb::handle entry) {
   } else if (spec.kind == "json") {
     spec.field = std::make_shared<JsonField>();
   } else if (spec.kind == "ndarray") {
-    spec.field = std::make_shared<NdArrayField>(
-        DType::parse(nb::cast<std::string>(item(params, "dtype"))),
-        nb::cast<std::vector<std::uint64_t>>(item(params, "shape")));
+    spec.field =
+        std::make_shared<NdArrayField>(DType::parse(nb::cast<std::string>(item(params, "dtype"))),
+                                       nb::cast<std::vector<std::uint64_t>>(item(params, "shape")));
   } else {
     throw ConfigError("field '" + spec.name + "': unknown kind '" + spec.kind + "'");
   }
@@ -131,9 +131,9 @@ class PythonSamples final : public SampleSource {
   mutable std::uint64_t first_error_index_ = 0;
 };
 
-nb::dict write_samples(const std::string& path, const nb::list& field_list,
-                       nb::callable get_sample, std::uint64_t count, int num_workers,
-                       std::uint64_t page_size, std::uint64_t seed, bool shuffle_indices,
+nb::dict write_samples(const std::string& path, const nb::list& field_list, nb::callable get_sample,
+                       std::uint64_t count, int num_workers, std::uint64_t page_size,
+                       std::uint64_t seed, bool shuffle_indices,
                        std::optional<nb::callable> on_progress) {
   std::vector<FieldSpec> specs;
   std::vector<NamedField> fields;
@@ -175,9 +175,8 @@ nb::dict write_samples(const std::string& path, const nb::list& field_list,
 
 void bind_writer(nb::module_& module) {
   module.def("write_samples", &write_samples, nb::arg("path"), nb::arg("fields"),
-             nb::arg("get_sample"), nb::arg("count"), nb::arg("num_workers"),
-             nb::arg("page_size"), nb::arg("seed"), nb::arg("shuffle_indices"),
-             nb::arg("on_progress").none(),
+             nb::arg("get_sample"), nb::arg("count"), nb::arg("num_workers"), nb::arg("page_size"),
+             nb::arg("seed"), nb::arg("shuffle_indices"), nb::arg("on_progress").none(),
              "Writes `count` samples, get_sample(i) giving sample i as a tuple of one value per "
              "field; fields are (name, kind, parameters). Returns the write's summary.");
 }
