@@ -8,14 +8,15 @@ import pytest
 import torch
 
 from conftest import as_bytes, cpp_batches
-from ffcv_cpp.fields.basics import FloatDecoder, IntDecoder
 from ffcv_cpp import _native
 from ffcv_cpp.fields import NDArrayField
+from ffcv_cpp.fields.basics import FloatDecoder, IntDecoder
 from ffcv_cpp.fields.decoders import (BytesDecoder, CenterCropRGBImageDecoder, NDArrayDecoder,
                                       RandomResizedCropRGBImageDecoder,
                                       RandomResizedCropsRGBImageDecoder, SimpleRGBImageDecoder)
 from ffcv_cpp.loader import Loader, OrderOption
 from ffcv_cpp.transforms import (Convert, Cutout, ImageMixup, LabelMixup, MixupToOneHot,
+                                 ModuleWrapper, View,
                                  NormalizeImage, Poison, RandomBrightness, RandomContrast,
                                  RandomHorizontalFlip, RandomSaturation, RandomTranslate,
                                  ReplaceLabel, Squeeze, ToDevice, ToTensor, ToTorchImage,
@@ -66,7 +67,7 @@ CASES = [
      [IntDecoder(), ToTensor(), Squeeze()], [("decoder", "int")], nhwc),
     ("convert", "jpeg_file",
      [RandomResizedCropRGBImageDecoder((24, 32)), Convert(np.float32), ToTensor(),
-      Convert(torch.float64)],
+      Convert(torch.float64), View(torch.int64), ModuleWrapper(torch.nn.Identity())],
      [("decoder", RRC), ("op", "convert:dtype=float32"), ("op", "convert:dtype=float64")],
      [IntDecoder()], [], None),
     ("mixup", "jpeg_file",

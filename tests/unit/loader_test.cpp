@@ -227,6 +227,23 @@ TEST_CASE("a batch stays valid while held, however many are held", "[loader]") {
   CHECK(epoch_bytes(loader, 0) == expected);
 }
 
+TEST_CASE("an epoch stopped by a newer one hands out nothing more", "[loader]") {
+  TempDir dir;
+  const std::string path = write_dataset(dir);
+  LoaderOptions options;
+  options.batch_size = 10;
+  Loader loader(path, {}, options);
+  auto first = loader.epoch(0);
+  auto kept = first.next();
+  REQUIRE(kept.has_value());
+  const auto kept_labels = labels_of(*kept);
+  while (!first.ready()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  auto second = loader.epoch(1);  // the first epoch's next batch was finished: still refused
+  CHECK_THROWS_WITH(first.next(), Catch::Contains("was stopped"));
+  CHECK(second.next().has_value());
+  CHECK(labels_of(*kept) == kept_labels);
+}
+
 TEST_CASE("a failing operation surfaces at the consumer and the loader stays usable",
           "[loader][errors]") {
   TempDir dir;

@@ -150,7 +150,9 @@ class EpochIterator {
 
   // The next batch, or nullopt at the end of the epoch. Throws the error of a sample that
   // failed (a corrupt page, an operation's exception) naming the sample and the step; the
-  // iterator is finished afterwards, the loader stays usable.
+  // iterator is finished afterwards, the loader stays usable. Once a newer epoch of its loader
+  // started (or the loader was destroyed), throws Error "... was stopped", even for batches the
+  // workers had finished; batches handed out before stay valid.
   std::optional<Batch> next();
   // True when next() would return at once: the next batch is done, or the epoch is over (or
   // failed). Lets a consumer with other work to do (e.g. launching a training step) take a

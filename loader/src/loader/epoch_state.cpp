@@ -450,9 +450,11 @@ std::optional<Batch> EpochState::next_locked(const std::shared_ptr<EpochState>& 
   batch_changed_.wait(
       lock, [&] { return stopping_ || (slot.phase == Phase::kDone && slot.batch == next_batch_); });
   consumer_wait_ns_ += nanoseconds_since(waited);
-  if (!(slot.phase == Phase::kDone && slot.batch == next_batch_)) {
+  // A stopped epoch hands out nothing more, not even batches finished before the stop, so that
+  // what its consumer sees does not depend on the workers' timing.
+  if (stopping_ || !(slot.phase == Phase::kDone && slot.batch == next_batch_)) {
     throw Error("epoch " + std::to_string(plan_.epoch) +
-                " was stopped (a newer epoch of its loader started)");
+                " was stopped (a newer epoch of its loader started, or the loader was destroyed)");
   }
   if (!slot.error.empty()) {
     failed_ = true;

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from enum import Enum, auto
-from typing import Any, Dict, List, Mapping, Optional, Sequence
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
 
 import numpy as np
 
@@ -79,7 +79,16 @@ class Loader:
         if order not in _ORDER_NAMES:
             raise ValueError(f"order must be an OrderOption, got {order!r} (a custom "
                              "TraversalOrder is not supported)")
-        if seed is None:
+        self._args = dict(fname=fname, batch_size=batch_size, num_workers=num_workers,
+                          os_cache=os_cache, order=order, distributed=distributed, seed=seed,
+                          indices=indices, pipelines=dict(pipelines or {}), drop_last=drop_last,
+                          batches_ahead=batches_ahead, recompile=recompile, **settings)
+        if seed is None and distributed:
+            # Every rank must draw the same order, as torch's DistributedSampler's default does.
+            print("ffcv_cpp: no seed given with distributed=True: seed 0, as every rank must "
+                  "share one")
+            seed = 0
+        elif seed is None:
             seed = int(np.random.randint(0, np.iinfo("int32").max))
         self.fname = str(fname)
         self.batch_size = int(batch_size)
@@ -134,6 +143,27 @@ class Loader:
         epoch = self.next_epoch
         self.next_epoch += 1
         return EpochIterator(self._native.epoch(epoch), self.plans)
+
+    def filter(self, field_name: str, condition: Callable[[Any], bool]) -> "Loader":
+        """A loader like this one over the samples whose ``field_name`` output (through this
+        loader's pipeline for it, or the field's default decoder) satisfies ``condition``, called
+        with one sample's value at a time, as Python FFCV's ``filter``."""
+        pipelines: Dict[str, Any] = {name: None for name in self.field_types}
+        own = self._args["pipelines"].get(field_name)
+        if own is None:
+            del pipelines[field_name]
+        else:
+            pipelines[field_name] = own
+        probe = Loader(**{**self._args, "pipelines": pipelines, "order": OrderOption.SEQUENTIAL,
+                          "drop_last": False, "distributed": False, "seed": 0})
+        positions = np.arange(probe._native.num_samples) if self.indices is None else self.indices
+        selected, position = [], 0
+        for (batch,) in probe:
+            for sample in batch:
+                if condition(sample):
+                    selected.append(int(positions[position]))
+                position += 1
+        return Loader(**{**self._args, "indices": selected})
 
     def epoch(self, epoch: int, first_batch: int = 0) -> EpochIterator:
         """The iterator of epoch ``epoch`` from batch ``first_batch`` (to resume): the same
