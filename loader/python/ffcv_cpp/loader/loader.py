@@ -9,6 +9,7 @@ of the project reads (ffcv/settings/loader_settings.hpp); ``Loader.settings()`` 
 from __future__ import annotations
 
 import os
+import warnings
 from enum import Enum, auto
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
 
@@ -85,8 +86,7 @@ class Loader:
                           batches_ahead=batches_ahead, recompile=recompile, **settings)
         if seed is None and distributed:
             # Every rank must draw the same order, as torch's DistributedSampler's default does.
-            print("ffcv_cpp: no seed given with distributed=True: seed 0, as every rank must "
-                  "share one")
+            warnings.warn("no seed given with distributed=True: seed 0, which every rank shares")
             seed = 0
         elif seed is None:
             seed = int(np.random.randint(0, np.iinfo("int32").max))
@@ -129,7 +129,8 @@ class Loader:
 
     @property
     def window_pages(self) -> int:
-        """QUASI_RANDOM's window in pages, as the loader chose it (0 for the other orders)."""
+        """QUASI_RANDOM's window in pages: window_pages, or the one the process cache's budget
+        holds when that is 0; 0 with the OS cache (FFCV's rule, 2 x batch size, applies)."""
         return self._native.window_pages
 
     def outputs(self) -> List:
