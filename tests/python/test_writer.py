@@ -127,3 +127,27 @@ def test_encoded_images_other_than_jpeg_are_refused(tmp_path):
     with pytest.raises(RuntimeError, match="JPEG bytes only"):
         DatasetWriter(str(tmp_path / "x.beton"), {"image": RGBImageField()}, progress=False
                       ).from_indexed_dataset([(png.getvalue(),)])
+
+
+def test_ctrl_c_stops_a_write_and_leaves_no_file(tmp_path):
+    import _thread
+    import time
+
+    class Slow:
+        def __len__(self):
+            return 800
+
+        def __getitem__(self, index):
+            if index == 40:
+                _thread.interrupt_main()  # what Ctrl-C does to the main thread
+            time.sleep(0.005)
+            return (np.zeros((2,), np.float32),)
+
+    path = tmp_path / "interrupted.beton"
+    started = time.perf_counter()
+    with pytest.raises(KeyboardInterrupt):
+        DatasetWriter(str(path), {"x": NDArrayField(np.float32, (2,))}, num_workers=2,
+                      progress=False).from_indexed_dataset(Slow())
+    # Stopped, not run to the end: the whole write would sleep 800 x 5 ms over 2 threads, 2 s.
+    assert time.perf_counter() - started < 1.0
+    assert os.listdir(tmp_path) == []
