@@ -13,21 +13,72 @@ std::string json_list(const std::vector<std::string>& items) {
   return out + "]";
 }
 
+// "\"skipped\": [{\"file\", \"reason\"}, ...]]}" closing a sidecar object.
+std::string skipped_json_tail(const std::vector<SkippedSource>& skipped) {
+  std::string out = ",\n \"skipped\": [";
+  for (std::size_t i = 0; i < skipped.size(); ++i) {
+    out += std::string(i ? ",\n  " : "\n  ") + "{\"file\": " + json_quote(skipped[i].file) +
+           ", \"reason\": " + json_quote(skipped[i].reason) + "}";
+  }
+  return out + "]}\n";
+}
+
+// "labels: 0 = a, 1 = b, ... (N classes)".
+std::string class_map_line(const std::vector<std::string>& classes) {
+  std::string out = "labels: ";
+  for (std::size_t c = 0; c < classes.size() && c < kExamples * 2; ++c) {
+    out += (c ? ", " : "") + std::to_string(c) + " = " + classes[c];
+  }
+  if (classes.size() > kExamples * 2) {
+    out += ", ... " + std::to_string(classes.size() - 1) + " = " + classes.back();
+  }
+  return out + " (" + std::to_string(classes.size()) + " classes)\n";
+}
+
+// A few skipped samples, and how many more.
+std::string skipped_lines(const std::vector<SkippedSource>& skipped) {
+  std::string out;
+  for (std::size_t i = 0; i < skipped.size() && i < kExamples; ++i) {
+    out += "skipped " + skipped[i].file + ": " + skipped[i].reason + "\n";
+  }
+  if (skipped.size() > kExamples) {
+    out += "... " + std::to_string(skipped.size() - kExamples) + " more skipped\n";
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string sources_sidecar_path(const std::string& output) { return output + ".sources.json"; }
 
 std::string image_folder_sources_json(const std::string& root, const ImageFolderSource& source,
                                       const std::vector<SkippedSource>& skipped) {
-  std::string out =
-      "{\"root\": " + json_quote(root) + ",\n \"classes\": " + json_list(source.class_names()) +
-      ",\n \"empty_classes\": " + json_list(source.empty_classes()) +
-      ",\n \"ignored_files\": " + json_list(source.ignored_files()) + ",\n \"skipped\": [";
-  for (std::size_t i = 0; i < skipped.size(); ++i) {
-    out += std::string(i ? ",\n  " : "\n  ") + "{\"file\": " + json_quote(skipped[i].file) +
-           ", \"reason\": " + json_quote(skipped[i].reason) + "}";
+  std::string out = "{\"root\": " + json_quote(root) +
+                    ",\n \"classes\": " + json_list(source.class_names()) +
+                    ",\n \"empty_classes\": " + json_list(source.empty_classes()) +
+                    ",\n \"ignored_files\": " + json_list(source.ignored_files());
+  return out + skipped_json_tail(skipped);
+}
+
+std::string archive_sources_json(const std::vector<std::string>& archives,
+                                 const ArchiveSource& source,
+                                 const std::vector<SkippedSource>& skipped) {
+  std::string out = "{\"archives\": " + json_list(archives) + ",\n \"labels\": " +
+                    json_quote(source.labels_from_cls() ? "cls" : "class folders") +
+                    ",\n \"classes\": " + json_list(source.class_names()) +
+                    ",\n \"ignored_members\": " + json_list(source.ignored_members());
+  return out + skipped_json_tail(skipped);
+}
+
+std::string archive_notes(const ArchiveSource& source, const std::vector<SkippedSource>& skipped,
+                          const std::string& sidecar) {
+  std::string out = source.labels_from_cls() ? "labels: from the .cls members\n"
+                                             : class_map_line(source.class_names());
+  if (!source.ignored_members().empty()) {
+    out += "left out " + std::to_string(source.ignored_members().size()) +
+           " members without an image extension, e.g. " + source.ignored_members().front() + "\n";
   }
-  return out + "]}\n";
+  return out + skipped_lines(skipped) + "the lists in full: " + sidecar + "\n";
 }
 
 std::string packed_npy_sources_json(const std::string& features, const std::string& targets,
@@ -39,15 +90,7 @@ std::string packed_npy_sources_json(const std::string& features, const std::stri
 std::string image_folder_notes(const ImageFolderSource& source,
                                const std::vector<SkippedSource>& skipped,
                                const std::string& sidecar) {
-  const auto& classes = source.class_names();
-  std::string out = "labels: ";
-  for (std::size_t c = 0; c < classes.size() && c < kExamples * 2; ++c) {
-    out += (c ? ", " : "") + std::to_string(c) + " = " + classes[c];
-  }
-  if (classes.size() > kExamples * 2) {
-    out += ", ... " + std::to_string(classes.size() - 1) + " = " + classes.back();
-  }
-  out += " (" + std::to_string(classes.size()) + " classes)\n";
+  std::string out = class_map_line(source.class_names());
   if (!source.empty_classes().empty()) {
     out += "class folders without images (their labels have no samples): ";
     for (std::size_t i = 0; i < source.empty_classes().size() && i < kExamples; ++i) {
@@ -59,12 +102,7 @@ std::string image_folder_notes(const ImageFolderSource& source,
     out += "left out " + std::to_string(source.ignored_files().size()) +
            " files without an image extension, e.g. " + source.ignored_files().front() + "\n";
   }
-  for (std::size_t i = 0; i < skipped.size() && i < kExamples; ++i) {
-    out += "skipped " + skipped[i].file + ": " + skipped[i].reason + "\n";
-  }
-  if (skipped.size() > kExamples) {
-    out += "... " + std::to_string(skipped.size() - kExamples) + " more skipped\n";
-  }
+  out += skipped_lines(skipped);
   out += "class map and the lists in full: " + sidecar + "\n";
   return out;
 }

@@ -6,6 +6,9 @@
 // "OUT.beton.sources.json", written atomically after the .beton: a .beton has no place for them
 // that Python FFCV would still read.
 //
+// For `tar`: the archives, where the labels come from (class folders or .cls members), the class
+// map, the members left out (no image extension) and the images skipped, in the same sidecar.
+//
 // For `npy --pack-bits`: the number of booleans per sample, which the packed bytes cannot tell
 // (the last byte's padding bits look like features), in the same sidecar.
 #pragma once
@@ -14,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "sources/archive_source.hpp"
 #include "sources/image_folder_source.hpp"
 
 namespace ffcv::tools {
@@ -31,6 +35,12 @@ std::string sources_sidecar_path(const std::string& output);
 std::string image_folder_sources_json(const std::string& root, const ImageFolderSource& source,
                                       const std::vector<SkippedSource>& skipped);
 
+// The archive sidecar's JSON: {"archives", "labels": "class folders" | "cls", "classes",
+// "ignored_members", "skipped": [{"file", "reason"}]}.
+std::string archive_sources_json(const std::vector<std::string>& archives,
+                                 const ArchiveSource& source,
+                                 const std::vector<SkippedSource>& skipped);
+
 // The npy sidecar's JSON: {"features", "targets", "packed_bits": booleans per sample}.
 std::string packed_npy_sources_json(const std::string& features, const std::string& targets,
                                     std::uint64_t packed_bits);
@@ -40,5 +50,9 @@ std::string packed_npy_sources_json(const std::string& features, const std::stri
 std::string image_folder_notes(const ImageFolderSource& source,
                                const std::vector<SkippedSource>& skipped,
                                const std::string& sidecar);
+
+// The same summary for an archive source.
+std::string archive_notes(const ArchiveSource& source, const std::vector<SkippedSource>& skipped,
+                          const std::string& sidecar);
 
 }  // namespace ffcv::tools

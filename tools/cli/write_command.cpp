@@ -1,6 +1,7 @@
 // `ffcv write KIND [PATH] -o OUT.beton`: converts a source dataset to a .beton file.
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <memory>
 
 #include "commands.hpp"
@@ -15,6 +16,7 @@
 #include "ffcv/util/errors.hpp"
 #include "ffcv/util/progress_bar.hpp"
 #include "source_report.hpp"
+#include "sources/archive_source.hpp"
 #include "sources/idx_source.hpp"
 #include "sources/image_folder_source.hpp"
 #include "sources/imagenet_like.hpp"
@@ -40,9 +42,16 @@ Arguments write_arguments() {
                  "                  is (big-endian made little-endian), or bool features\n"
                  "                  bit-packed with --pack-bits\n"
                  "  imagenet-like   first generates an ImageNet-like JPEG tree from photographs\n"
-                 "                  that Debian wallpaper packages ship, then writes it");
-  args.positional("KIND", "folder | fashion-mnist | npy | imagenet-like")
-      .positional("PATH", "the image folder (KIND folder) or IDX directory (fashion-mnist)", false)
+                 "                  that Debian wallpaper packages ship, then writes it\n"
+                 "  tar ARCHIVE     a tar archive (gzip, bzip2, xz or zstd too), or a folder of\n"
+                 "                  .tar/.tar.gz shards, read as it streams, never extracted:\n"
+                 "                  CLASS/IMAGE members, one tar per class (ImageNet's training\n"
+                 "                  tar), or WebDataset's KEY.jpg with KEY.cls (image, label)");
+  args.positional("KIND", "folder | fashion-mnist | npy | imagenet-like | tar")
+      .positional("PATH",
+                  "the image folder (KIND folder), IDX directory (fashion-mnist) or archive or "
+                  "folder of shards (tar)",
+                  false)
       .option("output", "OUT.beton", "the file to write (replaced only when complete)")
       .option("split", "train|test", "Fashion-MNIST split", "train")
       .option("features", "X.npy", "features array, one row per sample (KIND npy)")
@@ -74,7 +83,7 @@ Arguments write_arguments() {
       .option("seed", "N", "seed of random write decisions and of imagenet-like", "0")
       .int_range(0, kMaxSeed)
       .option("on-bad-image", "fail|skip",
-              "a source image that cannot be decoded (KIND folder, imagenet-like): stop, or "
+              "a source image that cannot be decoded (KIND folder, imagenet-like, tar): stop, or "
               "leave it out and list it in OUT.beton.sources.json",
               "fail")
       .flag("shuffle",
@@ -152,11 +161,27 @@ class FirstSamples final : public SampleSource {
   std::uint64_t count_;
 };
 
-// Runs the writer with a progress bar and prints the summary line; for an image folder
-// (`folder`, its root `root`) also the class map and what was left out, stored in a sidecar.
+// What an image source (a folder, archives) tells beside the .beton: the sidecar's JSON and the
+// summary lines, given the samples skipped (source_report.hpp).
+struct ImageSourceReport {
+  std::function<std::string(const std::vector<SkippedSource>&)> sidecar_json;
+  std::function<std::string(const std::vector<SkippedSource>&, const std::string& sidecar)> notes;
+};
+
+ImageSourceReport folder_report(const ImageFolderSource& folder, const std::string& root) {
+  return {[&folder, root](const std::vector<SkippedSource>& skipped) {
+            return image_folder_sources_json(root, folder, skipped);
+          },
+          [&folder](const std::vector<SkippedSource>& skipped, const std::string& sidecar) {
+            return image_folder_notes(folder, skipped, sidecar);
+          }};
+}
+
+// Runs the writer with a progress bar and prints the summary line; for an image source
+// (`report`) also the class map and what was left out, stored in a sidecar, and
+// --on-bad-image.
 int write_dataset(const Arguments& args, const SampleSource& all_samples,
-                  std::vector<NamedField> fields, const ImageFolderSource* folder = nullptr,
-                  const std::string& root = "") {
+                  std::vector<NamedField> fields, const ImageSourceReport* report = nullptr) {
   const std::string output = output_path(args);
   const FirstSamples first(all_samples, args.has("subset")
                                             ? static_cast<std::uint64_t>(args.get_int("subset"))
@@ -165,7 +190,7 @@ int write_dataset(const Arguments& args, const SampleSource& all_samples,
   const bool quiet = args.get_flag("quiet");
   WriterOptions options;
   std::vector<SkippedSource> skipped;
-  if (folder != nullptr) {
+  if (report != nullptr) {
     const std::string on_bad_image = args.get("on-bad-image");
     if (on_bad_image != "fail" && on_bad_image != "skip") {
       throw UsageError("--on-bad-image must be fail or skip, got '" + on_bad_image + "'");
@@ -186,10 +211,9 @@ int write_dataset(const Arguments& args, const SampleSource& all_samples,
   const WriteSummary summary = writer.write(source);
   std::string notes;
   const std::string sidecar = sources_sidecar_path(output);
-  if (folder != nullptr) {
-    write_file_atomically(sidecar,
-                          std::string_view(image_folder_sources_json(root, *folder, skipped)));
-    notes = image_folder_notes(*folder, skipped, sidecar);
+  if (report != nullptr) {
+    write_file_atomically(sidecar, std::string_view(report->sidecar_json(skipped)));
+    notes = report->notes(skipped, sidecar);
   } else {
     // A sidecar left by an earlier write describes the file just replaced.
     std::error_code error;
@@ -262,7 +286,30 @@ int write_imagenet_like(const Arguments& args) {
                 summary.total_bytes / 1000.0 / std::max<std::uint64_t>(summary.count, 1));
   }
   const ImageFolderSource source(options.output_dir);
-  return write_dataset(args, source, image_label_fields(args), &source, options.output_dir);
+  const ImageSourceReport report = folder_report(source, options.output_dir);
+  return write_dataset(args, source, image_label_fields(args), &report);
+}
+
+// `tar`: the archive (or the folder of shards) streamed twice, listed then read (archive_source).
+int write_archive(const Arguments& args) {
+  if (!args.has("PATH")) throw UsageError("KIND tar needs the ARCHIVE (or a folder of shards)");
+  if (args.get_flag("shuffle")) {
+    throw UsageError(
+        "--shuffle needs random access to the samples, which an archive read as "
+        "it streams does not give: shuffle when loading (order = random or "
+        "quasi_random)");
+  }
+  const std::vector<std::string> archives = archives_at(args.get("PATH"));
+  check_write_output(args, archives);
+  const ArchiveSource source(archives);
+  const ImageSourceReport report{
+      [&](const std::vector<SkippedSource>& skipped) {
+        return archive_sources_json(archives, source, skipped);
+      },
+      [&](const std::vector<SkippedSource>& skipped, const std::string& sidecar) {
+        return archive_notes(source, skipped, sidecar);
+      }};
+  return write_dataset(args, source, image_label_fields(args), &report);
 }
 
 }  // namespace
@@ -279,7 +326,8 @@ int write_command(const CommandArgs& argv) {
     if (!args.has("PATH")) throw UsageError("KIND folder needs the image folder PATH");
     check_write_output(args, {}, {{args.get("PATH"), /*top_level_allowed=*/true}});
     const ImageFolderSource source(args.get("PATH"));
-    return write_dataset(args, source, image_label_fields(args), &source, args.get("PATH"));
+    const ImageSourceReport report = folder_report(source, args.get("PATH"));
+    return write_dataset(args, source, image_label_fields(args), &report);
   }
   if (kind == "fashion-mnist") {
     const std::string idx_dir = args.get_optional("PATH").value_or(kFashionMnistDir);
@@ -289,7 +337,8 @@ int write_command(const CommandArgs& argv) {
   }
   if (kind == "npy") return write_npy_dataset(args);
   if (kind == "imagenet-like") return write_imagenet_like(args);
-  throw UsageError("unknown KIND '" + kind + "' (folder, fashion-mnist, npy, imagenet-like)");
+  if (kind == "tar") return write_archive(args);
+  throw UsageError("unknown KIND '" + kind + "' (folder, fashion-mnist, npy, imagenet-like, tar)");
 }
 
 Arguments write_command_arguments() { return write_arguments(); }

@@ -1,7 +1,10 @@
 #include "image_file.hpp"
 
+#include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <set>
 #include <vector>
 
 #include "ffcv/image/jpeg_codec.hpp"
@@ -33,15 +36,20 @@ RgbImage decode_as(ImageFormat format, std::span<const std::uint8_t> bytes) {
 
 }  // namespace
 
-FieldValue read_image_value(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw EncodeError("cannot open image file '" + path + "'");
-  std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)),
-                                  std::istreambuf_iterator<char>());
+bool has_image_extension(const std::string& path) {
+  static const std::set<std::string> kExtensions = {
+      ".jpg", ".jpeg", ".png", ".bmp", ".ppm", ".pgm", ".pbm", ".pnm", ".tif", ".tiff", ".webp"};
+  std::string extension = std::filesystem::path(path).extension().string();
+  std::transform(extension.begin(), extension.end(), extension.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
+  return kExtensions.count(extension) != 0;
+}
+
+FieldValue image_value(std::vector<std::uint8_t> bytes, const std::string& name) {
   const ImageFormat format = sniff_image_format(bytes);
   const std::string what = std::to_string(bytes.size()) + " bytes";
   if (format == ImageFormat::kUnknown) {
-    throw EncodeError("cannot decode image file '" + path + "' (" + what +
+    throw EncodeError("cannot decode image file '" + name + "' (" + what +
                       "): not a JPEG, PNG, BMP, PNM, TIFF or WebP file");
   }
   try {
@@ -51,9 +59,17 @@ FieldValue read_image_value(const std::string& path) {
     }
     return decode_as(format, bytes);
   } catch (const EncodeError& error) {
-    throw EncodeError("cannot decode image file '" + path + "' (" + what + ", " +
+    throw EncodeError("cannot decode image file '" + name + "' (" + what + ", " +
                       image_format_name(format) + "): " + error.what());
   }
+}
+
+FieldValue read_image_value(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw EncodeError("cannot open image file '" + path + "'");
+  std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)),
+                                  std::istreambuf_iterator<char>());
+  return image_value(std::move(bytes), path);
 }
 
 }  // namespace ffcv::tools

@@ -2,7 +2,9 @@
 // field.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "ffcv/format/value.hpp"
 
@@ -16,5 +18,13 @@ namespace ffcv::tools {
 // has no decoder for (PNG, TIFF or WebP without its library) is refused naming the library.
 // Throws EncodeError naming the file.
 FieldValue read_image_value(const std::string& path);
+
+// Whether the file name ends in an image extension the sources read (.jpg, .jpeg, .png, .bmp,
+// .ppm, .pgm, .pbm, .pnm, .tif, .tiff, .webp; any case).
+bool has_image_extension(const std::string& path);
+
+// The same for an image's bytes already in memory (an archive's member); `name` is what errors
+// call it.
+FieldValue image_value(std::vector<std::uint8_t> bytes, const std::string& name);
 
 }  // namespace ffcv::tools

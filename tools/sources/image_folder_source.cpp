@@ -2,25 +2,11 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <set>
 
 #include "ffcv/util/errors.hpp"
 #include "image_file.hpp"
 
 namespace ffcv::tools {
-namespace {
-
-bool has_image_extension(const std::filesystem::path& path) {
-  static const std::set<std::string> kExtensions = {
-      ".jpg", ".jpeg", ".png", ".bmp", ".ppm", ".pgm", ".pbm", ".pnm", ".tif", ".tiff", ".webp"};
-  std::string extension = path.extension().string();
-  std::transform(extension.begin(), extension.end(), extension.begin(),
-                 [](unsigned char c) { return std::tolower(c); });
-  return kExtensions.count(extension) != 0;
-}
-
-}  // namespace
-
 ImageFolderSource::ImageFolderSource(const std::string& root) {
   namespace fs = std::filesystem;
   std::error_code error;

@@ -60,9 +60,9 @@ struct ImagenetLikeSummary {
 // options.output_dir, creating it and every class folder (also those that get no image, so that
 // class names map to the same labels whatever the count). The tree is built beside output_dir
 // under a temporary name and renamed into place when complete (staged_directory.hpp), so a
-// killed run leaves the previous tree or none, never a partial one. Throws ConfigError for bad options
-// or when no photo is found (naming the searched folders and the Debian packages to install),
-// EncodeError when a photo cannot be decoded and IoError when a file cannot be written.
+// killed run leaves the previous tree or none, never a partial one. Throws ConfigError for bad
+// options or when no photo is found (naming the searched folders and the Debian packages to
+// install), EncodeError when a photo cannot be decoded and IoError when a file cannot be written.
 // While it runs, OpenCV's own threading is switched off (cv::setNumThreads) and then restored.
 ImagenetLikeSummary generate_imagenet_like(const ImagenetLikeOptions& options);
 

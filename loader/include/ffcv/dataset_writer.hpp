@@ -42,7 +42,8 @@ struct WriterOptions {
   std::function<void(std::uint64_t done, std::uint64_t total)> on_progress;
   // A sample that cannot be loaded or encoded (an undecodable source image): false stops the
   // write with its error; true leaves it out (the samples after it move up one place, keeping
-  // their order) and reports it to on_skipped, on the calling thread.
+  // their order) and reports it to on_skipped, on the calling thread. A source that cannot be
+  // read (load() throws IoError: a file or archive gone or damaged) stops the write either way.
   bool skip_bad_samples = false;
   // FFCV's shuffle_indices: the file's row i holds the source's sample perm[i], a permutation
   // keyed by `seed`. A source in class order (an image folder) is then not in class order in

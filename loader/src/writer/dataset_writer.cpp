@@ -24,6 +24,7 @@ struct EncodedSample {
   std::vector<std::uint8_t> record;
   std::vector<EncodedAllocation> payloads;  // pointer_offset is relative to the record
   std::string error;
+  bool unreadable = false;  // the source could not be read (IoError): never skipped
   bool ready = false;
 };
 
@@ -173,6 +174,10 @@ void encode_claimed(EncodeWindow& window, const std::vector<NamedField>& fields,
     EncodedSample result;
     try {
       encode_sample(fields, layout, source, *index, seed, result);
+    } catch (const IoError& error) {
+      result = EncodedSample{};
+      result.error = error.what();
+      result.unreadable = true;
     } catch (const std::exception& error) {
       result = EncodedSample{};
       result.error = error.what();
@@ -204,7 +209,7 @@ std::uint64_t place_in_order(EncodeWindow& window, std::uint64_t num_samples,
   for (std::uint64_t index = 0; index < num_samples; ++index) {
     const std::uint64_t placed = index - skipped;  // the sample's index in the output
     EncodedSample sample = window.take(index);
-    if (!sample.error.empty() && options.skip_bad_samples) {
+    if (!sample.error.empty() && options.skip_bad_samples && !sample.unreadable) {
       ++skipped;
       if (options.on_skipped) options.on_skipped(index, source.describe(index), sample.error);
       continue;

@@ -1,0 +1,157 @@
+// `ffcv write tar`: tar archives, gzip-compressed tars, ImageNet's tar of class tars and
+// WebDataset shards give the same file as writing the extracted folder; damaged archives,
+// missing labels and members that are no image each get a clear line or a listed skip, and
+// leave no output behind. The archives are made here with GNU tar (`--sort=name`, so that their
+// member order is the folder write's sorted order).
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "ffcv/image/jpeg_codec.hpp"
+#include "sources/archive_source.hpp"
+#include "test_support.hpp"
+
+using namespace ffcv;
+
+namespace {
+
+// The shell command's exit status.
+int sh(const std::string& command) { return std::system(command.c_str()); }
+
+// DIR/tree: CLASS/NN.jpg for three classes (the third empty of images, holding a text file).
+void make_tree(const test::TempDir& dir) {
+  namespace fs = std::filesystem;
+  const char* classes[] = {"cat", "dog", "eel"};
+  for (int c = 0; c < 3; ++c) {
+    fs::create_directories(dir.file(std::string("tree/") + classes[c]));
+    for (int i = 0; i < 4; ++i) {
+      test::write_file(
+          dir.file(std::string("tree/") + classes[c] + "/0" + std::to_string(i) + ".jpg"),
+          encode_jpeg(test::gradient_image(40 + 6 * i, 30 + 5 * c, c * 10 + i), 92));
+    }
+  }
+  std::ofstream(dir.file("tree/dog/notes.txt")) << "not an image";
+}
+
+std::string write(const std::string& kind, const std::string& path, const std::string& output,
+                  std::string& out, const std::string& extra = "") {
+  const int status = test::run_cli("write " + kind + " " + path + " --output " + output +
+                                       " --write-mode jpg --workers 2 --quiet " + extra,
+                                   out);
+  return status == 0 ? test::text_of(output) : "exit " + std::to_string(status) + ": " + out;
+}
+
+}  // namespace
+
+TEST_CASE("a tar, a gzip tar and a tar of class tars give the folder write's file", "[archive]") {
+  if (!tools::archives_supported()) return test::skip_test("built without libarchive");
+  test::TempDir dir;
+  make_tree(dir);
+  std::string out;
+  const std::string folder = write("folder", dir.file("tree"), dir.file("folder.beton"), out);
+  REQUIRE(folder.size() > 1000);
+  const std::string tree = dir.file("tree");
+  REQUIRE(sh("tar --sort=name -cf " + dir.file("tree.tar") + " -C " + tree + " cat dog eel") == 0);
+  REQUIRE(sh("tar --sort=name -czf " + dir.file("tree.tar.gz") + " -C " + tree + " cat dog eel") ==
+          0);
+  std::filesystem::create_directories(dir.file("class_tars"));
+  for (const char* c : {"cat", "dog", "eel"}) {
+    REQUIRE(sh("tar --sort=name -cf " + dir.file(std::string("class_tars/") + c + ".tar") + " -C " +
+               tree + "/" + c + " .") == 0);
+  }
+  REQUIRE(sh("tar --sort=name -cf " + dir.file("imagenet.tar") + " -C " + dir.file("class_tars") +
+             " cat.tar dog.tar eel.tar") == 0);
+  CHECK(write("tar", dir.file("tree.tar"), dir.file("tar.beton"), out) == folder);
+  CHECK_THAT(test::text_of(dir.file("tar.beton.sources.json")),
+             Catch::Contains("\"classes\": [\"cat\", \"dog\", \"eel\"]") &&
+                 Catch::Contains("dog/notes.txt"));
+  CHECK(write("tar", dir.file("tree.tar.gz"), dir.file("gz.beton"), out) == folder);
+  CHECK(write("tar", dir.file("imagenet.tar"), dir.file("nested.beton"), out) == folder);
+}
+
+TEST_CASE("WebDataset shards take their labels from the .cls members", "[archive]") {
+  if (!tools::archives_supported()) return test::skip_test("built without libarchive");
+  test::TempDir dir;
+  make_tree(dir);
+  std::string out;
+  const std::string folder = write("folder", dir.file("tree"), dir.file("folder.beton"), out);
+  // Two shards, keys in the folder write's order, the label of each in KEY.cls.
+  namespace fs = std::filesystem;
+  int key = 0;
+  for (const char* shard : {"shard-000", "shard-001"}) fs::create_directories(dir.file(shard));
+  for (int c = 0; c < 3; ++c) {
+    for (int i = 0; i < 4; ++i, ++key) {
+      const std::string shard = key < 6 ? "shard-000" : "shard-001";
+      const std::string name = (key < 10 ? "0" : "") + std::to_string(key);
+      fs::copy_file(dir.file("tree/" +
+                             std::string(c == 0   ? "cat"
+                                         : c == 1 ? "dog"
+                                                  : "eel") +
+                             "/0" + std::to_string(i) + ".jpg"),
+                    dir.file(shard + "/" + name + ".jpg"));
+      std::ofstream(dir.file(shard + "/" + name + ".cls")) << c << "\n";
+    }
+  }
+  fs::create_directories(dir.file("shards"));
+  for (const char* shard : {"shard-000", "shard-001"}) {
+    REQUIRE(sh("tar --sort=name -cf " + dir.file(std::string("shards/") + shard + ".tar") + " -C " +
+               dir.file(shard) + " .") == 0);
+  }
+  CHECK(write("tar", dir.file("shards"), dir.file("wds.beton"), out) == folder);
+  CHECK_THAT(test::text_of(dir.file("wds.beton.sources.json")),
+             Catch::Contains("\"labels\": \"cls\""));
+  // An image without its label is refused before anything is written.
+  fs::remove(dir.file("shard-001/07.cls"));
+  REQUIRE(sh("tar --sort=name -cf " + dir.file("shards/shard-001.tar") + " -C " +
+             dir.file("shard-001") + " .") == 0);
+  CHECK_THAT(write("tar", dir.file("shards"), dir.file("missing.beton"), out),
+             Catch::Contains("exit 1") && Catch::Contains("07.jpg has no label"));
+  CHECK_FALSE(fs::exists(dir.file("missing.beton")));
+}
+
+TEST_CASE("damaged archives and images get one clear line or a listed skip", "[archive]") {
+  if (!tools::archives_supported()) return test::skip_test("built without libarchive");
+  test::TempDir dir;
+  make_tree(dir);
+  namespace fs = std::filesystem;
+  std::string out;
+  REQUIRE(sh("tar --sort=name -cf " + dir.file("tree.tar") + " -C " + dir.file("tree") +
+             " cat dog eel") == 0);
+  // Truncated: refused while listing, naming the archive, and no output.
+  const auto whole = test::read_file(dir.file("tree.tar"));
+  test::write_file(dir.file("cut.tar"),
+                   std::vector<std::uint8_t>(whole.begin(), whole.begin() + whole.size() / 2));
+  CHECK_THAT(write("tar", dir.file("cut.tar"), dir.file("cut.beton"), out),
+             Catch::Contains("exit 1") && Catch::Contains("cut.tar: cannot read the archive"));
+  CHECK_FALSE(fs::exists(dir.file("cut.beton")));
+  // Not an archive at all.
+  test::write_file(dir.file("plain.tar"), std::vector<std::uint8_t>(3000, 7));
+  CHECK_THAT(write("tar", dir.file("plain.tar"), dir.file("plain.beton"), out),
+             Catch::Contains("exit 1") && Catch::Contains("plain.tar"));
+  // An image member that does not decode: an error naming it, or with --on-bad-image skip a
+  // listed skip and the other samples written.
+  test::write_file(dir.file("tree/dog/01.jpg"), {0xFF, 0xD8, 0xFF, 0xE0, 1, 2, 3});
+  REQUIRE(sh("tar --sort=name -cf " + dir.file("bad.tar") + " -C " + dir.file("tree") +
+             " cat dog eel") == 0);
+  CHECK_THAT(write("tar", dir.file("bad.tar"), dir.file("bad.beton"), out),
+             Catch::Contains("exit 1") && Catch::Contains("bad.tar: dog/01.jpg"));
+  CHECK_FALSE(fs::exists(dir.file("bad.beton")));
+  const std::string skipped =
+      write("tar", dir.file("bad.tar"), dir.file("skip.beton"), out, "--on-bad-image skip");
+  CHECK_THAT(skipped.substr(0, 20), !Catch::Contains("exit"));
+  CHECK_THAT(test::text_of(dir.file("skip.beton.sources.json")),
+             Catch::Contains("\"file\": \"" + dir.file("bad.tar") + ": dog/01.jpg\""));
+  // An archive whose members sit in no class folder, and an archive with no images.
+  REQUIRE(sh("tar -cf " + dir.file("flat.tar") + " -C " + dir.file("tree/cat") + " 00.jpg") == 0);
+  CHECK_THAT(write("tar", dir.file("flat.tar"), dir.file("flat.beton"), out),
+             Catch::Contains("00.jpg is in no class folder"));
+  REQUIRE(sh("tar -cf " + dir.file("text.tar") + " -C " + dir.file("tree/dog") + " notes.txt") ==
+          0);
+  CHECK_THAT(write("tar", dir.file("text.tar"), dir.file("text.beton"), out),
+             Catch::Contains("hold no image files"));
+  // --shuffle needs random access.
+  CHECK_THAT(write("tar", dir.file("tree.tar"), dir.file("shuffled.beton"), out, "--shuffle"),
+             Catch::Contains("exit 2") && Catch::Contains("--shuffle"));
+}

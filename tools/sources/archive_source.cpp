@@ -1,0 +1,182 @@
+#include "archive_source.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <set>
+
+#include "ffcv/util/errors.hpp"
+#include "image_file.hpp"
+
+namespace ffcv::tools {
+namespace {
+
+std::string extension_of(const std::string& path) {
+  const auto dot = path.find_last_of('.');
+  const auto slash = path.find_last_of('/');
+  if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) return "";
+  std::string extension = path.substr(dot);
+  std::transform(extension.begin(), extension.end(), extension.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
+  return extension;
+}
+
+// WebDataset's key: the member's path without its extension ("shard/000123" of "shard/000123.jpg").
+std::string key_of(const std::string& path) {
+  const std::string extension = extension_of(path);
+  return path.substr(0, path.size() - extension.size());
+}
+
+std::int64_t parse_cls(const std::vector<std::uint8_t>& bytes, const std::string& where) {
+  std::string text(bytes.begin(), bytes.end());
+  text.erase(text.find_last_not_of(" \t\r\n") + 1);
+  text.erase(0, text.find_first_not_of(" \t\r\n"));
+  std::size_t used = 0;
+  std::int64_t value = -1;
+  try {
+    value = std::stoll(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (text.empty() || used != text.size() || value < 0) {
+    throw ConfigError(where +
+                      ": a .cls member must hold a class index (a whole number >= 0), "
+                      "got '" +
+                      text.substr(0, 40) + "'");
+  }
+  return value;
+}
+
+}  // namespace
+
+std::vector<std::string> archives_at(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code error;
+  if (!fs::is_directory(path, error)) {
+    if (!fs::is_regular_file(path, error)) throw ConfigError("no archive at '" + path + "'");
+    return {path};
+  }
+  std::vector<std::string> archives;
+  for (const auto& entry : fs::directory_iterator(path)) {
+    const std::string name = entry.path().filename().string();
+    const bool tar = name.ends_with(".tar") || name.ends_with(".tar.gz") || name.ends_with(".tgz");
+    if (entry.is_regular_file() && tar && !name.starts_with(".")) {
+      archives.push_back(entry.path().string());
+    }
+  }
+  std::sort(archives.begin(), archives.end());
+  if (archives.empty()) {
+    throw ConfigError("folder '" + path + "' holds no .tar, .tar.gz or .tgz files");
+  }
+  return archives;
+}
+
+ArchiveSource::ArchiveSource(std::vector<std::string> archives) : archives_(std::move(archives)) {
+  list_members();
+}
+
+ArchiveSource::~ArchiveSource() {
+  {
+    std::lock_guard lock(mutex_);
+    stop_ = true;
+  }
+  changed_.notify_all();
+  if (reader_.joinable()) reader_.join();
+}
+
+void ArchiveSource::list_members() {
+  std::map<std::string, std::int64_t> cls;  // WebDataset labels by key
+  walk_archives(archives_, [&](const ArchiveMember& member, MemberData& data) {
+    const std::string extension = extension_of(member.path);
+    if (extension == ".cls") {
+      cls[std::to_string(member.archive) + ":" + key_of(member.path)] =
+          parse_cls(data.read(), archives_[member.archive] + ": " + member.path);
+    } else if (has_image_extension(member.path)) {
+      samples_.push_back({member.path, member.archive, 0});
+      classes_.push_back(member.folder);
+    } else {
+      ignored_.push_back(archives_[member.archive] + ": " + member.path);
+    }
+  });
+  if (samples_.empty()) throw ConfigError("the archives hold no image files");
+  labels_from_cls_ = !cls.empty();
+  if (labels_from_cls_) {
+    for (Sample& sample : samples_) {
+      const auto label = cls.find(std::to_string(sample.archive) + ":" + key_of(sample.path));
+      if (label == cls.end()) {
+        throw ConfigError(archives_[sample.archive] + ": " + sample.path + " has no label (no " +
+                          key_of(sample.path) + ".cls beside it in its shard)");
+      }
+      sample.label = label->second;
+    }
+    classes_.clear();
+    return;
+  }
+  // Folder layouts: number the classes as ImageFolder numbers the extracted folders.
+  std::vector<std::string> folders = std::move(classes_);
+  for (std::size_t i = 0; i < samples_.size(); ++i) {
+    if (folders[i].empty()) {
+      throw ConfigError(archives_[samples_[i].archive] + ": " + samples_[i].path +
+                        " is in no class folder (expected CLASS/IMAGE members, one tar per "
+                        "class, or KEY.cls labels beside the images)");
+    }
+  }
+  const std::set<std::string> names(folders.begin(), folders.end());
+  classes_.assign(names.begin(), names.end());
+  for (std::size_t i = 0; i < samples_.size(); ++i) {
+    samples_[i].label =
+        std::lower_bound(classes_.begin(), classes_.end(), folders[i]) - classes_.begin();
+  }
+}
+
+void ArchiveSource::read_members() const {
+  std::uint64_t next = 0;
+  try {
+    walk_archives(
+        archives_,
+        [&](const ArchiveMember& member, MemberData& data) {
+          if (!has_image_extension(member.path)) return;
+          if (next >= samples_.size() || samples_[next].path != member.path) {
+            throw IoError(archives_[member.archive], "read",
+                          "it changed since it was listed (member " + member.path + ")");
+          }
+          std::vector<std::uint8_t> bytes = data.read();
+          std::unique_lock lock(mutex_);
+          changed_.wait(lock, [&] { return stop_ || ready_.size() < kAhead; });
+          if (stop_) return;
+          ready_.emplace(next++, std::move(bytes));
+          changed_.notify_all();
+        },
+        &stop_);
+  } catch (...) {
+    std::lock_guard lock(mutex_);
+    read_error_ = std::current_exception();
+  }
+  changed_.notify_all();
+}
+
+std::vector<FieldValue> ArchiveSource::load(std::uint64_t index) const {
+  std::vector<std::uint8_t> bytes;
+  {
+    std::unique_lock lock(mutex_);
+    if (!started_) {
+      started_ = true;
+      reader_ = std::thread([this] { read_members(); });
+    }
+    changed_.wait(lock, [&] { return ready_.contains(index) || read_error_ || stop_; });
+    const auto found = ready_.find(index);
+    if (found == ready_.end()) {
+      if (read_error_) std::rethrow_exception(read_error_);
+      throw IoError(describe(index), "read", "the archive reader stopped");
+    }
+    bytes = std::move(found->second);
+    ready_.erase(found);
+  }
+  changed_.notify_all();
+  return {image_value(std::move(bytes), describe(index)), samples_[index].label};
+}
+
+std::string ArchiveSource::describe(std::uint64_t index) const {
+  return archives_[samples_[index].archive] + ": " + samples_[index].path;
+}
+
+}  // namespace ffcv::tools

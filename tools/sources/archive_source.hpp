@@ -1,0 +1,81 @@
+// Samples straight from tar archives, without extracting them (`ffcv write tar`): an image
+// folder packed as a tar (CLASS/IMAGE members), ImageNet's training tar (one tar per class),
+// or WebDataset shards (KEY.jpg beside KEY.cls, the class index as text). Samples are
+// (image: RGBImage, label: Int).
+//
+// Two passes over the archives (archive_walk.hpp). The first lists the members and reads the
+// .cls labels; it finds a damaged or truncated archive, or an image without its label, before
+// anything is written. Labels then number the classes as torchvision's ImageFolder numbers the
+// extracted folders (class names sorted), or come from the .cls members. The second pass runs
+// on a thread of its own while the writer encodes: it streams the members in stored order into
+// a bounded buffer that load() takes them from, so memory stays constant however large the
+// archives. Samples come in stored order: an archive whose members are sorted by name (`tar
+// --sort=name`) gives exactly the file a folder write of its extraction gives.
+//
+// load(i) expects the writer's access pattern (indices claimed in increasing order by a few
+// workers, within a bounded window); a source in another order (the writer's --shuffle) is
+// refused by the command.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <exception>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "archive_walk.hpp"
+#include "ffcv/dataset_writer.hpp"
+
+namespace ffcv::tools {
+
+class ArchiveSource final : public SampleSource {
+ public:
+  // `archives`: tar files (optionally compressed), walked in this order. Throws ConfigError for
+  // archives with no images, images outside any class folder, or images without a label;
+  // IoError for an archive that cannot be read whole.
+  explicit ArchiveSource(std::vector<std::string> archives);
+  ~ArchiveSource() override;  // stops and joins the reading thread
+
+  std::uint64_t size() const override { return samples_.size(); }
+  std::vector<FieldValue> load(std::uint64_t index) const override;
+  std::string describe(std::uint64_t index) const override;
+
+  const std::vector<std::string>& class_names() const { return classes_; }  // folder layouts
+  bool labels_from_cls() const { return labels_from_cls_; }
+  const std::vector<std::string>& ignored_members() const { return ignored_; }
+
+ private:
+  struct Sample {
+    std::string path;
+    std::size_t archive = 0;
+    std::int64_t label = 0;
+  };
+  void list_members();
+  void read_members() const;  // the second pass, on reader_
+
+  std::vector<std::string> archives_;
+  std::vector<Sample> samples_;
+  std::vector<std::string> classes_;
+  std::vector<std::string> ignored_;
+  bool labels_from_cls_ = false;
+
+  // The second pass: member bytes by sample index, at most kAhead not yet taken by load().
+  static constexpr std::uint64_t kAhead = 256;
+  mutable std::mutex mutex_;
+  mutable std::condition_variable changed_;
+  mutable std::map<std::uint64_t, std::vector<std::uint8_t>> ready_;
+  mutable std::exception_ptr read_error_;
+  mutable std::atomic<bool> stop_{false};
+  mutable std::thread reader_;
+  mutable bool started_ = false;
+};
+
+// The archives KIND tar reads from PATH: the file itself, or a folder's .tar, .tar.gz and .tgz
+// files in name order (a set of WebDataset shards). Throws ConfigError when there are none.
+std::vector<std::string> archives_at(const std::string& path);
+
+}  // namespace ffcv::tools

@@ -1,0 +1,44 @@
+// Walking the members of tar archives in their stored order, with libarchive: plain, gzip,
+// bzip2, xz or zstd compressed; a member that is itself a tar (ImageNet's training tar holds one
+// tar per class) is walked in place, without extracting it. One sequential pass over the bytes,
+// in constant memory: a member's data is read only when the visitor asks for it.
+//
+// Built only where libarchive was found (FFCV_HAVE_LIBARCHIVE); archives_supported() says so.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace ffcv::tools {
+
+// One regular-file member, in stream order.
+struct ArchiveMember {
+  std::string path;    // as stored ("n01440764/n01440764_10026.JPEG"); in a nested tar,
+                       // "OUTER/INNER" ("n01440764.tar/n01440764_10026.JPEG")
+  std::string folder;  // the class it belongs to: its parent folder, or a nested tar's stem
+  std::uint64_t size = 0;
+  std::size_t archive = 0;  // which of the walked archives holds it
+};
+
+// Reads the data of the member being visited (at most once); not reading it skips it.
+class MemberData {
+ public:
+  virtual ~MemberData() = default;
+  virtual std::vector<std::uint8_t> read() = 0;
+};
+
+using MemberVisitor = std::function<void(const ArchiveMember& member, MemberData& data)>;
+
+// Whether this build reads archives; else walk_archives throws ConfigError naming libarchive.
+bool archives_supported();
+
+// Visits every regular file of `archives` in order (nested tars' members in place of the tar).
+// Stops early when `stop` becomes true. Throws IoError naming the archive and the member for a
+// truncated or damaged archive, ConfigError for a file that is no archive.
+void walk_archives(const std::vector<std::string>& archives, const MemberVisitor& visit,
+                   const std::atomic<bool>* stop = nullptr);
+
+}  // namespace ffcv::tools
