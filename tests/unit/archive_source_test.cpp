@@ -10,6 +10,7 @@
 #include <string>
 
 #include "ffcv/image/jpeg_codec.hpp"
+#include "ffcv/loader.hpp"
 #include "sources/archive_source.hpp"
 #include "test_support.hpp"
 
@@ -154,4 +155,53 @@ TEST_CASE("damaged archives and images get one clear line or a listed skip", "[a
   // --shuffle needs random access.
   CHECK_THAT(write("tar", dir.file("tree.tar"), dir.file("shuffled.beton"), out, "--shuffle"),
              Catch::Contains("exit 2") && Catch::Contains("--shuffle"));
+}
+
+TEST_CASE("a flat archive takes its labels from a labels file, as ImageNet's validation set",
+          "[archive]") {
+  if (!tools::archives_supported()) return test::skip_test("built without libarchive");
+  test::TempDir dir;
+  make_tree(dir);
+  namespace fs = std::filesystem;
+  // The validation layout: every image at the top, its class only in the labels file (Kaggle's
+  // LOC_val_solution.csv: a header, then IMAGE,SYNSET and box coordinates).
+  fs::create_directories(dir.file("val"));
+  std::ofstream csv(dir.file("val.csv"));
+  csv << "ImageId,PredictionString\n";
+  const char* classes[] = {"cat", "dog", "eel"};
+  std::vector<std::int64_t> expected;
+  for (int n = 0; n < 12; ++n) {
+    const int c = (n * 7) % 3;  // classes interleaved, unlike the sorted folder write
+    const std::string image = "val_" + std::to_string(100 + n);
+    fs::copy_file(
+        dir.file(std::string("tree/") + classes[c] + "/0" + std::to_string(n % 4) + ".jpg"),
+        dir.file("val/" + image + ".JPEG"));
+    csv << image << "," << classes[c] << " 10 20 30 40\n";
+    expected.push_back(c);
+  }
+  csv << "val_999,eel 1 2 3 4\n";  // a line without an image: allowed
+  csv.close();
+  REQUIRE(sh("tar --sort=name -cf " + dir.file("val.tar") + " -C " + dir.file("val") + " .") == 0);
+  std::string out;
+  REQUIRE(write("tar", dir.file("val.tar"), dir.file("val.beton"), out,
+                "--labels " + dir.file("val.csv"))
+              .substr(0, 4) != "exit");
+  LoaderOptions options;
+  options.batch_size = 12;
+  options.drop_last = false;
+  options.default_pipelines = false;
+  Loader loader(dir.file("val.beton"), {{"label", "label", nullptr, {}}}, options);
+  auto epoch = loader.epoch(0);
+  const auto batch = epoch.next();
+  REQUIRE(batch.has_value());
+  const auto* labels = reinterpret_cast<const std::int64_t*>(batch->output(0).data);
+  CHECK(std::vector<std::int64_t>(labels, labels + batch->size()) == expected);
+  CHECK_THAT(test::text_of(dir.file("val.beton.sources.json")),
+             Catch::Contains("\"classes\": [\"cat\", \"dog\", \"eel\"]"));
+  // A labels file without a line for one of the images is refused, naming it.
+  std::ofstream(dir.file("short.csv")) << "val_100,cat\nval_101,dog\n";
+  CHECK_THAT(write("tar", dir.file("val.tar"), dir.file("short.beton"), out,
+                   "--labels " + dir.file("short.csv")),
+             Catch::Contains("exit 1") && Catch::Contains("val_102.JPEG has no label in"));
+  CHECK_FALSE(fs::exists(dir.file("short.beton")));
 }

@@ -63,8 +63,8 @@ std::string image_folder_sources_json(const std::string& root, const ImageFolder
 std::string archive_sources_json(const std::vector<std::string>& archives,
                                  const ArchiveSource& source,
                                  const std::vector<SkippedSource>& skipped) {
-  std::string out = "{\"archives\": " + json_list(archives) + ",\n \"labels\": " +
-                    json_quote(source.labels_from_cls() ? "cls" : "class folders") +
+  std::string out = "{\"archives\": " + json_list(archives) +
+                    ",\n \"labels\": " + json_quote(source.labels_from()) +
                     ",\n \"classes\": " + json_list(source.class_names()) +
                     ",\n \"ignored_members\": " + json_list(source.ignored_members());
   return out + skipped_json_tail(skipped);
@@ -72,8 +72,8 @@ std::string archive_sources_json(const std::vector<std::string>& archives,
 
 std::string archive_notes(const ArchiveSource& source, const std::vector<SkippedSource>& skipped,
                           const std::string& sidecar) {
-  std::string out = source.labels_from_cls() ? "labels: from the .cls members\n"
-                                             : class_map_line(source.class_names());
+  std::string out = source.labels_from() == "cls" ? "labels: from the .cls members\n"
+                                                  : class_map_line(source.class_names());
   if (!source.ignored_members().empty()) {
     out += "left out " + std::to_string(source.ignored_members().size()) +
            " members without an image extension, e.g. " + source.ignored_members().front() + "\n";

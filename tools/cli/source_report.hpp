@@ -6,8 +6,9 @@
 // "OUT.beton.sources.json", written atomically after the .beton: a .beton has no place for them
 // that Python FFCV would still read.
 //
-// For `tar`: the archives, where the labels come from (class folders or .cls members), the class
-// map, the members left out (no image extension) and the images skipped, in the same sidecar.
+// For `tar`: the archives, where the labels come from (class folders, .cls members or a labels
+// file), the class map, the members left out (no image extension) and the images skipped, in the
+// same sidecar.
 //
 // For `npy --pack-bits`: the number of booleans per sample, which the packed bytes cannot tell
 // (the last byte's padding bits look like features), in the same sidecar.
@@ -35,8 +36,8 @@ std::string sources_sidecar_path(const std::string& output);
 std::string image_folder_sources_json(const std::string& root, const ImageFolderSource& source,
                                       const std::vector<SkippedSource>& skipped);
 
-// The archive sidecar's JSON: {"archives", "labels": "class folders" | "cls", "classes",
-// "ignored_members", "skipped": [{"file", "reason"}]}.
+// The archive sidecar's JSON: {"archives", "labels": "class folders" | "cls" | the labels file,
+// "classes", "ignored_members", "skipped": [{"file", "reason"}]}.
 std::string archive_sources_json(const std::vector<std::string>& archives,
                                  const ArchiveSource& source,
                                  const std::vector<SkippedSource>& skipped);

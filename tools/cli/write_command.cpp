@@ -82,6 +82,9 @@ Arguments write_arguments() {
       .int_range(0, kMaxThreads)
       .option("seed", "N", "seed of random write decisions and of imagenet-like", "0")
       .int_range(0, kMaxSeed)
+      .option("labels", "FILE",
+              "KIND tar: each image's class from FILE's \"IMAGE,CLASS\" lines (IMAGE without "
+              "extension; e.g. ImageNet's LOC_val_solution.csv), labels in class-name order")
       .option("on-bad-image", "fail|skip",
               "a source image that cannot be decoded (KIND folder, imagenet-like, tar): stop, or "
               "leave it out and list it in OUT.beton.sources.json",
@@ -300,8 +303,10 @@ int write_archive(const Arguments& args) {
         "quasi_random)");
   }
   const std::vector<std::string> archives = archives_at(args.get("PATH"));
-  check_write_output(args, archives);
-  const ArchiveSource source(archives);
+  std::vector<std::string> inputs = archives;
+  if (args.has("labels")) inputs.push_back(args.get("labels"));
+  check_write_output(args, inputs);
+  const ArchiveSource source(archives, args.get_optional("labels"));
   const ImageSourceReport report{
       [&](const std::vector<SkippedSource>& skipped) {
         return archive_sources_json(archives, source, skipped);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <set>
 
 #include "ffcv/util/errors.hpp"
@@ -46,6 +47,43 @@ std::int64_t parse_cls(const std::vector<std::uint8_t>& bytes, const std::string
   return value;
 }
 
+// The member's file name without folders and extension ("ILSVRC2012_val_00000001").
+std::string stem_of(const std::string& path) {
+  const std::string name = path.substr(path.find_last_of('/') + 1);
+  return name.substr(0, name.size() - extension_of(name).size());
+}
+
+// --labels FILE: one line per image, "IMAGE,CLASS" or "IMAGE CLASS", IMAGE the file name without
+// extension, CLASS the first word after the separator (so Kaggle's LOC_val_solution.csv, whose
+// second column begins with the synset, reads as it is); a first line "ImageId,..." is a header.
+std::map<std::string, std::string> read_labels_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw ConfigError("cannot open the labels file '" + path + "'");
+  std::map<std::string, std::string> labels;
+  std::string line;
+  for (std::uint64_t number = 1; std::getline(in, line); ++number) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.find_first_not_of(" \t") == std::string::npos) continue;
+    if (number == 1 && line.starts_with("ImageId,")) continue;
+    const auto separator = line.find_first_of(", \t");
+    const auto start =
+        separator == std::string::npos ? separator : line.find_first_not_of(", \t", separator);
+    if (separator == 0 || start == std::string::npos) {
+      throw ConfigError(path + ":" + std::to_string(number) +
+                        ": expected IMAGE,CLASS (or IMAGE CLASS), got '" + line.substr(0, 60) +
+                        "'");
+    }
+    const std::string image = stem_of(line.substr(0, separator));
+    const std::string name = line.substr(start, line.find_first_of(" \t", start) - start);
+    if (!labels.emplace(image, name).second) {
+      throw ConfigError(path + ":" + std::to_string(number) + ": a second line for '" + image +
+                        "'");
+    }
+  }
+  if (labels.empty()) throw ConfigError("the labels file '" + path + "' names no image");
+  return labels;
+}
+
 }  // namespace
 
 std::vector<std::string> archives_at(const std::string& path) {
@@ -70,7 +108,9 @@ std::vector<std::string> archives_at(const std::string& path) {
   return archives;
 }
 
-ArchiveSource::ArchiveSource(std::vector<std::string> archives) : archives_(std::move(archives)) {
+ArchiveSource::ArchiveSource(std::vector<std::string> archives,
+                             std::optional<std::string> labels_file)
+    : archives_(std::move(archives)), labels_file_(std::move(labels_file)) {
   list_members();
 }
 
@@ -84,7 +124,8 @@ ArchiveSource::~ArchiveSource() {
 }
 
 void ArchiveSource::list_members() {
-  std::map<std::string, std::int64_t> cls;  // WebDataset labels by key
+  std::map<std::string, std::int64_t> cls;  // WebDataset labels by shard and key
+  std::vector<std::string> folders;         // each sample's class folder
   walk_archives(archives_, [&](const ArchiveMember& member, MemberData& data) {
     const std::string extension = extension_of(member.path);
     if (extension == ".cls") {
@@ -92,40 +133,78 @@ void ArchiveSource::list_members() {
           parse_cls(data.read(), archives_[member.archive] + ": " + member.path);
     } else if (has_image_extension(member.path)) {
       samples_.push_back({member.path, member.archive, 0});
-      classes_.push_back(member.folder);
+      folders.push_back(member.folder);
     } else {
       ignored_.push_back(archives_[member.archive] + ": " + member.path);
     }
   });
   if (samples_.empty()) throw ConfigError("the archives hold no image files");
-  labels_from_cls_ = !cls.empty();
-  if (labels_from_cls_) {
-    for (Sample& sample : samples_) {
-      const auto label = cls.find(std::to_string(sample.archive) + ":" + key_of(sample.path));
-      if (label == cls.end()) {
-        throw ConfigError(archives_[sample.archive] + ": " + sample.path + " has no label (no " +
-                          key_of(sample.path) + ".cls beside it in its shard)");
-      }
-      sample.label = label->second;
-    }
-    classes_.clear();
-    return;
+  if (labels_file_) {
+    label_from_file();
+  } else if (!cls.empty()) {
+    label_from_cls(cls);
+  } else {
+    label_from_folders(folders);
   }
-  // Folder layouts: number the classes as ImageFolder numbers the extracted folders.
-  std::vector<std::string> folders = std::move(classes_);
+}
+
+void ArchiveSource::label_from_cls(const std::map<std::string, std::int64_t>& cls) {
+  labels_from_ = "cls";
+  for (Sample& sample : samples_) {
+    const auto label = cls.find(std::to_string(sample.archive) + ":" + key_of(sample.path));
+    if (label == cls.end()) {
+      throw ConfigError(describe_sample(sample) + " has no label (no " + key_of(sample.path) +
+                        ".cls beside it in its shard)");
+    }
+    sample.label = label->second;
+  }
+}
+
+void ArchiveSource::label_from_folders(const std::vector<std::string>& folders) {
+  labels_from_ = "class folders";
   for (std::size_t i = 0; i < samples_.size(); ++i) {
     if (folders[i].empty()) {
-      throw ConfigError(archives_[samples_[i].archive] + ": " + samples_[i].path +
+      throw ConfigError(describe_sample(samples_[i]) +
                         " is in no class folder (expected CLASS/IMAGE members, one tar per "
-                        "class, or KEY.cls labels beside the images)");
+                        "class, KEY.cls labels beside the images, or --labels FILE)");
     }
   }
-  const std::set<std::string> names(folders.begin(), folders.end());
-  classes_.assign(names.begin(), names.end());
+  set_classes(folders);
+  label_by_class(folders);
+}
+
+void ArchiveSource::label_from_file() {
+  labels_from_ = *labels_file_;
+  const std::map<std::string, std::string> by_name = read_labels_file(*labels_file_);
+  std::vector<std::string> names;
+  for (const auto& [image, name] : by_name) names.push_back(name);
+  std::vector<std::string> sample_classes;
+  for (const Sample& sample : samples_) {
+    const auto found = by_name.find(stem_of(sample.path));
+    if (found == by_name.end()) {
+      throw ConfigError(describe_sample(sample) + " has no label in " + *labels_file_ +
+                        " (no line for '" + stem_of(sample.path) + "')");
+    }
+    sample_classes.push_back(found->second);
+  }
+  set_classes(names);  // every class the file names, as ImageFolder keeps empty folders
+  label_by_class(sample_classes);
+}
+
+void ArchiveSource::set_classes(const std::vector<std::string>& names) {
+  const std::set<std::string> distinct(names.begin(), names.end());
+  classes_.assign(distinct.begin(), distinct.end());
+}
+
+void ArchiveSource::label_by_class(const std::vector<std::string>& sample_classes) {
   for (std::size_t i = 0; i < samples_.size(); ++i) {
     samples_[i].label =
-        std::lower_bound(classes_.begin(), classes_.end(), folders[i]) - classes_.begin();
+        std::lower_bound(classes_.begin(), classes_.end(), sample_classes[i]) - classes_.begin();
   }
+}
+
+std::string ArchiveSource::describe_sample(const Sample& sample) const {
+  return archives_[sample.archive] + ": " + sample.path;
 }
 
 void ArchiveSource::read_members() const {
@@ -176,7 +255,7 @@ std::vector<FieldValue> ArchiveSource::load(std::uint64_t index) const {
 }
 
 std::string ArchiveSource::describe(std::uint64_t index) const {
-  return archives_[samples_[index].archive] + ": " + samples_[index].path;
+  return describe_sample(samples_[index]);
 }
 
 }  // namespace ffcv::tools

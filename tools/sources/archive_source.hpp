@@ -1,7 +1,8 @@
 // Samples straight from tar archives, without extracting them (`ffcv write tar`): an image
 // folder packed as a tar (CLASS/IMAGE members), ImageNet's training tar (one tar per class),
-// or WebDataset shards (KEY.jpg beside KEY.cls, the class index as text). Samples are
-// (image: RGBImage, label: Int).
+// or WebDataset shards (KEY.jpg beside KEY.cls, the class index as text); or any of these with
+// a labels file naming each image's class (ImageNet's validation tar, whose images sit in no
+// class folder). Samples are (image: RGBImage, label: Int).
 //
 // Two passes over the archives (archive_walk.hpp). The first lists the members and reads the
 // .cls labels; it finds a damaged or truncated archive, or an image without its label, before
@@ -23,6 +24,7 @@
 #include <exception>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -34,18 +36,24 @@ namespace ffcv::tools {
 
 class ArchiveSource final : public SampleSource {
  public:
-  // `archives`: tar files (optionally compressed), walked in this order. Throws ConfigError for
-  // archives with no images, images outside any class folder, or images without a label;
-  // IoError for an archive that cannot be read whole.
-  explicit ArchiveSource(std::vector<std::string> archives);
+  // `archives`: tar files (optionally compressed), walked in this order. `labels_file` (e.g.
+  // ImageNet's validation labels as Kaggle's LOC_val_solution.csv): one "IMAGE,CLASS" line per
+  // image, IMAGE its file name without extension; its class names, sorted, are the labels, in
+  // place of the archives' own. Throws ConfigError for archives with no images, images outside
+  // any class folder, or images without a label; IoError for an archive that cannot be read
+  // whole.
+  explicit ArchiveSource(std::vector<std::string> archives,
+                         std::optional<std::string> labels_file = std::nullopt);
   ~ArchiveSource() override;  // stops and joins the reading thread
 
   std::uint64_t size() const override { return samples_.size(); }
   std::vector<FieldValue> load(std::uint64_t index) const override;
   std::string describe(std::uint64_t index) const override;
 
-  const std::vector<std::string>& class_names() const { return classes_; }  // folder layouts
-  bool labels_from_cls() const { return labels_from_cls_; }
+  // The class names by label (empty when the labels come from .cls members).
+  const std::vector<std::string>& class_names() const { return classes_; }
+  // Where the labels come from: "class folders", "cls" or the labels file.
+  const std::string& labels_from() const { return labels_from_; }
   const std::vector<std::string>& ignored_members() const { return ignored_; }
 
  private:
@@ -55,13 +63,20 @@ class ArchiveSource final : public SampleSource {
     std::int64_t label = 0;
   };
   void list_members();
+  void label_from_cls(const std::map<std::string, std::int64_t>& cls);
+  void label_from_folders(const std::vector<std::string>& folders);
+  void label_from_file();
+  void set_classes(const std::vector<std::string>& names);              // sorted, distinct
+  void label_by_class(const std::vector<std::string>& sample_classes);  // one name per sample
+  std::string describe_sample(const Sample& sample) const;
   void read_members() const;  // the second pass, on reader_
 
   std::vector<std::string> archives_;
+  std::optional<std::string> labels_file_;
   std::vector<Sample> samples_;
   std::vector<std::string> classes_;
   std::vector<std::string> ignored_;
-  bool labels_from_cls_ = false;
+  std::string labels_from_;
 
   // The second pass: member bytes by sample index, at most kAhead not yet taken by load().
   static constexpr std::uint64_t kAhead = 256;
