@@ -148,6 +148,9 @@ TEST_CASE("damaged archives and images get one clear line or a listed skip", "[a
   REQUIRE(sh("tar -cf " + dir.file("flat.tar") + " -C " + dir.file("tree/cat") + " 00.jpg") == 0);
   CHECK_THAT(write("tar", dir.file("flat.tar"), dir.file("flat.beton"), out),
              Catch::Contains("00.jpg is in no class folder"));
+  REQUIRE(sh("tar -cf " + dir.file("dot.tar") + " -C " + dir.file("tree/cat") + " .") == 0);
+  CHECK_THAT(write("tar", dir.file("dot.tar"), dir.file("dot.beton"), out),
+             Catch::Contains("dot.tar: ./") && Catch::Contains("is in no class folder"));
   REQUIRE(sh("tar -cf " + dir.file("text.tar") + " -C " + dir.file("tree/dog") + " notes.txt") ==
           0);
   CHECK_THAT(write("tar", dir.file("text.tar"), dir.file("text.beton"), out),
@@ -204,4 +207,7 @@ TEST_CASE("a flat archive takes its labels from a labels file, as ImageNet's val
                    "--labels " + dir.file("short.csv")),
              Catch::Contains("exit 1") && Catch::Contains("val_102.JPEG has no label in"));
   CHECK_FALSE(fs::exists(dir.file("short.beton")));
+  CHECK_THAT(write("folder", dir.file("tree"), dir.file("folder.beton"), out,
+                   "--labels " + dir.file("val.csv")),
+             Catch::Contains("exit 2") && Catch::Contains("--labels applies to KIND tar only"));
 }

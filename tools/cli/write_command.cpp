@@ -327,6 +327,7 @@ int write_command(const CommandArgs& argv) {
   if (args.get_flag("pack-bits") && kind != "npy") {
     throw UsageError("--pack-bits applies to KIND npy only");
   }
+  if (args.has("labels") && kind != "tar") throw UsageError("--labels applies to KIND tar only");
   if (kind == "folder") {
     if (!args.has("PATH")) throw UsageError("KIND folder needs the image folder PATH");
     check_write_output(args, {}, {{args.get("PATH"), /*top_level_allowed=*/true}});

@@ -57,12 +57,14 @@ std::string stem_of_tar(const std::string& path) {
   return name;
 }
 
+// The name of the folder holding `path`; "" at the top ("x.jpg", "./x.jpg").
 std::string parent_folder(const std::string& path) {
   const auto slash = path.find_last_of('/');
-  if (slash == std::string::npos) return "";
-  const auto before = path.find_last_of('/', slash == 0 ? 0 : slash - 1);
-  return path.substr(before == std::string::npos ? 0 : before + 1,
-                     slash - (before == std::string::npos ? 0 : before + 1));
+  if (slash == std::string::npos || slash == 0) return "";
+  const auto before = path.find_last_of('/', slash - 1);
+  const std::size_t start = before == std::string::npos ? 0 : before + 1;
+  const std::string folder = path.substr(start, slash - start);
+  return folder == "." ? "" : folder;
 }
 
 // The data of the current entry of `reader`.
