@@ -178,6 +178,10 @@ class Loader {
   // Opens and validates the file, resolves the pipelines (default decoders, output names) and
   // checks every pipeline's chain of states. Throws FormatError / ConfigError.
   Loader(const std::string& path, std::vector<PipelineSpec> pipelines, LoaderOptions options);
+  // The same over a file already opened (e.g. to read its fields before naming the outputs):
+  // its location is read through `options` as above; it was opened with its own HTTP options.
+  Loader(std::shared_ptr<const Reader> reader, std::vector<PipelineSpec> pipelines,
+         LoaderOptions options);
   ~Loader();
 
   // Starts epoch `epoch` at batch `first_batch` (to resume). Any iterator of this loader still
@@ -215,6 +219,7 @@ class Loader {
   std::vector<std::pair<std::string, TensorState>> outputs_;
   bool window_from_budget_ = false;  // the QUASI_RANDOM window was chosen from the cache budget
 
+  void initialize();  // the constructors' work once reader_, pipelines_ and options_ are set
   PageLayout page_layout() const;
 };
 

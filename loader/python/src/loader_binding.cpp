@@ -151,9 +151,38 @@ class NativeEpoch {
   std::shared_ptr<EpochIterator> iterator_;
 };
 
+// A .beton opened once: its fields, to plan the outputs against, then the loader over it.
+class NativeFile {
+ public:
+  // Opens and validates the file, a path or a URL (with the settings' HTTP limits).
+  NativeFile(const std::string& location, const nb::dict& settings) {
+    LoaderSettings values;
+    apply_settings(settings, values);
+    LoaderPlace place;
+    place.location = location;
+    const LoaderOptions options = loader_options(values, place);
+    nb::gil_scoped_release unlocked;
+    reader_ = std::make_shared<const Reader>(location, ReaderOptions{{}, options.cache.http});
+  }
+
+  // (name, type name) of every field, in file order.
+  nb::list fields() const {
+    nb::list out;
+    for (const NamedField& field : reader_->fields()) {
+      out.append(nb::make_tuple(field.name, field.field->type_name()));
+    }
+    return out;
+  }
+
+  const std::shared_ptr<const Reader>& reader() const { return reader_; }
+
+ private:
+  std::shared_ptr<const Reader> reader_;
+};
+
 class NativeLoader {
  public:
-  NativeLoader(const std::string& location, std::uint64_t batch_size, const nb::dict& settings,
+  NativeLoader(const NativeFile& file, std::uint64_t batch_size, const nb::dict& settings,
                std::uint32_t rank, std::uint32_t world_size, int cores,
                std::optional<std::vector<std::uint64_t>> indices, const nb::list& outputs,
                std::optional<std::pair<nb::object, nb::object>> memory) {
@@ -161,7 +190,7 @@ class NativeLoader {
     LoaderSettings values;
     apply_settings(settings, values);
     LoaderPlace place;
-    place.location = location;
+    place.location = file.reader()->path();
     place.batch_size = batch_size;
     place.rank = rank;
     place.world_size = world_size;
@@ -172,7 +201,7 @@ class NativeLoader {
     std::vector<PipelineSpec> specs;
     for (nb::handle output : outputs) specs.push_back(pipeline_spec(output));
     nb::gil_scoped_release unlocked;
-    loader_ = std::make_unique<Loader>(location, std::move(specs), std::move(options));
+    loader_ = std::make_unique<Loader>(file.reader(), std::move(specs), std::move(options));
   }
 
   NativeEpoch epoch(std::uint64_t epoch, std::uint64_t first_batch) {
@@ -202,30 +231,13 @@ class NativeLoader {
   std::unique_ptr<Loader> loader_;
 };
 
-// (name, type name) of every field of the file at `location`, in file order.
-nb::list file_fields(const std::string& location, const nb::dict& settings) {
-  LoaderSettings values;
-  apply_settings(settings, values);
-  LoaderPlace place;
-  place.location = location;
-  const LoaderOptions options = loader_options(values, place);
-  std::unique_ptr<Reader> reader;
-  {
-    nb::gil_scoped_release unlocked;
-    reader = std::make_unique<Reader>(location, ReaderOptions{{}, options.cache.http});
-  }
-  nb::list out;
-  for (const NamedField& field : reader->fields()) {
-    out.append(nb::make_tuple(field.name, field.field->type_name()));
-  }
-  return out;
-}
-
 }  // namespace
 
 void bind_loader(nb::module_& module) {
-  module.def("file_fields", &file_fields, nb::arg("location"), nb::arg("settings"),
-             "(name, type) of each field of a .beton file, in file order.");
+  nb::class_<NativeFile>(module, "NativeFile", "A .beton file opened and validated once.")
+      .def(nb::init<const std::string&, const nb::dict&>(), nb::arg("location"),
+           nb::arg("settings"))
+      .def("fields", &NativeFile::fields, "(name, type) of each field, in file order.");
   nb::class_<NativeEpoch>(module, "NativeEpoch",
                           "One epoch of a NativeLoader: its workers and batches.")
       .def("next", &NativeEpoch::next,
@@ -237,10 +249,10 @@ void bind_loader(nb::module_& module) {
       .def_prop_ro("num_batches", &NativeEpoch::num_batches)
       .def("stats", &NativeEpoch::stats, "Seconds per stage of this epoch, summed over threads.");
   nb::class_<NativeLoader>(module, "NativeLoader", "ffcv::Loader: a .beton file through pipelines.")
-      .def(nb::init<const std::string&, std::uint64_t, const nb::dict&, std::uint32_t,
-                    std::uint32_t, int, std::optional<std::vector<std::uint64_t>>, const nb::list&,
+      .def(nb::init<const NativeFile&, std::uint64_t, const nb::dict&, std::uint32_t, std::uint32_t,
+                    int, std::optional<std::vector<std::uint64_t>>, const nb::list&,
                     std::optional<std::pair<nb::object, nb::object>>>(),
-           nb::arg("location"), nb::arg("batch_size"), nb::arg("settings"), nb::arg("rank"),
+           nb::arg("file"), nb::arg("batch_size"), nb::arg("settings"), nb::arg("rank"),
            nb::arg("world_size"), nb::arg("cores"), nb::arg("indices").none(), nb::arg("outputs"),
            nb::arg("memory").none() = nb::none(),
            "memory: (allocate(bytes) -> address, deallocate(address)) for the batch memory; "

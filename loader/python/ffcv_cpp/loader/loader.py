@@ -110,14 +110,15 @@ class Loader:
         self.field_types = dict(fields)
 
     def _open(self, pipelines: Mapping[str, Any]):
-        # The file's fields first, to resolve the pipelines against them.
-        fields: List = _native.file_fields(self.fname, dict(self._settings))
+        # The file's fields first, to resolve the pipelines against them; opened once.
+        self._file = _native.NativeFile(self.fname, dict(self._settings))
+        fields: List = self._file.fields()
         self.plans = _plans(pipelines, [name for name, _ in fields])
         indices = None if self.indices is None else [int(i) for i in self.indices]
         self.batch_memory = batch_memory.batch_memory_for(self.plans)
         memory = None if self.batch_memory is None else (self.batch_memory.allocate,
                                                          self.batch_memory.deallocate)
-        self._native = _native.NativeLoader(self.fname, self.batch_size, dict(self._settings),
+        self._native = _native.NativeLoader(self._file, self.batch_size, dict(self._settings),
                                             self.rank, self.world_size, 0, indices,
                                             [plan.native() for plan in self.plans], memory)
         return fields
