@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from conftest import ImagesAndLabels
 from ffcv_cpp.fields.basics import IntDecoder
@@ -36,8 +37,9 @@ def test_distributed_ranks_split_the_epoch_and_share_a_seed(jpeg_file, monkeypat
     seen = []
     for rank in (0, 1):
         monkeypatch.setenv("RANK", str(rank))
-        loader = Loader(jpeg_file, batch_size=8, order=OrderOption.RANDOM, distributed=True,
-                        pipelines={"image": None, "label": [IntDecoder()]})
+        with pytest.warns(UserWarning, match="no seed given with distributed=True: seed 0"):
+            loader = Loader(jpeg_file, batch_size=8, order=OrderOption.RANDOM, distributed=True,
+                            pipelines={"image": None, "label": [IntDecoder()]})
         assert loader.seed == 0 and loader.rank == rank and len(loader) == 6
         seen.append(labels_of(loader))
     assert sorted(np.concatenate(seen)) == sorted(LABELS)
