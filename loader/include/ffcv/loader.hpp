@@ -178,10 +178,11 @@ class Loader {
   // Opens and validates the file, resolves the pipelines (default decoders, output names) and
   // checks every pipeline's chain of states. Throws FormatError / ConfigError.
   Loader(const std::string& path, std::vector<PipelineSpec> pipelines, LoaderOptions options);
-  // The same over a file already opened (e.g. to read its fields before naming the outputs):
-  // its location is read through `options` as above; it was opened with its own HTTP options.
-  Loader(std::shared_ptr<const Reader> reader, std::vector<PipelineSpec> pipelines,
-         LoaderOptions options);
+  // The same over `path` already opened as `reader` (e.g. to read its fields before naming the
+  // outputs), so that it is not opened and validated twice. `path` is the location as given (a
+  // URL with its user name; the Reader's path() is the one messages print).
+  Loader(const std::string& path, std::shared_ptr<const Reader> reader,
+         std::vector<PipelineSpec> pipelines, LoaderOptions options);
   ~Loader();
 
   // Starts epoch `epoch` at batch `first_batch` (to resume). Any iterator of this loader still
@@ -219,7 +220,8 @@ class Loader {
   std::vector<std::pair<std::string, TensorState>> outputs_;
   bool window_from_budget_ = false;  // the QUASI_RANDOM window was chosen from the cache budget
 
-  void initialize();  // the constructors' work once reader_, pipelines_ and options_ are set
+  // The constructors' work once reader_, pipelines_ and options_ are set.
+  void initialize(const std::string& path);
   PageLayout page_layout() const;
 };
 

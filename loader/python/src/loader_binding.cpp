@@ -155,7 +155,7 @@ class NativeEpoch {
 class NativeFile {
  public:
   // Opens and validates the file, a path or a URL (with the settings' HTTP limits).
-  NativeFile(const std::string& location, const nb::dict& settings) {
+  NativeFile(const std::string& location, const nb::dict& settings) : location_(location) {
     LoaderSettings values;
     apply_settings(settings, values);
     LoaderPlace place;
@@ -174,9 +174,11 @@ class NativeFile {
     return out;
   }
 
+  const std::string& location() const { return location_; }  // as given, a URL's user kept
   const std::shared_ptr<const Reader>& reader() const { return reader_; }
 
  private:
+  std::string location_;
   std::shared_ptr<const Reader> reader_;
 };
 
@@ -190,7 +192,7 @@ class NativeLoader {
     LoaderSettings values;
     apply_settings(settings, values);
     LoaderPlace place;
-    place.location = file.reader()->path();
+    place.location = file.location();
     place.batch_size = batch_size;
     place.rank = rank;
     place.world_size = world_size;
@@ -201,7 +203,8 @@ class NativeLoader {
     std::vector<PipelineSpec> specs;
     for (nb::handle output : outputs) specs.push_back(pipeline_spec(output));
     nb::gil_scoped_release unlocked;
-    loader_ = std::make_unique<Loader>(file.reader(), std::move(specs), std::move(options));
+    loader_ = std::make_unique<Loader>(file.location(), file.reader(), std::move(specs),
+                                       std::move(options));
   }
 
   NativeEpoch epoch(std::uint64_t epoch, std::uint64_t first_batch) {

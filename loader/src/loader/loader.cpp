@@ -132,16 +132,16 @@ Loader::Loader(const std::string& path, std::vector<PipelineSpec> pipelines, Loa
     : reader_(std::make_shared<Reader>(path, ReaderOptions{{}, options.cache.http})),
       pipelines_(std::move(pipelines)),
       options_(std::move(options)) {
-  initialize();
+  initialize(path);
 }
 
-Loader::Loader(std::shared_ptr<const Reader> reader, std::vector<PipelineSpec> pipelines,
-               LoaderOptions options)
+Loader::Loader(const std::string& path, std::shared_ptr<const Reader> reader,
+               std::vector<PipelineSpec> pipelines, LoaderOptions options)
     : reader_(std::move(reader)), pipelines_(std::move(pipelines)), options_(std::move(options)) {
-  initialize();
+  initialize(path);
 }
 
-void Loader::initialize() {
+void Loader::initialize(const std::string& path) {
   if (options_.batch_size == 0) throw ConfigError("batch size must be at least 1");
   if (options_.num_workers < 0) throw ConfigError("number of workers must be 0 (all) or more");
   if (!(options_.max_skipped_fraction >= 0 && options_.max_skipped_fraction <= 1)) {
@@ -176,9 +176,9 @@ void Loader::initialize() {
                         "through the process cache (os_cache = false), which fetches its pages "
                         "ahead within a memory budget");
     }
-    source_ = make_mmap_source(reader_->path(), reader_->page_size());
+    source_ = make_mmap_source(path, reader_->page_size());
   } else {
-    source_ = make_process_cache(reader_->path(), reader_->page_size(), options_.cache);
+    source_ = make_process_cache(path, reader_->page_size(), options_.cache);
     if (options_.order.kind == OrderKind::kQuasiRandom && options_.order.window_pages == 0) {
       // The window the budget holds, rather than FFCV's 2 x batch size pages.
       options_.order.window_pages =
