@@ -1,6 +1,6 @@
 #include "python_values.hpp"
 
-#include <cstring>
+#include <utility>
 #include <vector>
 
 #include "ffcv/util/closest_name.hpp"
@@ -54,27 +54,30 @@ nb::ndarray<nb::ro, nb::device::cpu> contiguous_array(nb::handle value, const st
   return array;
 }
 
+// The numpy kinds (DType::kind) a .beton stores and their DLPack codes, both ways.
+constexpr std::pair<char, nb::dlpack::dtype_code> kKinds[] = {
+    {'i', nb::dlpack::dtype_code::Int},
+    {'u', nb::dlpack::dtype_code::UInt},
+    {'f', nb::dlpack::dtype_code::Float},
+    {'b', nb::dlpack::dtype_code::Bool},
+};
+
 DType dtype_of(const nb::dlpack::dtype& type, const std::string& what) {
-  DType dtype;
-  dtype.itemsize = type.bits / 8;
-  dtype.byte_order = dtype.itemsize == 1 ? '|' : '<';
-  switch (static_cast<nb::dlpack::dtype_code>(type.code)) {
-    case nb::dlpack::dtype_code::Int:
-      dtype.kind = 'i';
-      break;
-    case nb::dlpack::dtype_code::UInt:
-      dtype.kind = 'u';
-      break;
-    case nb::dlpack::dtype_code::Float:
-      dtype.kind = 'f';
-      break;
-    case nb::dlpack::dtype_code::Bool:
-      dtype.kind = 'b';
-      break;
-    default:
-      throw ConfigError(what + " has an element type the format cannot store");
+  for (const auto& [kind, code] : kKinds) {
+    if (type.code != static_cast<std::uint8_t>(code)) continue;
+    DType dtype;
+    dtype.kind = kind;
+    dtype.itemsize = type.bits / 8;
+    dtype.byte_order = dtype.itemsize == 1 ? '|' : '<';
+    return dtype;
   }
-  return dtype;
+  throw ConfigError(what + " has an element type the format cannot store");
+}
+
+std::vector<std::uint8_t> bytes_of(nb::handle value) {
+  const nb::bytes bytes = nb::borrow<nb::bytes>(value);
+  const auto* data = static_cast<const std::uint8_t*>(bytes.data());
+  return std::vector<std::uint8_t>(data, data + bytes.size());
 }
 
 RgbImage rgb_image(nb::handle value, const std::string& what) {
@@ -117,11 +120,7 @@ void apply_settings(const nb::dict& values, LoaderSettings& settings) {
     const std::string text = nb::isinstance<nb::bool_>(value)
                                  ? (nb::cast<bool>(value) ? "true" : "false")
                                  : nb::cast<std::string>(nb::str(value));
-    try {
-      set_setting(*found, text);
-    } catch (const ConfigError& error) {
-      throw ConfigError(std::string(error.what()));
-    }
+    set_setting(*found, text);
   }
 }
 
@@ -130,26 +129,15 @@ nb::dlpack::dtype dlpack_dtype(const DType& dtype) {
     throw ConfigError("the big-endian type " + dtype.typestr() +
                       " cannot leave the loader as stored; add a convert step");
   }
-  nb::dlpack::dtype type{};
-  type.bits = static_cast<std::uint8_t>(dtype.itemsize * 8);
-  type.lanes = 1;
-  switch (dtype.kind) {
-    case 'i':
-      type.code = static_cast<std::uint8_t>(nb::dlpack::dtype_code::Int);
-      break;
-    case 'u':
-      type.code = static_cast<std::uint8_t>(nb::dlpack::dtype_code::UInt);
-      break;
-    case 'f':
-      type.code = static_cast<std::uint8_t>(nb::dlpack::dtype_code::Float);
-      break;
-    case 'b':
-      type.code = static_cast<std::uint8_t>(nb::dlpack::dtype_code::Bool);
-      break;
-    default:
-      throw ConfigError("the type " + dtype.typestr() + " has no DLPack equivalent");
+  for (const auto& [kind, code] : kKinds) {
+    if (dtype.kind != kind) continue;
+    nb::dlpack::dtype type{};
+    type.code = static_cast<std::uint8_t>(code);
+    type.bits = static_cast<std::uint8_t>(dtype.itemsize * 8);
+    type.lanes = 1;
+    return type;
   }
-  return type;
+  throw ConfigError("the type " + dtype.typestr() + " has no DLPack equivalent");
 }
 
 FieldValue field_value(nb::handle value, const std::string& kind, const std::string& field) {
@@ -158,14 +146,13 @@ FieldValue field_value(nb::handle value, const std::string& kind, const std::str
     if (!nb::isinstance<nb::bytes>(value)) return rgb_image(value, what);
     // An encoded JPEG, decoded (and shrunk to the field's max resolution) by the writer's
     // threads as `ffcv write folder` does its JPEG files.
-    const nb::bytes bytes = nb::borrow<nb::bytes>(value);
-    const auto* data = static_cast<const std::uint8_t*>(bytes.data());
-    if (bytes.size() < 3 || data[0] != 0xFF || data[1] != 0xD8 || data[2] != 0xFF) {
+    std::vector<std::uint8_t> bytes = bytes_of(value);
+    if (bytes.size() < 3 || bytes[0] != 0xFF || bytes[1] != 0xD8 || bytes[2] != 0xFF) {
       throw ConfigError(what +
                         " takes encoded images as JPEG bytes only; decode other formats "
                         "(e.g. with PIL) and pass the pixels");
     }
-    return JpegFile{std::vector<std::uint8_t>(data, data + bytes.size())};
+    return JpegFile{std::move(bytes)};
   }
   if (kind == "int") {
     if (!nb::isinstance<nb::int_>(value) && !nb::hasattr(value, "__index__")) {
@@ -188,11 +175,7 @@ FieldValue field_value(nb::handle value, const std::string& kind, const std::str
     return result;
   }
   if (kind == "bytes") {
-    if (nb::isinstance<nb::bytes>(value)) {
-      const nb::bytes bytes = nb::borrow<nb::bytes>(value);
-      const auto* data = static_cast<const std::uint8_t*>(bytes.data());
-      return Bytes(data, data + bytes.size());
-    }
+    if (nb::isinstance<nb::bytes>(value)) return Bytes(bytes_of(value));
     const auto array = contiguous_array(value, what);
     if (array.dtype() != nb::dtype<std::uint8_t>() || array.ndim() != 1) {
       throw ConfigError(what + " takes bytes or a 1-D uint8 array");

@@ -34,10 +34,15 @@ class PinnedHostMemory:
         return len(self._blocks)
 
 
-def batch_memory_for(plans: List[OutputPlan]) -> Optional[PinnedHostMemory]:
-    """Pinned memory when an output is copied to a CUDA device, else None (the loader's own)."""
+def cuda_device_of(plans: List[OutputPlan]):
+    """The CUDA device the first ToDevice to one copies to, or None when no output goes there."""
     for plan in plans:
         for step in plan.batch_steps:
             if isinstance(step, ToDevice) and step.device.type == "cuda":
-                return PinnedHostMemory()
+                return step.device
     return None
+
+
+def batch_memory_for(plans: List[OutputPlan]) -> Optional[PinnedHostMemory]:
+    """Pinned memory when an output is copied to a CUDA device, else None (the loader's own)."""
+    return PinnedHostMemory() if cuda_device_of(plans) is not None else None

@@ -19,7 +19,7 @@ import weakref
 from typing import List, Optional
 
 from ..pipeline.plan import OutputPlan
-from ..transforms.ops import ToDevice
+from .batch_memory import cuda_device_of
 
 _live: "weakref.WeakSet[EpochIterator]" = weakref.WeakSet()
 
@@ -31,13 +31,12 @@ def _close_all() -> None:
 
 
 def _cuda_side_stream(plans: List[OutputPlan]):
-    devices = [step.device for plan in plans for step in plan.batch_steps
-               if isinstance(step, ToDevice) and step.device.type == "cuda"]
-    if not devices:
+    device = cuda_device_of(plans)
+    if device is None:
         return None
     import torch
 
-    return torch.cuda.Stream(device=devices[0])
+    return torch.cuda.Stream(device=device)
 
 
 class EpochIterator:
