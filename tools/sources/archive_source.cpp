@@ -11,19 +11,9 @@
 namespace ffcv::tools {
 namespace {
 
-std::string extension_of(const std::string& path) {
-  const auto dot = path.find_last_of('.');
-  const auto slash = path.find_last_of('/');
-  if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) return "";
-  std::string extension = path.substr(dot);
-  std::transform(extension.begin(), extension.end(), extension.begin(),
-                 [](unsigned char c) { return std::tolower(c); });
-  return extension;
-}
-
 // WebDataset's key: the member's path without its extension ("shard/000123" of "shard/000123.jpg").
 std::string key_of(const std::string& path) {
-  const std::string extension = extension_of(path);
+  const std::string extension = lowercase_extension(path);
   return path.substr(0, path.size() - extension.size());
 }
 
@@ -50,7 +40,7 @@ std::int64_t parse_cls(const std::vector<std::uint8_t>& bytes, const std::string
 // The member's file name without folders and extension ("ILSVRC2012_val_00000001").
 std::string stem_of(const std::string& path) {
   const std::string name = path.substr(path.find_last_of('/') + 1);
-  return name.substr(0, name.size() - extension_of(name).size());
+  return name.substr(0, name.size() - lowercase_extension(name).size());
 }
 
 // --labels FILE: one line per image, "IMAGE,CLASS" or "IMAGE CLASS", IMAGE the file name without
@@ -96,8 +86,7 @@ std::vector<std::string> archives_at(const std::string& path) {
   std::vector<std::string> archives;
   for (const auto& entry : fs::directory_iterator(path)) {
     const std::string name = entry.path().filename().string();
-    const bool tar = name.ends_with(".tar") || name.ends_with(".tar.gz") || name.ends_with(".tgz");
-    if (entry.is_regular_file() && tar && !name.starts_with(".")) {
+    if (entry.is_regular_file() && tar_suffix_length(name) > 0 && !name.starts_with(".")) {
       archives.push_back(entry.path().string());
     }
   }
@@ -127,7 +116,7 @@ void ArchiveSource::list_members() {
   std::map<std::string, std::int64_t> cls;  // WebDataset labels by shard and key
   std::vector<std::string> folders;         // each sample's class folder
   walk_archives(archives_, [&](const ArchiveMember& member, MemberData& data) {
-    const std::string extension = extension_of(member.path);
+    const std::string extension = lowercase_extension(member.path);
     if (extension == ".cls") {
       cls[std::to_string(member.archive) + ":" + key_of(member.path)] =
           parse_cls(data.read(), archives_[member.archive] + ": " + member.path);

@@ -1,5 +1,7 @@
 #include "archive_walk.hpp"
 
+#include <string_view>
+
 #include "ffcv/util/errors.hpp"
 
 #ifdef FFCV_HAVE_LIBARCHIVE
@@ -10,6 +12,14 @@
 #endif
 
 namespace ffcv::tools {
+
+std::size_t tar_suffix_length(const std::string& name) {
+  for (const char* suffix : {".tar.gz", ".tgz", ".tar"}) {
+    const std::string_view end(suffix);
+    if (name.size() > end.size() && name.ends_with(end)) return end.size();
+  }
+  return 0;
+}
 
 #ifndef FFCV_HAVE_LIBARCHIVE
 
@@ -36,25 +46,9 @@ ArchivePtr new_reader() {
   return reader;
 }
 
-bool is_nested_tar(const std::string& path) {
-  for (const char* suffix : {".tar", ".tar.gz", ".tgz"}) {
-    const std::string end(suffix);
-    if (path.size() > end.size() && path.compare(path.size() - end.size(), end.size(), end) == 0) {
-      return true;
-    }
-  }
-  return false;
-}
-
 std::string stem_of_tar(const std::string& path) {
-  std::string name = path.substr(path.find_last_of('/') + 1);
-  for (const char* suffix : {".tar.gz", ".tgz", ".tar"}) {
-    const std::string end(suffix);
-    if (name.size() > end.size() && name.compare(name.size() - end.size(), end.size(), end) == 0) {
-      return name.substr(0, name.size() - end.size());
-    }
-  }
-  return name;
+  const std::string name = path.substr(path.find_last_of('/') + 1);
+  return name.substr(0, name.size() - tar_suffix_length(name));
 }
 
 // The name of the folder holding `path`; "" at the top ("x.jpg", "./x.jpg").
@@ -125,7 +119,7 @@ struct Walk {
       if (archive_entry_filetype(entry) != AE_IFREG) continue;
       const std::string path = archive_entry_pathname(entry);
       const std::uint64_t size = static_cast<std::uint64_t>(archive_entry_size(entry));
-      if (prefix.empty() && is_nested_tar(path)) {
+      if (prefix.empty() && tar_suffix_length(path) > 0) {
         nested(reader, name, path);
         continue;
       }

@@ -32,6 +32,10 @@ class MemberData {
 
 using MemberVisitor = std::function<void(const ArchiveMember& member, MemberData& data)>;
 
+// The length of `name`'s tar suffix (".tar", ".tar.gz" or ".tgz"), 0 for any other name: the
+// names walk_archives opens as nested tars and a folder of shards holds.
+std::size_t tar_suffix_length(const std::string& name);
+
 // Whether this build reads archives; else walk_archives throws ConfigError naming libarchive.
 bool archives_supported();
 

@@ -36,13 +36,17 @@ RgbImage decode_as(ImageFormat format, std::span<const std::uint8_t> bytes) {
 
 }  // namespace
 
-bool has_image_extension(const std::string& path) {
-  static const std::set<std::string> kExtensions = {
-      ".jpg", ".jpeg", ".png", ".bmp", ".ppm", ".pgm", ".pbm", ".pnm", ".tif", ".tiff", ".webp"};
+std::string lowercase_extension(const std::string& path) {
   std::string extension = std::filesystem::path(path).extension().string();
   std::transform(extension.begin(), extension.end(), extension.begin(),
                  [](unsigned char c) { return std::tolower(c); });
-  return kExtensions.count(extension) != 0;
+  return extension;
+}
+
+bool has_image_extension(const std::string& path) {
+  static const std::set<std::string> kExtensions = {
+      ".jpg", ".jpeg", ".png", ".bmp", ".ppm", ".pgm", ".pbm", ".pnm", ".tif", ".tiff", ".webp"};
+  return kExtensions.count(lowercase_extension(path)) != 0;
 }
 
 FieldValue image_value(std::vector<std::uint8_t> bytes, const std::string& name) {

@@ -19,6 +19,9 @@ namespace ffcv::tools {
 // Throws EncodeError naming the file.
 FieldValue read_image_value(const std::string& path);
 
+// The file name's last extension, lower-cased (".jpg" of "a/B.JPG"; "" without one).
+std::string lowercase_extension(const std::string& path);
+
 // Whether the file name ends in an image extension the sources read (.jpg, .jpeg, .png, .bmp,
 // .ppm, .pgm, .pbm, .pnm, .tif, .tiff, .webp; any case).
 bool has_image_extension(const std::string& path);
