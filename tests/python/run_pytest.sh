@@ -1,28 +1,35 @@
 #!/usr/bin/env bash
 # The Python package's tests, on its wheel installed into a fresh virtual environment.
 #
-#   run_pytest.sh pytest PYTHON BUILD_BIN WORK_DIR [pytest arguments]
-#       builds the wheel (pip wheel, incremental in build/python/), installs it into a fresh
-#       venv that reaches PYTHON's packages (torch, torchvision, Python FFCV, pytest) through a
-#       .pth file placed after its own site-packages, and runs pytest on tests/python there;
-#   run_pytest.sh cuda PYTHON BUILD_BIN WORK_DIR
+#   run_pytest.sh wheel PYTHON DIST
+#       builds the wheel into DIST (pip wheel, incremental in build/python/), once for the
+#       modes below (CTest's fixture python_wheel);
+#   run_pytest.sh pytest PYTHON DIST BUILD_BIN WORK_DIR [pytest arguments]
+#       installs DIST's wheel into a fresh venv that reaches PYTHON's packages (torch,
+#       torchvision, Python FFCV, pytest) through a .pth file placed after its own
+#       site-packages, and runs pytest on tests/python there;
+#   run_pytest.sh cuda PYTHON DIST BUILD_BIN WORK_DIR
 #       the same venv, running test_cuda.py alone (ToDevice to a GPU); exit 77 (skipped) without
 #       a CUDA device;
-#   run_pytest.sh bare PYTHON BUILD_BIN WORK_DIR
+#   run_pytest.sh bare PYTHON DIST BUILD_BIN WORK_DIR
 #       installs the wheel with its declared dependencies only (numpy, from PyPI) into an empty
 #       venv and runs bare_install_check.py there: no torch, no build tree. Exit 77 (skipped)
 #       when PyPI cannot be reached.
 set -euo pipefail
-mode=$1 python=$2 build_bin=$3 work=$4
-shift 4
+mode=$1 python=$2 dist=$3
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 
+if [ "$mode" = wheel ]; then
+  rm -rf "$dist"
+  exec "$python" -m pip wheel -q --disable-pip-version-check --no-build-isolation --no-deps \
+    -w "$dist" "$repo"
+fi
+build_bin=$4 work=$5
+shift 5
+wheel=$(ls "$dist"/ffcv_cpp-*.whl) || { echo "no wheel in $dist: run the wheel mode first" >&2; exit 1; }
 mkdir -p "$work"
-rm -rf "$work/dist" "$work/venv"
-"$python" -m pip wheel -q --disable-pip-version-check --no-build-isolation --no-deps \
-  -w "$work/dist" "$repo"
-wheel=$(ls "$work"/dist/ffcv_cpp-*.whl)
+rm -rf "$work/venv"
 "$python" -m venv "$work/venv"
 site=$("$work/venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 
