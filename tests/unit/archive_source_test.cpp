@@ -72,7 +72,7 @@ TEST_CASE("a tar, a gzip tar and a tar of class tars give the folder write's fil
   CHECK(write("tar", dir.file("imagenet.tar"), dir.file("nested.beton"), out) == folder);
 }
 
-TEST_CASE("WebDataset shards take their labels from the .cls members", "[archive]") {
+TEST_CASE("WebDataset shards take their labels from the .cls or .json members", "[archive]") {
   if (!tools::archives_supported()) return test::skip_test("built without libarchive");
   test::TempDir dir;
   make_tree(dir);
@@ -110,6 +110,32 @@ TEST_CASE("WebDataset shards take their labels from the .cls members", "[archive
   CHECK_THAT(write("tar", dir.file("shards"), dir.file("missing.beton"), out),
              Catch::Contains("exit 1") && Catch::Contains("07.jpg has no label"));
   CHECK_FALSE(fs::exists(dir.file("missing.beton")));
+
+  // The same labels from KEY.json members, under the default key and under --label-key.
+  for (const std::string& key : {std::string("label"), std::string("class_id")}) {
+    INFO("key " << key);
+    for (int k = 0; k < 12; ++k) {
+      const std::string shard = k < 6 ? "shard-000" : "shard-001";
+      const std::string name = (k < 10 ? "0" : "") + std::to_string(k);
+      fs::remove(dir.file(shard + "/" + name + ".cls"));
+      std::ofstream(dir.file(shard + "/" + name + ".json"))
+          << "{\"caption\": \"a label\", \"" << key << "\": " << k / 4 << ", \"width\": 40}";
+    }
+    for (const char* shard : {"shard-000", "shard-001"}) {
+      REQUIRE(sh("tar --sort=name -cf " + dir.file(std::string("shards/") + shard + ".tar") +
+                 " -C " + dir.file(shard) + " .") == 0);
+    }
+    CHECK(write("tar", dir.file("shards"), dir.file("json.beton"), out,
+                key == "label" ? "" : "--label-key " + key) == folder);
+  }
+  // A label that is not a class index names its member.
+  std::ofstream(dir.file("shard-001/08.json")) << "{\"class_id\": \"dog\"}";
+  REQUIRE(sh("tar --sort=name -cf " + dir.file("shards/shard-001.tar") + " -C " +
+             dir.file("shard-001") + " .") == 0);
+  CHECK_THAT(write("tar", dir.file("shards"), dir.file("word.beton"), out, "--label-key class_id"),
+             Catch::Contains("exit 1") && Catch::Contains("08.json") &&
+                 Catch::Contains("must hold a class index"));
+  CHECK_FALSE(fs::exists(dir.file("word.beton")));
 }
 
 TEST_CASE("damaged archives and images get one clear line or a listed skip", "[archive]") {
@@ -120,10 +146,13 @@ TEST_CASE("damaged archives and images get one clear line or a listed skip", "[a
   std::string out;
   REQUIRE(sh("tar --sort=name -cf " + dir.file("tree.tar") + " -C " + dir.file("tree") +
              " cat dog eel") == 0);
-  // Truncated: refused while listing, naming the archive, and no output.
+  // Truncated inside a member's data (the first member is the folder cat/, a header block; the
+  // second, cat/00.jpg, has its header at 512 and its data from 1024): refused while listing,
+  // naming the archive, and no output.
   const auto whole = test::read_file(dir.file("tree.tar"));
+  REQUIRE(whole.size() > 2048);
   test::write_file(dir.file("cut.tar"),
-                   std::vector<std::uint8_t>(whole.begin(), whole.begin() + whole.size() / 2));
+                   std::vector<std::uint8_t>(whole.begin(), whole.begin() + 1024 + 100));
   CHECK_THAT(write("tar", dir.file("cut.tar"), dir.file("cut.beton"), out),
              Catch::Contains("exit 1") && Catch::Contains("cut.tar: cannot read the archive"));
   CHECK_FALSE(fs::exists(dir.file("cut.beton")));

@@ -89,6 +89,38 @@ TEST_CASE("AtomicFile replaces its destination whole or not at all", "[output]")
   CHECK_THROWS_WITH(AtomicFile(dir.path()), Catch::Contains("directory"));
 }
 
+TEST_CASE("AtomicFile writes whole blocks past the page cache, or buffered where that is refused",
+          "[output]") {
+  // Blocks written with O_DIRECT beside buffered writes before and after them, on the disk's
+  // file system and (where the machine has one) on tmpfs, which refuses O_DIRECT.
+  const std::size_t block = AtomicFile::kBlockAlignment;
+  auto* aligned = static_cast<std::uint8_t*>(std::aligned_alloc(block, 4 * block));
+  REQUIRE(aligned != nullptr);
+  for (std::size_t i = 0; i < 4 * block; ++i) aligned[i] = static_cast<std::uint8_t>(i * 7 + 1);
+  test::TempDir dir;
+  std::vector<std::string> folders = {dir.path()};
+  if (fs::is_directory("/dev/shm")) folders.push_back("/dev/shm");
+  for (const std::string& folder : folders) {
+    INFO(folder);
+    const std::string path = folder + "/blocks-" + temporary_suffix() + ".bin";
+    {
+      AtomicFile file(path);
+      file.write_at(0, "head", 4);
+      file.write_blocks_at(block, aligned, 2 * block);
+      file.write_blocks_at(3 * block, aligned + 2 * block, 2 * block);
+      file.write_at(5 * block, "tail", 4);
+      file.commit();
+    }
+    const std::vector<std::uint8_t> bytes = test::read_file(path);
+    fs::remove(path);
+    REQUIRE(bytes.size() == 5 * block + 4);
+    CHECK(std::equal(bytes.begin() + block, bytes.begin() + 5 * block, aligned));
+    CHECK(std::string(bytes.begin(), bytes.begin() + 4) == "head");
+    CHECK(std::string(bytes.end() - 4, bytes.end()) == "tail");
+  }
+  std::free(aligned);
+}
+
 TEST_CASE("a writer's temporary outlives it only until the next writer of that file", "[output]") {
   test::TempDir dir;
   const std::string path = dir.file("data.beton");

@@ -17,6 +17,7 @@
 #include "ffcv/util/progress_bar.hpp"
 #include "inspect/dataset_report.hpp"
 #include "inspect/dataset_verify.hpp"
+#include "write_report.hpp"
 
 #ifdef FFCV_HAVE_IMGCODECS
 #include <opencv2/imgcodecs.hpp>
@@ -210,7 +211,18 @@ int inspect_command(const CommandArgs& argv) {
     return report.bad.empty() ? 0 : 1;
   }
   const DatasetReport report = DatasetReport::build(reader);
-  std::fputs((args.get_flag("json") ? report.to_json() + "\n" : report.to_text()).c_str(), stdout);
+  // What the write did with the source JPEGs, which the file cannot tell: from its sidecar.
+  const std::optional<EncodeTally> sources =
+      reader.remote() ? std::nullopt : sidecar_tally(args.get("FILE"));
+  if (args.get_flag("json")) {
+    std::string json = report.to_json();
+    if (sources)
+      json.insert(json.rfind('}'), ", \"source_images\": " + encode_tally_json(*sources));
+    std::printf("%s\n", json.c_str());
+  } else {
+    std::fputs(report.to_text().c_str(), stdout);
+    if (sources) std::fputs(stored_jpegs_line(*sources).c_str(), stdout);
+  }
   return 0;
 }
 

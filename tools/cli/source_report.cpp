@@ -1,6 +1,7 @@
 #include "source_report.hpp"
 
 #include "ffcv/util/json_text.hpp"
+#include "write_report.hpp"
 
 namespace ffcv::tools {
 namespace {
@@ -13,9 +14,12 @@ std::string json_list(const std::vector<std::string>& items) {
   return out + "]";
 }
 
-// "\"skipped\": [{\"file\", \"reason\"}, ...]]}" closing a sidecar object.
-std::string skipped_json_tail(const std::vector<SkippedSource>& skipped) {
-  std::string out = ",\n \"skipped\": [";
+// "\"file_bytes\": N, \"images\": {...}, \"skipped\": [{\"file\", \"reason\"}, ...]]}" closing a
+// sidecar object.
+std::string images_and_skipped_tail(const WriteSummary& summary,
+                                    const std::vector<SkippedSource>& skipped) {
+  std::string out = ",\n \"file_bytes\": " + std::to_string(summary.file_size) +
+                    ",\n \"images\": " + encode_tally_json(summary.tally) + ",\n \"skipped\": [";
   for (std::size_t i = 0; i < skipped.size(); ++i) {
     out += std::string(i ? ",\n  " : "\n  ") + "{\"file\": " + json_quote(skipped[i].file) +
            ", \"reason\": " + json_quote(skipped[i].reason) + "}";
@@ -52,22 +56,24 @@ std::string skipped_lines(const std::vector<SkippedSource>& skipped) {
 std::string sources_sidecar_path(const std::string& output) { return output + ".sources.json"; }
 
 std::string image_folder_sources_json(const std::string& root, const ImageFolderSource& source,
-                                      const std::vector<SkippedSource>& skipped) {
+                                      const std::vector<SkippedSource>& skipped,
+                                      const WriteSummary& summary) {
   std::string out = "{\"root\": " + json_quote(root) +
                     ",\n \"classes\": " + json_list(source.class_names()) +
                     ",\n \"empty_classes\": " + json_list(source.empty_classes()) +
                     ",\n \"ignored_files\": " + json_list(source.ignored_files());
-  return out + skipped_json_tail(skipped);
+  return out + images_and_skipped_tail(summary, skipped);
 }
 
 std::string archive_sources_json(const std::vector<std::string>& archives,
                                  const ArchiveSource& source,
-                                 const std::vector<SkippedSource>& skipped) {
+                                 const std::vector<SkippedSource>& skipped,
+                                 const WriteSummary& summary) {
   std::string out = "{\"archives\": " + json_list(archives) +
                     ",\n \"labels\": " + json_quote(source.labels_from()) +
                     ",\n \"classes\": " + json_list(source.class_names()) +
                     ",\n \"ignored_members\": " + json_list(source.ignored_members());
-  return out + skipped_json_tail(skipped);
+  return out + images_and_skipped_tail(summary, skipped);
 }
 
 std::string archive_notes(const ArchiveSource& source, const std::vector<SkippedSource>& skipped,

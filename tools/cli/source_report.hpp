@@ -1,6 +1,7 @@
 // What `ffcv write` tells about its sources, beside the .beton.
 //
-// For `folder` (and imagenet-like): the class -> label map, the files that were left out (no image
+// For `folder` (and imagenet-like): the class -> label map, what became of the source JPEGs
+// (kept as they came or encoded again, and why), the files that were left out (no image
 // extension), the class folders without images, and the images skipped as undecodable
 // (--on-bad-image skip) are printed as a short summary and stored in full in a sidecar
 // "OUT.beton.sources.json", written atomically after the .beton: a .beton has no place for them
@@ -18,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "ffcv/dataset_writer.hpp"
 #include "sources/archive_source.hpp"
 #include "sources/image_folder_source.hpp"
 
@@ -32,15 +34,18 @@ struct SkippedSource {
 std::string sources_sidecar_path(const std::string& output);
 
 // The sidecar's JSON: {"root", "classes": [names, label = position], "empty_classes",
-// "ignored_files", "skipped": [{"file", "reason"}]}.
+// "ignored_files", "file_bytes": the size of the .beton it describes, "images": what became of
+// the source JPEGs (write_report.hpp's encode_tally_json), "skipped": [{"file", "reason"}]}.
 std::string image_folder_sources_json(const std::string& root, const ImageFolderSource& source,
-                                      const std::vector<SkippedSource>& skipped);
+                                      const std::vector<SkippedSource>& skipped,
+                                      const WriteSummary& summary);
 
 // The archive sidecar's JSON: {"archives", "labels": "class folders" | "cls" | the labels file,
-// "classes", "ignored_members", "skipped": [{"file", "reason"}]}.
+// "classes", "ignored_members", "file_bytes", "images", "skipped": [{"file", "reason"}]}.
 std::string archive_sources_json(const std::vector<std::string>& archives,
                                  const ArchiveSource& source,
-                                 const std::vector<SkippedSource>& skipped);
+                                 const std::vector<SkippedSource>& skipped,
+                                 const WriteSummary& summary);
 
 // The npy sidecar's JSON: {"features", "targets", "packed_bits": booleans per sample}.
 std::string packed_npy_sources_json(const std::string& features, const std::string& targets,

@@ -21,6 +21,7 @@
 #include "sources/image_folder_source.hpp"
 #include "sources/imagenet_like.hpp"
 #include "sources/npy_source.hpp"
+#include "write_report.hpp"
 
 namespace ffcv::tools {
 namespace {
@@ -30,23 +31,24 @@ constexpr long long kMaxJpegSide = 65500;
 constexpr long long kMaxSubset = 1LL << 40;  // samples: far more than any source holds
 
 Arguments write_arguments() {
-  Arguments args("write",
-                 "Write a .beton dataset. KIND is one of:\n"
-                 "  folder DIR      an image-folder tree, one subfolder per class (image, label);\n"
-                 "                  JPEG, PNG, BMP, PNM, TIFF or WebP files, told by their\n"
-                 "                  first bytes and read by that format's decoder only\n"
-                 "  fashion-mnist   Fashion-MNIST IDX files (image, label), by default from\n"
-                 "                  Debian's dataset-fashion-mnist\n"
-                 "  npy             --features X.npy --targets Y.npy (features, target); any\n"
-                 "                  real numeric or bool dtype, float16 included, stored as it\n"
-                 "                  is (big-endian made little-endian), or bool features\n"
-                 "                  bit-packed with --pack-bits\n"
-                 "  imagenet-like   first generates an ImageNet-like JPEG tree from photographs\n"
-                 "                  that Debian wallpaper packages ship, then writes it\n"
-                 "  tar ARCHIVE     a tar archive (gzip, bzip2, xz or zstd too), or a folder of\n"
-                 "                  .tar/.tar.gz shards, read as it streams, never extracted:\n"
-                 "                  CLASS/IMAGE members, one tar per class (ImageNet's training\n"
-                 "                  tar), or WebDataset's KEY.jpg with KEY.cls (image, label)");
+  Arguments args(
+      "write",
+      "Write a .beton dataset. KIND is one of:\n"
+      "  folder DIR      an image-folder tree, one subfolder per class (image, label);\n"
+      "                  JPEG, PNG, BMP, PNM, TIFF or WebP files, told by their\n"
+      "                  first bytes and read by that format's decoder only\n"
+      "  fashion-mnist   Fashion-MNIST IDX files (image, label), by default from\n"
+      "                  Debian's dataset-fashion-mnist\n"
+      "  npy             --features X.npy --targets Y.npy (features, target); any\n"
+      "                  real numeric or bool dtype, float16 included, stored as it\n"
+      "                  is (big-endian made little-endian), or bool features\n"
+      "                  bit-packed with --pack-bits\n"
+      "  imagenet-like   first generates an ImageNet-like JPEG tree from photographs\n"
+      "                  that Debian wallpaper packages ship, then writes it\n"
+      "  tar ARCHIVE     a tar archive (gzip, bzip2, xz or zstd too), or a folder of\n"
+      "                  .tar/.tar.gz shards, read as it streams, never extracted:\n"
+      "                  CLASS/IMAGE members, one tar per class (ImageNet's training\n"
+      "                  tar), or WebDataset's KEY.jpg with KEY.cls or KEY.json (image, label)");
   args.positional("KIND", "folder | fashion-mnist | npy | imagenet-like | tar")
       .positional("PATH",
                   "the image folder (KIND folder), IDX directory (fashion-mnist) or archive or "
@@ -76,6 +78,11 @@ Arguments write_arguments() {
       .real_range(0, 1)
       .option("smart-threshold", "BYTES", "smart mode stores JPEG above H*W*3 > BYTES")
       .size_range(0, 1ull << 40)
+      .flag("same-as-ffcv",
+            "encode images exactly as Python FFCV's writer does: decode every JPEG in full, "
+            "resize with OpenCV's INTER_AREA and encode every JPEG again (by default a source "
+            "JPEG that needs no change is stored as it came, and decoding and resizing take "
+            "faster paths; docs/operations.md)")
       .option("page-size", "SIZE", "page size, a power of two (e.g. 8M)", "8M")
       .size_range(kMinPageSize, kMaxPageSize)
       .option("workers", "N", "encoder threads (0: all cores)", "0")
@@ -85,6 +92,10 @@ Arguments write_arguments() {
       .option("labels", "FILE",
               "KIND tar: each image's class from FILE's \"IMAGE,CLASS\" lines (IMAGE without "
               "extension; e.g. ImageNet's LOC_val_solution.csv), labels in class-name order")
+      .option("label-key", "KEY",
+              "KIND tar: the key of WebDataset's KEY.json members that holds the class index "
+              "(a KEY.cls beside it wins)",
+              "label")
       .option("on-bad-image", "fail|skip",
               "a source image that cannot be decoded (KIND folder, imagenet-like, tar): stop, or "
               "leave it out and list it in OUT.beton.sources.json",
@@ -93,6 +104,9 @@ Arguments write_arguments() {
             "store the samples in a random order keyed by --seed (FFCV's shuffle_indices), so "
             "that a source in class order mixes classes under QUASI_RANDOM")
       .flag("force", "replace an existing --output (or --images-dir) that is not a .beton")
+      .flag("json",
+            "print one JSON object at the end: sizes, rate, seconds per stage and what became "
+            "of the source JPEGs")
       .flag("quiet", "print nothing but errors");
   return args;
 }
@@ -110,6 +124,7 @@ RgbImageOptions image_options(const Arguments& args) {
   options.jpeg_quality = static_cast<int>(args.get_int("jpeg-quality"));
   options.compress_probability = args.get_double("compress-probability");
   if (args.has("smart-threshold")) options.smart_threshold = args.get_size("smart-threshold");
+  options.same_as_ffcv = args.get_flag("same-as-ffcv");
   return options;
 }
 
@@ -167,13 +182,13 @@ class FirstSamples final : public SampleSource {
 // What an image source (a folder, archives) tells beside the .beton: the sidecar's JSON and the
 // summary lines, given the samples skipped (source_report.hpp).
 struct ImageSourceReport {
-  std::function<std::string(const std::vector<SkippedSource>&)> sidecar_json;
+  std::function<std::string(const std::vector<SkippedSource>&, const WriteSummary&)> sidecar_json;
   std::function<std::string(const std::vector<SkippedSource>&, const std::string& sidecar)> notes;
 };
 
 ImageSourceReport folder_report(const ImageFolderSource& folder, const std::string& root) {
-  return {[&folder, root](const std::vector<SkippedSource>& skipped) {
-            return image_folder_sources_json(root, folder, skipped);
+  return {[&folder, root](const std::vector<SkippedSource>& skipped, const WriteSummary& summary) {
+            return image_folder_sources_json(root, folder, skipped, summary);
           },
           [&folder](const std::vector<SkippedSource>& skipped, const std::string& sidecar) {
             return image_folder_notes(folder, skipped, sidecar);
@@ -190,7 +205,8 @@ int write_dataset(const Arguments& args, const SampleSource& all_samples,
                                             ? static_cast<std::uint64_t>(args.get_int("subset"))
                                             : all_samples.size());
   const SampleSource& source = first;
-  const bool quiet = args.get_flag("quiet");
+  const bool json = args.get_flag("json");
+  const bool quiet = args.get_flag("quiet") || json;
   WriterOptions options;
   std::vector<SkippedSource> skipped;
   if (report != nullptr) {
@@ -215,8 +231,8 @@ int write_dataset(const Arguments& args, const SampleSource& all_samples,
   std::string notes;
   const std::string sidecar = sources_sidecar_path(output);
   if (report != nullptr) {
-    write_file_atomically(sidecar, std::string_view(report->sidecar_json(skipped)));
-    notes = report->notes(skipped, sidecar);
+    write_file_atomically(sidecar, std::string_view(report->sidecar_json(skipped, summary)));
+    notes = stored_jpegs_line(summary.tally) + report->notes(skipped, sidecar);
   } else {
     // A sidecar left by an earlier write describes the file just replaced.
     std::error_code error;
@@ -235,6 +251,10 @@ int write_dataset(const Arguments& args, const SampleSource& all_samples,
     std::fflush(stdout);
     std::fputs(notes.c_str(), stderr);
   }
+  if (json) {
+    std::printf("%s\n", write_summary_json(output, summary).c_str());
+    std::fflush(stdout);
+  }
   return 0;
 }
 
@@ -252,7 +272,7 @@ int write_npy_dataset(const Arguments& args) {
   const std::string sidecar = sources_sidecar_path(output_path(args));
   write_file_atomically(sidecar, std::string_view(packed_npy_sources_json(
                                      args.get("features"), args.get("targets"), bits)));
-  if (!args.get_flag("quiet")) {
+  if (!args.get_flag("quiet") && !args.get_flag("json")) {
     std::printf(
         "features: %llu booleans packed into %llu bytes per sample (read them back with "
         "mask_bits = %llu; packed_bits in %s)\n",
@@ -276,7 +296,7 @@ int write_imagenet_like(const Arguments& args) {
   options.num_classes = static_cast<int>(args.get_int("classes"));
   options.seed = static_cast<std::uint64_t>(args.get_int("seed"));
   options.num_workers = static_cast<int>(args.get_int("workers"));
-  const bool quiet = args.get_flag("quiet");
+  const bool quiet = args.get_flag("quiet") || args.get_flag("json");
   ProgressBar progress("generating", options.count, "images");
   if (!quiet)
     options.on_progress = [&](std::uint64_t done, std::uint64_t) { progress.update(done); };
@@ -306,10 +326,10 @@ int write_archive(const Arguments& args) {
   std::vector<std::string> inputs = archives;
   if (args.has("labels")) inputs.push_back(args.get("labels"));
   check_write_output(args, inputs);
-  const ArchiveSource source(archives, args.get_optional("labels"));
+  const ArchiveSource source(archives, args.get_optional("labels"), args.get("label-key"));
   const ImageSourceReport report{
-      [&](const std::vector<SkippedSource>& skipped) {
-        return archive_sources_json(archives, source, skipped);
+      [&](const std::vector<SkippedSource>& skipped, const WriteSummary& summary) {
+        return archive_sources_json(archives, source, skipped, summary);
       },
       [&](const std::vector<SkippedSource>& skipped, const std::string& sidecar) {
         return archive_notes(source, skipped, sidecar);
@@ -328,6 +348,9 @@ int write_command(const CommandArgs& argv) {
     throw UsageError("--pack-bits applies to KIND npy only");
   }
   if (args.has("labels") && kind != "tar") throw UsageError("--labels applies to KIND tar only");
+  if (args.get("label-key") != "label" && kind != "tar") {
+    throw UsageError("--label-key applies to KIND tar only");
+  }
   if (kind == "folder") {
     if (!args.has("PATH")) throw UsageError("KIND folder needs the image folder PATH");
     check_write_output(args, {}, {{args.get("PATH"), /*top_level_allowed=*/true}});

@@ -37,6 +37,28 @@ std::int64_t parse_cls(const std::vector<std::uint8_t>& bytes, const std::string
   return value;
 }
 
+// The class index under `key` in a KEY.json member ({"label": 3, ...}); nullopt when the key is
+// not there. Throws ConfigError naming the member when its value is not a whole number >= 0.
+std::optional<std::int64_t> json_label(const std::vector<std::uint8_t>& bytes,
+                                       const std::string& key, const std::string& where) {
+  const std::string text(bytes.begin(), bytes.end());
+  const std::string quoted = "\"" + key + "\"";
+  std::size_t at = text.find(quoted);
+  if (at == std::string::npos) return std::nullopt;
+  at = text.find_first_not_of(" \t\r\n", at + quoted.size());
+  if (at == std::string::npos || text[at] != ':') return std::nullopt;  // the key as a value
+  const std::size_t start = text.find_first_not_of(" \t\r\n", at + 1);
+  std::size_t end = start == std::string::npos ? start : text.find_first_of(",} \t\r\n", start);
+  const std::string value = start == std::string::npos ? "" : text.substr(start, end - start);
+  if (value.empty() || value.find_first_not_of("0123456789") != std::string::npos ||
+      value.size() > 18) {
+    throw ConfigError(where + ": \"" + key +
+                      "\" must hold a class index (a whole number >= 0), got '" +
+                      value.substr(0, 40) + "'");
+  }
+  return std::stoll(value);
+}
+
 // The member's file name without folders and extension ("ILSVRC2012_val_00000001").
 std::string stem_of(const std::string& path) {
   const std::string name = path.substr(path.find_last_of('/') + 1);
@@ -98,8 +120,10 @@ std::vector<std::string> archives_at(const std::string& path) {
 }
 
 ArchiveSource::ArchiveSource(std::vector<std::string> archives,
-                             std::optional<std::string> labels_file)
-    : archives_(std::move(archives)), labels_file_(std::move(labels_file)) {
+                             std::optional<std::string> labels_file, std::string json_label_key)
+    : archives_(std::move(archives)),
+      labels_file_(std::move(labels_file)),
+      json_label_key_(std::move(json_label_key)) {
   list_members();
 }
 
@@ -113,13 +137,18 @@ ArchiveSource::~ArchiveSource() {
 }
 
 void ArchiveSource::list_members() {
-  std::map<std::string, std::int64_t> cls;  // WebDataset labels by shard and key
-  std::vector<std::string> folders;         // each sample's class folder
+  std::map<std::string, std::int64_t> cls;   // WebDataset labels by shard and key
+  std::map<std::string, std::int64_t> json;  // the same from KEY.json members
+  std::vector<std::string> folders;          // each sample's class folder
   walk_archives(archives_, [&](const ArchiveMember& member, MemberData& data) {
     const std::string extension = lowercase_extension(member.path);
+    const std::string key = std::to_string(member.archive) + ":" + key_of(member.path);
+    const std::string where = archives_[member.archive] + ": " + member.path;
     if (extension == ".cls") {
-      cls[std::to_string(member.archive) + ":" + key_of(member.path)] =
-          parse_cls(data.read(), archives_[member.archive] + ": " + member.path);
+      cls[key] = parse_cls(data.read(), where);
+    } else if (extension == ".json") {
+      const std::optional<std::int64_t> label = json_label(data.read(), json_label_key_, where);
+      if (label) json[key] = *label;
     } else if (has_image_extension(member.path)) {
       samples_.push_back({member.path, member.archive, 0});
       folders.push_back(member.folder);
@@ -130,7 +159,8 @@ void ArchiveSource::list_members() {
   if (samples_.empty()) throw ConfigError("the archives hold no image files");
   if (labels_file_) {
     label_from_file();
-  } else if (!cls.empty()) {
+  } else if (!cls.empty() || !json.empty()) {
+    cls.insert(json.begin(), json.end());  // a .cls beside a .json wins
     label_from_cls(cls);
   } else {
     label_from_folders(folders);
@@ -143,7 +173,8 @@ void ArchiveSource::label_from_cls(const std::map<std::string, std::int64_t>& cl
     const auto label = cls.find(std::to_string(sample.archive) + ":" + key_of(sample.path));
     if (label == cls.end()) {
       throw ConfigError(describe_sample(sample) + " has no label (no " + key_of(sample.path) +
-                        ".cls beside it in its shard)");
+                        ".cls beside it in its shard, nor a \"" + json_label_key_ + "\" in " +
+                        key_of(sample.path) + ".json)");
     }
     sample.label = label->second;
   }

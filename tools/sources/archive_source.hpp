@@ -1,6 +1,7 @@
 // Samples straight from tar archives, without extracting them (`ffcv write tar`): an image
 // folder packed as a tar (CLASS/IMAGE members), ImageNet's training tar (one tar per class),
-// or WebDataset shards (KEY.jpg beside KEY.cls, the class index as text); or any of these with
+// or WebDataset shards (KEY.jpg beside KEY.cls, the class index as text, or beside KEY.json, the
+// class index under a key, "label" by default); or any of these with
 // a labels file naming each image's class (ImageNet's validation tar, whose images sit in no
 // class folder). Samples are (image: RGBImage, label: Int).
 //
@@ -39,11 +40,13 @@ class ArchiveSource final : public SampleSource {
   // `archives`: tar files (optionally compressed), walked in this order. `labels_file` (e.g.
   // ImageNet's validation labels as Kaggle's LOC_val_solution.csv): one "IMAGE,CLASS" line per
   // image, IMAGE its file name without extension; its class names, sorted, are the labels, in
-  // place of the archives' own. Throws ConfigError for archives with no images, images outside
-  // any class folder, or images without a label; IoError for an archive that cannot be read
-  // whole.
+  // place of the archives' own. `json_label_key`: the key of KEY.json members that holds the
+  // class index (a KEY.cls beside it wins). Throws ConfigError for archives with no images,
+  // images outside any class folder, images without a label, or a label that is not a whole
+  // number >= 0; IoError for an archive that cannot be read whole.
   explicit ArchiveSource(std::vector<std::string> archives,
-                         std::optional<std::string> labels_file = std::nullopt);
+                         std::optional<std::string> labels_file = std::nullopt,
+                         std::string json_label_key = "label");
   ~ArchiveSource() override;  // stops and joins the reading thread
 
   std::uint64_t size() const override { return samples_.size(); }
@@ -52,7 +55,8 @@ class ArchiveSource final : public SampleSource {
 
   // The class names by label (empty when the labels come from .cls members).
   const std::vector<std::string>& class_names() const { return classes_; }
-  // Where the labels come from: "class folders", "cls" or the labels file.
+  // Where the labels come from: "class folders", "cls" (KEY.cls or KEY.json members) or the
+  // labels file.
   const std::string& labels_from() const { return labels_from_; }
   const std::vector<std::string>& ignored_members() const { return ignored_; }
 
@@ -73,6 +77,7 @@ class ArchiveSource final : public SampleSource {
 
   std::vector<std::string> archives_;
   std::optional<std::string> labels_file_;
+  std::string json_label_key_;
   std::vector<Sample> samples_;
   std::vector<std::string> classes_;
   std::vector<std::string> ignored_;

@@ -53,6 +53,17 @@ struct WriterOptions {
       on_skipped;
 };
 
+// Where a write's time went. Worker stages are summed over the samples written (seconds of all
+// workers together); the committer's are its own. With W workers and a wall time T, the
+// workers were busy (load + encode) / (W * T) of the time and the committer place / T: a
+// committer near 1 is the bottleneck.
+struct WriteStageSeconds {
+  double load = 0;    // SampleSource::load: reading files (and decoding non-JPEG formats)
+  double encode = 0;  // the fields' encode(); tally splits out its decode, resize and compress
+  double place = 0;   // committer: placing payloads in pages and writing full pages
+  double committer_wait = 0;  // committer: waiting for the next sample in order
+};
+
 struct WriteSummary {
   std::uint64_t num_samples = 0;  // written
   std::uint64_t skipped = 0;      // left out (WriterOptions::skip_bad_samples)
@@ -61,6 +72,9 @@ struct WriteSummary {
   std::uint64_t heap_bytes = 0;  // payload bytes, excluding page padding
   std::uint64_t file_size = 0;
   double seconds = 0;
+  int workers = 0;  // encoder threads used
+  WriteStageSeconds stages;
+  EncodeTally tally;  // over the samples written
 };
 
 class DatasetWriter {

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "ffcv/encode_tally.hpp"
 #include "ffcv/format/format.hpp"
 #include "ffcv/format/value.hpp"
 #include "ffcv/payload_reader.hpp"
@@ -33,6 +34,9 @@ struct EncodedAllocation {
 struct EncodeContext {
   std::uint64_t sample_index = 0;
   std::uint64_t seed = 0;
+  // Where an encoder adds the time its stages take and what it did (encode_tally.hpp); null
+  // when nobody counts.
+  EncodeTally* tally = nullptr;
 };
 
 // A heap pointer held in a metadata column, and the payload size the field requires there

@@ -43,6 +43,7 @@ FieldPtr rgb_image_field(const nb::dict& params) {
   if (!item(params, "smart_threshold").is_none()) {
     options.smart_threshold = nb::cast<std::uint64_t>(item(params, "smart_threshold"));
   }
+  options.same_as_ffcv = nb::cast<bool>(item(params, "same_as_ffcv"));
   return std::make_shared<RgbImageField>(options);
 }
 

@@ -5,9 +5,12 @@
 #include <algorithm>
 
 #include "ffcv/image/jpeg_codec.hpp"
+#include "ffcv/image/jpeg_coding.hpp"
+#include "ffcv/image/resize.hpp"
 #include "ffcv/util/counter_random.hpp"
 #include "ffcv/util/errors.hpp"
 #include "ffcv/util/little_endian.hpp"
+#include "ffcv/util/stopwatch.hpp"
 #include "value_access.hpp"
 
 namespace ffcv {
@@ -28,30 +31,79 @@ Size stored_size(int width, int height, std::optional<int> max_side) {
           std::max(1, static_cast<int>(ratio * height))};
 }
 
-RgbImage resize_area(const RgbImage& image, Size size) {
+// The area filter from the region [0, extent_x) x [0, extent_y) of `image` (its whole extent when
+// not given) to `size`: OpenCV's INTER_AREA (FFCV's) on whole images, or the loader's SIMD
+// resampler, which agrees with it within 1 level on whole images (resize.hpp) and also takes
+// fractional extents.
+RgbImage resize_area(const RgbImage& image, Size size, bool like_opencv, double extent_x = 0,
+                     double extent_y = 0) {
   RgbImage resized;
   resized.width = size.width;
   resized.height = size.height;
   resized.pixels.resize(resized.byte_size());
-  const cv::Mat source(image.height, image.width, CV_8UC3,
-                       const_cast<std::uint8_t*>(image.pixels.data()));
-  cv::Mat target(resized.height, resized.width, CV_8UC3, resized.pixels.data());
-  cv::resize(source, target, target.size(), 0, 0, cv::INTER_AREA);
+  if (like_opencv) {
+    const cv::Mat source(image.height, image.width, CV_8UC3,
+                         const_cast<std::uint8_t*>(image.pixels.data()));
+    cv::Mat target(resized.height, resized.width, CV_8UC3, resized.pixels.data());
+    cv::resize(source, target, target.size(), 0, 0, cv::INTER_AREA);
+    return resized;
+  }
+  const ResizeSource region{image.pixels.data(),
+                            image.width,
+                            image.height,
+                            static_cast<std::size_t>(image.width) * 3,
+                            0,
+                            0,
+                            extent_x > 0 ? extent_x : static_cast<double>(image.width),
+                            extent_y > 0 ? extent_y : static_cast<double>(image.height)};
+  std::vector<std::uint8_t> scratch;
+  resize_rgb(region, resized.pixels.data(), size.width, size.height, Interpolation::kArea, scratch);
   return resized;
 }
 
-// Decodes a source JPEG at the smallest DCT scale that still covers twice the stored size
-// (accurate IDCT, as source images are decoded elsewhere), then area-resizes the rest of the
-// way. Keeping at least a 2x area reduction makes the result follow FFCV's full decode + area
-// resize closely (DCT scaling alone filters differently); it still skips most of the decoding
-// work for large sources.
-RgbImage decode_source_jpeg(const JpegFile& file, std::optional<int> max_side) {
+// The DCT scale 1/d a source of info's size may be decoded at for `size`: the largest d of 8, 4,
+// 2 (or 1) such that the source is at least d times the stored size on both axes, so that the
+// scaled image still covers the stored size and the resize only shrinks.
+int dct_denominator(const JpegInfo& info, Size size) {
+  for (const int denominator : {8, 4, 2}) {
+    if (info.width >= denominator * size.width && info.height >= denominator * size.height) {
+      return denominator;
+    }
+  }
+  return 1;
+}
+
+// Decodes a source JPEG with the accurate IDCT (as PIL and OpenCV decode source images) and
+// resizes it to its stored size. Without same_as_ffcv the decode runs at the smallest of the
+// scales 1/2, 1/4, 1/8 that still covers the stored size (dct_denominator).
+RgbImage decode_source_jpeg(const JpegFile& file, std::optional<int> max_side, bool same_as_ffcv,
+                            EncodeTally& tally) {
   const JpegInfo info = read_jpeg_info(file.bytes);
   const Size size = stored_size(info.width, info.height, max_side);
-  RgbImage image = decode_jpeg(
-      file.bytes, {.fast_dct = false, .min_width = 2 * size.width, .min_height = 2 * size.height});
+  const int denominator = same_as_ffcv ? 1 : dct_denominator(info, size);
+  Stopwatch watch;
+  // libjpeg rounds a scaled side up: ceil(side / d) is the size of the 1/d decode.
+  RgbImage image =
+      decode_jpeg(file.bytes, {.fast_dct = false,
+                               .min_width = (info.width + denominator - 1) / denominator,
+                               .min_height = (info.height + denominator - 1) / denominator,
+                               .power_of_two_scales = true});
+  tally.decode_seconds += watch.restart();
+  if (denominator > 1) ++tally.dct_scaled;
   if (image.width == size.width && image.height == size.height) return image;
-  return resize_area(image, size);
+  // The last row and column of a scaled decode cover less of the frame than the others; the
+  // resize reads the frame's exact extent, so nothing shifts by up to a pixel.
+  RgbImage resized = resize_area(image, size, same_as_ffcv, double(info.width) / denominator,
+                                 double(info.height) / denominator);
+  tally.resize_seconds += watch.seconds();
+  return resized;
+}
+
+void check_side_limit(int width, int height) {
+  if (width > RgbImageField::kMaxSide || height > RgbImageField::kMaxSide) {
+    throw EncodeError("image of " + std::to_string(width) + "x" + std::to_string(height) +
+                      " exceeds the format's 65535-pixel side limit (set a max resolution)");
+  }
 }
 
 }  // namespace
@@ -104,14 +156,15 @@ RgbImageField::RgbImageField(RgbImageOptions options) : options_(options) {
   }
 }
 
-bool RgbImageField::choose_jpeg(const RgbImage& image, const EncodeContext& context) const {
+bool RgbImageField::choose_jpeg(int width, int height, const EncodeContext& context) const {
   switch (options_.write_mode) {
     case ImageWriteMode::kRaw:
       return false;
     case ImageWriteMode::kJpg:
       return true;
     case ImageWriteMode::kSmart:
-      return options_.smart_threshold && image.byte_size() > *options_.smart_threshold;
+      return options_.smart_threshold &&
+             std::uint64_t(width) * std::uint64_t(height) * 3 > *options_.smart_threshold;
     case ImageWriteMode::kProportion:
       return uniform01(context.seed, kProportionStream, context.sample_index, 0) <
              options_.compress_probability;
@@ -119,13 +172,42 @@ bool RgbImageField::choose_jpeg(const RgbImage& image, const EncodeContext& cont
   return false;
 }
 
+// A source JPEG stored as JPEG: kept as it came when nothing would change it (see the header),
+// after decoding its every byte once. Returns false when it is to be decoded and encoded again
+// (or stored raw), counting why in the tally.
+bool RgbImageField::store_source_jpeg(const JpegFile& file, std::uint8_t* column,
+                                      std::vector<EncodedAllocation>& heap,
+                                      const EncodeContext& context) const {
+  const JpegCoding coding = read_jpeg_coding(file.bytes);
+  const Size size = stored_size(coding.width, coding.height, options_.max_resolution);
+  if (!choose_jpeg(size.width, size.height, context)) return false;
+  const ReencodeReason reason =
+      options_.same_as_ffcv
+          ? ReencodeReason::kSameAsFfcv
+          : reason_to_reencode(coding, size.width, size.height, options_.jpeg_quality);
+  if (context.tally != nullptr) ++context.tally->stored_jpegs[static_cast<int>(reason)];
+  if (reason != ReencodeReason::kNone) return false;
+  const Stopwatch watch;
+  validate_jpeg(file.bytes);
+  if (context.tally != nullptr) context.tally->check_seconds += watch.seconds();
+  check_side_limit(size.width, size.height);
+  heap.push_back({file.bytes, 5});
+  ImageMetadata{StoredImageMode::kJpg, static_cast<std::uint16_t>(size.width),
+                static_cast<std::uint16_t>(size.height), 0}
+      .store(column);
+  return true;
+}
+
 void RgbImageField::encode(const FieldValue& value, std::uint8_t* column,
                            std::vector<EncodedAllocation>& heap,
                            const EncodeContext& context) const {
+  EncodeTally uncounted;
+  EncodeTally& tally = context.tally != nullptr ? *context.tally : uncounted;
   RgbImage converted;  // holds the pixels when they are not the input's own
   const RgbImage* image = &converted;
   if (const auto* file = std::get_if<JpegFile>(&value)) {
-    converted = decode_source_jpeg(*file, options_.max_resolution);
+    if (store_source_jpeg(*file, column, heap, context)) return;
+    converted = decode_source_jpeg(*file, options_.max_resolution, options_.same_as_ffcv, tally);
   } else {
     const RgbImage& input = expect_value<RgbImage>(value, "RGBImage", "an RGB image");
     if (input.width <= 0 || input.height <= 0 || input.pixels.size() != input.byte_size()) {
@@ -137,20 +219,20 @@ void RgbImageField::encode(const FieldValue& value, std::uint8_t* column,
     if (size.width == input.width && size.height == input.height) {
       image = &input;
     } else {
-      converted = resize_area(input, size);
+      const Stopwatch watch;
+      converted = resize_area(input, size, options_.same_as_ffcv);
+      tally.resize_seconds += watch.seconds();
     }
   }
-  if (image->width > kMaxSide || image->height > kMaxSide) {
-    throw EncodeError("image of " + std::to_string(image->width) + "x" +
-                      std::to_string(image->height) +
-                      " exceeds the format's 65535-pixel side limit (set a max resolution)");
-  }
+  check_side_limit(image->width, image->height);
   ImageMetadata metadata;
   metadata.width = static_cast<std::uint16_t>(image->width);
   metadata.height = static_cast<std::uint16_t>(image->height);
-  if (choose_jpeg(*image, context)) {
+  if (choose_jpeg(image->width, image->height, context)) {
     metadata.mode = StoredImageMode::kJpg;
+    const Stopwatch watch;
     heap.push_back({encode_jpeg(*image, options_.jpeg_quality), 5});
+    tally.compress_seconds += watch.seconds();
   } else {
     metadata.mode = StoredImageMode::kRaw;
     heap.push_back({image == &converted ? std::move(converted.pixels) : image->pixels, 5});

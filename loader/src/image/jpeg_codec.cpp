@@ -61,8 +61,9 @@ std::vector<std::uint8_t> encode_jpeg(const RgbImage& image, int quality) {
   std::vector<std::uint8_t> out(tjBufSize(image.width, image.height, TJSAMP_420));
   unsigned char* buffer = out.data();
   unsigned long size = out.size();
-  const int status = tjCompress2(handle, image.pixels.data(), image.width, 0, image.height,
-                                 TJPF_RGB, &buffer, &size, TJSAMP_420, quality, TJFLAG_NOREALLOC);
+  const int status =
+      tjCompress2(handle, image.pixels.data(), image.width, 0, image.height, TJPF_RGB, &buffer,
+                  &size, TJSAMP_420, quality, TJFLAG_NOREALLOC | TJFLAG_ACCURATEDCT);
   if (status != 0) fail(tls_compressor, "JPEG encoding failed: ");
   out.resize(size);
   return out;
@@ -81,9 +82,10 @@ std::vector<std::uint8_t> encode_jpeg(const RgbImage& image, const JpegEncodeOpt
   if (!handle) throw EncodeError("cannot create a TurboJPEG compressor");
   unsigned char* buffer = nullptr;
   unsigned long size = 0;
-  const int status = tjCompress2(handle.get(), image.pixels.data(), image.width, 0, image.height,
-                                 TJPF_RGB, &buffer, &size, subsampling, options.quality,
-                                 options.progressive ? TJFLAG_PROGRESSIVE : 0);
+  const int status =
+      tjCompress2(handle.get(), image.pixels.data(), image.width, 0, image.height, TJPF_RGB,
+                  &buffer, &size, subsampling, options.quality,
+                  TJFLAG_ACCURATEDCT | (options.progressive ? TJFLAG_PROGRESSIVE : 0));
   const std::unique_ptr<unsigned char, void (*)(unsigned char*)> owned(buffer, tjFree);
   if (status != 0) fail(handle, "JPEG encoding failed: ");
   return std::vector<std::uint8_t>(buffer, buffer + size);
@@ -115,6 +117,8 @@ tjscalingfactor decode_scale(const JpegInfo& info, const JpegDecodeOptions& opti
     const double value = static_cast<double>(f.num) / f.denom;
     const int width = TJSCALED(info.width, f), height = TJSCALED(info.height, f);
     if (value > 1.0) continue;
+    const bool power_of_two = value == 1.0 || value == 0.5 || value == 0.25 || value == 0.125;
+    if (!bounded && options.power_of_two_scales && !power_of_two) continue;
     if (bounded) {
       const bool fits = (options.max_side <= 0 || std::max(width, height) <= options.max_side) &&
                         (options.max_pixels <= 0 || double(width) * height <= options.max_pixels);

@@ -1,118 +1,16 @@
-// Window decoding with the libjpeg API (see jpeg_window.hpp for what and why).
-//
-// libjpeg reports fatal errors through error_exit, which must not return. Here it longjmps back to
-// Decompressor::run, the only place that calls setjmp. To keep that well-defined in C++, the code
-// run under it (the lambdas passed to run, and the functions they call) holds only trivially
-// destructible locals, so the jump skips no destructor; everything with a destructor lives
-// outside run.
+// Window decoding with the libjpeg API (see jpeg_window.hpp for what and why). The code run under
+// Decompressor::run follows libjpeg_decompressor.hpp's rule: trivially destructible locals only.
 #include "ffcv/image/jpeg_window.hpp"
 
-// jpeglib.h needs FILE and size_t declared before it.
-#include <cstddef>
-#include <cstdio>
-// clang-format off
-#include <jpeglib.h>
-// clang-format on
-
 #include <algorithm>
-#include <csetjmp>
-#include <memory>
 #include <string>
 
 #include "ffcv/image/jpeg_codec.hpp"
 #include "ffcv/util/errors.hpp"
+#include "libjpeg_decompressor.hpp"
 
 namespace ffcv {
 namespace {
-
-// libjpeg's error manager, extended with where to jump and the formatted message. The libjpeg
-// part comes first, so the cinfo->err pointer libjpeg hands to the callbacks is this struct.
-struct ErrorState {
-  jpeg_error_mgr manager;
-  std::jmp_buf jump;
-  char message[JMSG_LENGTH_MAX];
-};
-
-void on_error_exit(j_common_ptr cinfo) {
-  auto* state = reinterpret_cast<ErrorState*>(cinfo->err);
-  (*cinfo->err->format_message)(cinfo, state->message);
-  std::longjmp(state->jump, 1);
-}
-
-// Trace messages are not printed. A warning (corrupt entropy data, premature end of data,
-// extraneous bytes) is an error, as jpeg_codec.hpp defines a bad JPEG: it longjmps like one.
-void on_output_message(j_common_ptr) {}
-void on_emit_message(j_common_ptr cinfo, int msg_level) {
-  if (msg_level < 0) on_error_exit(cinfo);
-}
-
-// One libjpeg decompressor with its error manager. Not movable: cinfo_.err points into the
-// object itself, so it lives on the heap.
-class Decompressor {
- public:
-  Decompressor() {
-    cinfo_.err = jpeg_std_error(&error_.manager);
-    error_.manager.error_exit = &on_error_exit;
-    error_.manager.output_message = &on_output_message;
-    error_.manager.emit_message = &on_emit_message;
-  }
-  ~Decompressor() {
-    // Frees all of libjpeg's memory; safe on an object whose creation failed (mem is null), and
-    // raises no errors.
-    jpeg_destroy_decompress(&cinfo_);
-  }
-  Decompressor(const Decompressor&) = delete;
-  Decompressor& operator=(const Decompressor&) = delete;
-
-  j_decompress_ptr cinfo() { return &cinfo_; }
-  const char* message() const { return error_.message; }
-
-  // Returns the object to its state after jpeg_read_header was never called, freeing the image's
-  // memory. (jpeg_abort cannot fail; run() only guards against a stale jump buffer.)
-  void abort() {
-    run([this] { jpeg_abort_decompress(&cinfo_); });
-  }
-
-  // Runs `fn`, which calls libjpeg, and returns false when libjpeg raised a fatal error (message()
-  // says which). `fn` must not own objects with non-trivial destructors: the error longjmps out
-  // of it. C++ exceptions thrown by `fn` itself propagate normally.
-  template <typename Fn>
-  bool run(Fn&& fn) {
-    if (setjmp(error_.jump) != 0) return false;
-    fn();
-    return true;
-  }
-
- private:
-  ErrorState error_{};
-  jpeg_decompress_struct cinfo_{};
-};
-
-std::unique_ptr<Decompressor> create_decompressor() {
-  auto decompressor = std::make_unique<Decompressor>();
-  j_decompress_ptr cinfo = decompressor->cinfo();
-  if (!decompressor->run([cinfo] { jpeg_create_decompress(cinfo); })) {
-    throw EncodeError(std::string("cannot create a libjpeg decompressor: ") +
-                      decompressor->message());
-  }
-  return decompressor;
-}
-
-// One decompressor per thread, created on first use. After a fatal error it is discarded rather
-// than reused: libjpeg allows reuse after jpeg_abort, but a fresh object is the safe choice for
-// the rare damaged file.
-thread_local std::unique_ptr<Decompressor> tls_decompressor;
-
-Decompressor& thread_decompressor() {
-  if (!tls_decompressor) tls_decompressor = create_decompressor();
-  return *tls_decompressor;
-}
-
-[[noreturn]] void fail_and_discard(const std::string& what) {
-  const std::string message = what + tls_decompressor->message();
-  tls_decompressor.reset();
-  throw EncodeError(message);
-}
 
 // The narrowest region handed to jpeg_crop_scanline (see decode_jpeg_window).
 constexpr JDIMENSION kMinRegionWidth = 3;
@@ -261,17 +159,6 @@ void check_request(const JpegWindowRequest& request) {
   }
 }
 
-// Reads the header of `jpeg` into the decompressor (discarding it when the header is bad).
-void read_header(Decompressor& decompressor, std::span<const std::uint8_t> jpeg) {
-  j_decompress_ptr cinfo = decompressor.cinfo();
-  const bool header_read = decompressor.run([&] {
-    jpeg_abort_decompress(cinfo);  // in case an exception interrupted the previous call
-    jpeg_mem_src(cinfo, jpeg.data(), static_cast<unsigned long>(jpeg.size()));
-    jpeg_read_header(cinfo, TRUE);
-  });
-  if (!header_read) fail_and_discard("not a readable JPEG: ");
-}
-
 // Checks the image of the read header against the request's frame and window.
 void check_frame(Decompressor& decompressor, const JpegWindowRequest& request, int image_width,
                  int image_height) {
@@ -360,9 +247,8 @@ template <typename Out>
 DecodedWindow decode_window_into(std::span<const std::uint8_t> jpeg,
                                  const JpegWindowRequest& request, Out& out) {
   check_request(request);
-  Decompressor& decompressor = thread_decompressor();
+  Decompressor& decompressor = read_header(jpeg);
   j_decompress_ptr cinfo = decompressor.cinfo();
-  read_header(decompressor, jpeg);
   const int image_width = static_cast<int>(cinfo->image_width);
   const int image_height = static_cast<int>(cinfo->image_height);
   check_frame(decompressor, request, image_width, image_height);
@@ -395,7 +281,7 @@ DecodedWindow decode_window_into(std::span<const std::uint8_t> jpeg,
   if (!decoded) fail_and_discard("JPEG decoding failed: ");
   if (region.no_room) throw_too_small(region.needed, out.size());
   if (!region.complete) {
-    tls_decompressor.reset();
+    discard_thread_decompressor();
     throw EncodeError("JPEG decoding failed: the decoder returned fewer rows than the frame has");
   }
   return locate_window(request, scale_num, static_cast<int>(region.x_offset),

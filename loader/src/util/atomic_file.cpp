@@ -123,6 +123,7 @@ AtomicFile::AtomicFile(std::string final_path) : final_path_(std::move(final_pat
 AtomicFile::~AtomicFile() {
   if (!committed_) ::unlink(temp_path_.c_str());
   unregister_cleanup_path(cleanup_slot_);
+  if (direct_fd_ >= 0) ::close(direct_fd_);
   if (fd_ >= 0) ::close(fd_);
 }
 
@@ -140,8 +141,37 @@ void AtomicFile::write_at(std::uint64_t offset, const void* data, std::uint64_t 
   }
 }
 
+void AtomicFile::write_blocks_at(std::uint64_t offset, const void* data, std::uint64_t size) {
+  const auto* bytes = static_cast<const std::uint8_t*>(data);
+  if (!direct_refused_ && direct_fd_ < 0) {
+    direct_fd_ = ::open(temp_path_.c_str(), O_WRONLY | O_DIRECT | O_CLOEXEC);
+    direct_refused_ = direct_fd_ < 0;
+  }
+  while (size > 0 && !direct_refused_) {
+    const ssize_t written = ::pwrite(direct_fd_, bytes, size, static_cast<off_t>(offset));
+    if (written < 0) {
+      if (errno == EINTR) continue;
+      // The alignment this device needs is not ours (or a short write left us unaligned):
+      // the rest, and every later block, goes through the page cache.
+      if (errno == EINVAL) {
+        direct_refused_ = true;
+        break;
+      }
+      throw IoError(final_path_, "write", errno);
+    }
+    bytes += written;
+    offset += static_cast<std::uint64_t>(written);
+    size -= static_cast<std::uint64_t>(written);
+  }
+  write_at(offset, bytes, size);
+}
+
 void AtomicFile::commit() {
   if (committed_) return;
+  if (direct_fd_ >= 0) {
+    ::close(direct_fd_);
+    direct_fd_ = -1;
+  }
   if (::fsync(fd_) != 0) throw IoError(final_path_, "flush to disk", errno);
   if (::rename(temp_path_.c_str(), final_path_.c_str()) != 0) {
     throw IoError(final_path_, "rename the finished temporary file onto", errno);

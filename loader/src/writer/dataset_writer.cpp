@@ -26,6 +26,9 @@ struct EncodedSample {
   std::string error;
   bool unreadable = false;  // the source could not be read (IoError): never skipped
   bool ready = false;
+  double load_seconds = 0;
+  double encode_seconds = 0;
+  EncodeTally tally;
 };
 
 void check_fields(const std::vector<NamedField>& fields) {
@@ -86,12 +89,14 @@ void encode_sample(const std::vector<NamedField>& fields, const MetadataLayout& 
                    const SampleSource& source, std::uint64_t index, std::uint64_t seed,
                    EncodedSample& out) {
   out.record.assign(layout.record_size, 0);
+  Stopwatch watch;
   std::vector<FieldValue> values = source.load(index);
+  out.load_seconds = watch.restart();
   if (values.size() != fields.size()) {
     throw EncodeError("the source gave " + std::to_string(values.size()) + " values for " +
                       std::to_string(fields.size()) + " fields");
   }
-  const EncodeContext context{index, seed};
+  const EncodeContext context{index, seed, &out.tally};
   for (std::size_t f = 0; f < fields.size(); ++f) {
     const std::size_t first = out.payloads.size();
     try {
@@ -104,6 +109,7 @@ void encode_sample(const std::vector<NamedField>& fields, const MetadataLayout& 
       out.payloads[p].pointer_offset += layout.column_offsets[f];
     }
   }
+  out.encode_seconds = watch.seconds();
 }
 
 // The samples between encoding and placement: workers claim the next index to encode and deliver
@@ -198,17 +204,28 @@ void place_sample(EncodedSample& sample, std::uint64_t row, PageAllocator& pages
   std::copy(sample.record.begin(), sample.record.end(), metadata.begin() + row * record_size);
 }
 
-// The committer: takes the encoded samples in sample order and places them; a failed one is
-// left out or stops the write, as `options` say. Returns how many were left out.
-std::uint64_t place_in_order(EncodeWindow& window, std::uint64_t num_samples,
-                             const SampleSource& source, const WriterOptions& options,
-                             PageAllocator& pages, std::vector<std::uint8_t>& metadata,
-                             std::uint64_t record_size) {
+// What the committer adds up while it places: the samples left out, the stage times and the
+// tally of the samples written.
+struct PlacementTotals {
   std::uint64_t skipped = 0;
+  WriteStageSeconds stages;
+  EncodeTally tally;
+};
+
+// The committer: takes the encoded samples in sample order and places them; a failed one is
+// left out or stops the write, as `options` say.
+PlacementTotals place_in_order(EncodeWindow& window, std::uint64_t num_samples,
+                               const SampleSource& source, const WriterOptions& options,
+                               PageAllocator& pages, std::vector<std::uint8_t>& metadata,
+                               std::uint64_t record_size) {
+  PlacementTotals totals;
+  std::uint64_t& skipped = totals.skipped;
   auto last_report = std::chrono::steady_clock::now();
   for (std::uint64_t index = 0; index < num_samples; ++index) {
     const std::uint64_t placed = index - skipped;  // the sample's index in the output
+    Stopwatch watch;
     EncodedSample sample = window.take(index);
+    totals.stages.committer_wait += watch.restart();
     if (!sample.error.empty() && options.skip_bad_samples && !sample.unreadable) {
       ++skipped;
       if (options.on_skipped) options.on_skipped(index, source.describe(index), sample.error);
@@ -224,13 +241,17 @@ std::uint64_t place_in_order(EncodeWindow& window, std::uint64_t num_samples,
       throw EncodeError("sample " + std::to_string(index) + " (" + source.describe(index) + ") " +
                         error.what());
     }
+    totals.stages.place += watch.seconds();
+    totals.stages.load += sample.load_seconds;
+    totals.stages.encode += sample.encode_seconds;
+    totals.tally.add(sample.tally);
     const auto now = std::chrono::steady_clock::now();
     if (options.on_progress && now - last_report > std::chrono::milliseconds(100)) {
       options.on_progress(index + 1, num_samples);
       last_report = now;
     }
   }
-  return skipped;
+  return totals;
 }
 
 // The allocation table's bytes: the pages' entries, encoded.
@@ -290,7 +311,7 @@ WriteSummary DatasetWriter::write_rows(const SampleSource& source) {
 
   const int num_workers = resolve_worker_count(options_.num_workers);
   EncodeWindow window(num_samples, std::max<std::uint64_t>(32, 8 * std::uint64_t(num_workers)));
-  std::uint64_t skipped = 0;
+  PlacementTotals totals;
   ThreadGroup threads;
   const auto stop_workers = [&] {
     window.stop();
@@ -299,7 +320,7 @@ WriteSummary DatasetWriter::write_rows(const SampleSource& source) {
   try {
     threads.start(num_workers,
                   [&](int) { encode_claimed(window, fields_, layout, source, options_.seed); });
-    skipped =
+    totals =
         place_in_order(window, num_samples, source, options_, pages, metadata, layout.record_size);
     stop_workers();
   } catch (...) {
@@ -308,6 +329,7 @@ WriteSummary DatasetWriter::write_rows(const SampleSource& source) {
   }
 
   // Skipped samples leave unused records at the end of the table's space, before the first page.
+  const std::uint64_t skipped = totals.skipped;
   const std::uint64_t written = num_samples - skipped;
   const std::uint64_t table_ptr = pages.finish();
   file.write_at(metadata_offset, metadata.data(), written * layout.record_size);
@@ -332,6 +354,9 @@ WriteSummary DatasetWriter::write_rows(const SampleSource& source) {
   summary.heap_bytes = pages.heap_bytes();
   summary.file_size = table_ptr + table.size();
   summary.seconds = started.seconds();
+  summary.workers = num_workers;
+  summary.stages = totals.stages;
+  summary.tally = totals.tally;
   return summary;
 }
 

@@ -12,14 +12,21 @@ PageAllocator::PageAllocator(AtomicFile& file, std::uint64_t data_floor, std::ui
 
 void PageAllocator::start_page() {
   page_start_ = align_up(data_end_, page_size_);
-  page_.assign(page_size_, 0);
+  if (page_capacity_ < page_size_) {
+    page_.reset(
+        static_cast<std::uint8_t*>(std::aligned_alloc(AtomicFile::kBlockAlignment, page_size_)));
+    if (!page_)
+      throw EncodeError("cannot allocate a page of " + std::to_string(page_size_) + " bytes");
+    page_capacity_ = page_size_;
+  }
   page_used_ = 0;
   page_open_ = true;
 }
 
 void PageAllocator::flush_page() {
   if (!page_open_) return;
-  file_.write_at(page_start_, page_.data(), page_.size());
+  std::memset(page_.get() + page_used_, 0, page_size_ - page_used_);  // the padding
+  file_.write_blocks_at(page_start_, page_.get(), page_size_);
   data_end_ = page_start_ + page_size_;
   ++pages_written_;
   page_open_ = false;
@@ -46,7 +53,7 @@ std::vector<std::uint64_t> PageAllocator::place(std::uint64_t sample,
   pointers.reserve(payloads.size());
   for (const EncodedAllocation& payload : payloads) {
     const std::uint64_t ptr = page_start_ + page_used_;
-    std::memcpy(page_.data() + page_used_, payload.bytes.data(), payload.bytes.size());
+    std::memcpy(page_.get() + page_used_, payload.bytes.data(), payload.bytes.size());
     page_used_ += payload.bytes.size();
     entries_.push_back({sample, ptr, payload.bytes.size()});
     pointers.push_back(ptr);

@@ -4,10 +4,13 @@
 // table. A sample's payloads are packed back to back in one page; when they do not fit in the
 // rest of the current page, that page is written out (zero-padded to P bytes) and a new one
 // begins. A sample larger than P switches to the smallest power of two that holds it; the next
-// page then starts at a multiple of the new size.
+// page then starts at a multiple of the new size. Pages are whole, aligned blocks, so they are
+// written past the page cache where the file system allows it (AtomicFile::write_blocks_at).
 #pragma once
 
 #include <cstdint>
+#include <cstdlib>
+#include <memory>
 #include <vector>
 
 #include "ffcv/field.hpp"
@@ -39,7 +42,11 @@ class PageAllocator {
   AtomicFile& file_;
   std::uint64_t data_end_;  // end of the last written page (or of the metadata table)
   std::uint64_t page_size_;
-  std::vector<std::uint8_t> page_;
+  struct FreeBlock {
+    void operator()(std::uint8_t* block) const { std::free(block); }
+  };
+  std::unique_ptr<std::uint8_t, FreeBlock> page_;  // page_size_ bytes, block-aligned
+  std::uint64_t page_capacity_ = 0;
   std::uint64_t page_start_ = 0;
   std::uint64_t page_used_ = 0;
   bool page_open_ = false;

@@ -10,8 +10,22 @@
 //   smart       JPEG when the raw size (H*W*3 bytes) exceeds `smart_threshold`, raw otherwise
 //               (raw always when no threshold is set); unlike FFCV it only encodes JPEG when used
 //   proportion  JPEG with probability `compress_probability`, drawn from (seed, sample index)
-// Images whose longer side exceeds `max_resolution` are downscaled (INTER_AREA) so that side
+// Images whose longer side exceeds `max_resolution` are downscaled (area filter) so that side
 // equals it, the other side truncated as FFCV does; images are never upscaled.
+//
+// Two shortcuts do less work per image than FFCV's writer, with the same output rules; both are
+// off with `same_as_ffcv`, which encodes exactly as Python FFCV's writer does:
+//  - A source JPEG (a JpegFile value) that is to be stored as JPEG is stored as its own bytes
+//    when nothing would change them: no resize, coded as stored JPEGs are (8-bit Huffman,
+//    baseline or progressive, YCbCr 4:2:0) and quantised at most as finely as `jpeg_quality`
+//    would (jpeg_coding.hpp). Its every byte is still decoded once to check it is intact.
+//  - A source JPEG is decoded at 1/2, 1/4 or 1/8 scale when that still covers the stored size
+//    (libjpeg-turbo's SIMD scaled IDCTs), and resized with the loader's SIMD area resampler
+//    (resize.hpp) instead of OpenCV's INTER_AREA, which is scalar for non-integer ratios and took
+//    more time than the decode. Pixels differ from FFCV's by at most 1 level where no DCT scaling
+//    happens, and by the filter difference where it does (tests state the bounds).
+// With same_as_ffcv the JPEG is decoded in full with the accurate IDCT and resized with
+// cv::resize(INTER_AREA), FFCV's path, and every JPEG is encoded again.
 #pragma once
 
 #include <optional>
@@ -32,6 +46,7 @@ struct RgbImageOptions {
   int jpeg_quality = 90;
   double compress_probability = 0.5;
   std::optional<std::uint64_t> smart_threshold;  // bytes (H*W*3), as FFCV's code compares
+  bool same_as_ffcv = false;                     // no shortcuts (see above)
 };
 
 // How one sample is stored, read from its metadata column.
@@ -66,7 +81,10 @@ class RgbImageField final : public Field {
   std::string describe(const std::uint8_t* column) const override;
 
  private:
-  bool choose_jpeg(const RgbImage& image, const EncodeContext& context) const;
+  bool choose_jpeg(int width, int height, const EncodeContext& context) const;
+  bool store_source_jpeg(const JpegFile& file, std::uint8_t* column,
+                         std::vector<EncodedAllocation>& heap, const EncodeContext& context) const;
+  RgbImage stored_pixels(const FieldValue& value, const EncodeContext& context) const;
   RgbImageOptions options_;
 };
 

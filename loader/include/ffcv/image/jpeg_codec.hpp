@@ -1,7 +1,9 @@
 // JPEG encoding and whole-image decoding with libjpeg-turbo (TurboJPEG API).
 //
 // Encoding matches what FFCV's writer produces through OpenCV: baseline, 4:2:0 chroma, standard
-// Huffman tables, the given quality. Decoding uses the fast integer IDCT as FFCV's decoder does,
+// Huffman tables, the given quality, and the accurate forward DCT, which OpenCV and PIL use (for
+// the same pixels, the same coefficients; TurboJPEG's own default is the fast DCT, measured no
+// faster here and 0.2 dB worse). Decoding uses the fast integer IDCT as FFCV's decoder does,
 // so pixels match Python FFCV's. One TurboJPEG handle per thread is reused across calls; this
 // file is the project's only user of TurboJPEG's handles (the window decoder in jpeg_window.hpp
 // drives libjpeg directly).
@@ -42,6 +44,10 @@ struct JpegDecodeOptions {
   // large; 0 decodes at full size. The returned image has the scaled size.
   int min_width = 0;
   int min_height = 0;
+  // With min_width/min_height: consider only the scales 1/2, 1/4 and 1/8 (and full size).
+  // libjpeg-turbo runs those inverse DCTs in SIMD; the other n/8 scales run in plain C and were
+  // measured slower than a full-size decode of ImageNet-sized photos.
+  bool power_of_two_scales = false;
   // Or: decode at the largest DCT scale, at most full size, whose output has no side over
   // max_side and no more than max_pixels pixels (the smallest scale, 1/8, when none fits);
   // 0 is no limit. Used instead of min_width/min_height when either is set.

@@ -22,6 +22,7 @@
 // destination and the failed action.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -47,6 +48,16 @@ class AtomicFile {
 
   // Writes all `size` bytes at absolute `offset`. Throws IoError.
   void write_at(std::uint64_t offset, const void* data, std::uint64_t size);
+
+  // The alignment write_blocks_at needs of its offset, size and memory.
+  static constexpr std::size_t kBlockAlignment = 4096;
+  // The same for whole blocks (offset, size and `data` multiples of kBlockAlignment), written
+  // past the page cache (O_DIRECT) where the file system allows it: a buffered write of a large
+  // file costs a kernel copy and a cleared page per 4 KiB, which measured 2 s of CPU per 800 MiB
+  // on a virtual disk (0.07 s direct), and it evicts what the machine had cached. Where O_DIRECT
+  // is refused (tmpfs, some network file systems, a device with larger blocks) it writes as
+  // write_at does. Throws IoError.
+  void write_blocks_at(std::uint64_t offset, const void* data, std::uint64_t size);
   // Flushes to disk and renames onto the final path. Throws IoError.
   void commit();
 
@@ -54,6 +65,8 @@ class AtomicFile {
   std::string final_path_;
   std::string temp_path_;
   int fd_ = -1;
+  int direct_fd_ = -1;           // the temporary opened with O_DIRECT, on first use
+  bool direct_refused_ = false;  // O_DIRECT is not available here: write_blocks_at buffers
   int cleanup_slot_ = -1;
   bool committed_ = false;
 };

@@ -26,23 +26,28 @@ class RGBImageField(Field):
 
     A sample's value is an (H, W, 3) uint8 array, a PIL image (converted to RGB), or the bytes
     of a JPEG file, which the writer's threads decode (as `ffcv write folder` does its files,
-    and with the same result) without holding the GIL."""
+    and with the same result) without holding the GIL. A JPEG file that needs no change (no
+    resize, YCbCr 4:2:0, quantised at most as finely as ``jpeg_quality``) is stored as it came;
+    ``same_as_ffcv=True`` turns that and the faster decode and resize off, to encode exactly as
+    Python FFCV's writer does (`ffcv write --same-as-ffcv`)."""
 
     kind = "rgb_image"
 
     def __init__(self, write_mode: str = "raw", max_resolution: Optional[int] = None,
                  smart_threshold: Optional[int] = None, jpeg_quality: int = 90,
-                 compress_probability: float = 0.5) -> None:
+                 compress_probability: float = 0.5, same_as_ffcv: bool = False) -> None:
         self.write_mode = write_mode
         self.max_resolution = max_resolution
         self.smart_threshold = smart_threshold
         self.jpeg_quality = jpeg_quality
         self.compress_probability = compress_probability
+        self.same_as_ffcv = same_as_ffcv
 
     def params(self):
         return {"write_mode": str(self.write_mode), "max_resolution": self.max_resolution,
                 "smart_threshold": self.smart_threshold, "jpeg_quality": int(self.jpeg_quality),
-                "compress_probability": float(self.compress_probability)}
+                "compress_probability": float(self.compress_probability),
+                "same_as_ffcv": bool(self.same_as_ffcv)}
 
     def to_native(self, value):
         if isinstance(value, (bytes, bytearray, memoryview)):

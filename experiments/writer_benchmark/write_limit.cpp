@@ -1,0 +1,214 @@
+// The limit of writing a folder of JPEGs on a number of cores: the image field's own encode (the
+// decode, resize and encode, or the check of a kept JPEG, each image needs) over every image
+// held in memory, with no file reading, no queues and no page writing; on one thread, and on
+// THREADS threads at once, each over its own share of the images (so that what cores lose to
+// each other, shared caches and clocks, counts as the machine's and not as the writer's).
+//
+// It runs twice: with the writer's defaults (ours) and with same_as_ffcv, the work Python FFCV's
+// writer does per image at the least (full decode, OpenCV INTER_AREA, every JPEG encoded again).
+// In raw mode it also says how close the two paths' pixels are (PSNR, and the largest difference
+// of one value), over the images that were resized.
+//
+// The bytes a write stores cannot be skipped either: the limit with them also takes our stored
+// payloads through what any writer must do with them at the least, each copied once into an
+// aligned 8 MiB page (CPU, shared by the cores) and the pages written to a file in OUT_DIR past
+// the page cache and flushed (the disk's time, beside the CPU's):
+//   limit with the bytes = images / max(encode on THREADS + copy / THREADS, page writes).
+//
+// Usage: ffcv_write_limit DIR MODE MAX_RESOLUTION QUALITY COMPRESS_PROBABILITY THREADS OUT_DIR
+// Prints one JSON object: images/s on one thread and on THREADS, for our work and FFCV's, and
+// the limit with the bytes.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "ffcv/fields/rgb_image_field.hpp"
+#include "ffcv/image/jpeg_codec.hpp"
+#include "ffcv/util/atomic_file.hpp"
+#include "ffcv/util/json_text.hpp"
+
+namespace {
+
+std::vector<std::vector<std::uint8_t>> read_jpegs(const std::string& root) {
+  std::vector<std::string> paths;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(root)) {
+    const std::string extension = entry.path().extension().string();
+    if (entry.is_regular_file() && (extension == ".jpg" || extension == ".jpeg")) {
+      paths.push_back(entry.path().string());
+    }
+  }
+  std::sort(paths.begin(), paths.end());
+  std::vector<std::vector<std::uint8_t>> files;
+  for (const std::string& path : paths) {
+    std::ifstream in(path, std::ios::binary);
+    files.emplace_back(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  return files;
+}
+
+struct Pass {
+  double seconds = 0;
+  std::vector<std::vector<std::uint8_t>> stored;  // each image's payload (raw mode: pixels)
+};
+
+// Encodes images first, first + step, ... (every image with step 1).
+void encode_share(const std::vector<std::vector<std::uint8_t>>& files,
+                  const ffcv::RgbImageField& field, std::size_t first, std::size_t step,
+                  std::vector<std::vector<std::uint8_t>>* stored) {
+  std::vector<std::uint8_t> column(field.column_type().size);
+  for (std::size_t i = first; i < files.size(); i += step) {
+    std::vector<ffcv::EncodedAllocation> heap;
+    field.encode(ffcv::JpegFile{files[i]}, column.data(), heap, {i, 0, nullptr});
+    if (stored != nullptr) stored->push_back(std::move(heap.front().bytes));
+  }
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// One thread over every image, after a warm-up over the first hundred. The payloads are kept
+// from a second, untimed pass (holding them all in the timed one would time page faults).
+Pass encode_all(const std::vector<std::vector<std::uint8_t>>& files,
+                const ffcv::RgbImageOptions& options, bool keep_payloads) {
+  const ffcv::RgbImageField field(options);
+  const std::vector<std::vector<std::uint8_t>> warm(
+      files.begin(), files.begin() + std::min<std::size_t>(files.size(), 100));
+  encode_share(warm, field, 0, 1, nullptr);
+  Pass pass;
+  const auto start = std::chrono::steady_clock::now();
+  encode_share(files, field, 0, 1, nullptr);
+  pass.seconds = seconds_since(start);
+  if (keep_payloads) encode_share(files, field, 0, 1, &pass.stored);
+  return pass;
+}
+
+// `threads` threads at once, thread t over images t, t + threads, ...
+double encode_on_threads(const std::vector<std::vector<std::uint8_t>>& files,
+                         const ffcv::RgbImageOptions& options, int threads) {
+  const ffcv::RgbImageField field(options);
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([&, t] { encode_share(files, field, t, threads, nullptr); });
+  }
+  for (std::thread& thread : pool) thread.join();
+  return seconds_since(start);
+}
+
+// Mean PSNR, lowest PSNR and largest difference over the images whose pixels differ in size
+// from their source (the resized ones), between two raw passes.
+std::string agreement_json(const std::vector<std::vector<std::uint8_t>>& files, const Pass& ours,
+                           const Pass& reference) {
+  double sum = 0, lowest = 1e9;
+  int largest = 0, count = 0;
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    const ffcv::JpegInfo info = ffcv::read_jpeg_info(files[i]);
+    if (ours.stored[i].size() == std::size_t(info.width) * info.height * 3) continue;
+    double squared = 0;
+    for (std::size_t k = 0; k < ours.stored[i].size(); ++k) {
+      const int d = int(ours.stored[i][k]) - int(reference.stored[i][k]);
+      squared += double(d) * d;
+      largest = std::max(largest, std::abs(d));
+    }
+    const double mse = std::max(squared / double(ours.stored[i].size()), 1e-10);
+    const double psnr = std::min(99.0, 10 * std::log10(255.0 * 255.0 / mse));
+    sum += psnr;
+    lowest = std::min(lowest, psnr);
+    ++count;
+  }
+  if (count == 0) return "null";
+  return "{\"resized_images\": " + std::to_string(count) +
+         ", \"psnr_mean_db\": " + ffcv::json_number(sum / count, 2) +
+         ", \"psnr_lowest_db\": " + ffcv::json_number(lowest, 2) +
+         ", \"largest_difference\": " + std::to_string(largest) + "}";
+}
+
+struct BytesCost {
+  std::uint64_t bytes = 0;
+  double copy_seconds = 0;
+  double write_seconds = 0;
+};
+
+// Copies every payload into a reused aligned page (the copy's time), and writes as many full
+// pages to a file in `out_dir`, flushed to disk (the writes' time).
+BytesCost bytes_cost(const std::vector<std::vector<std::uint8_t>>& payloads,
+                     const std::string& out_dir) {
+  constexpr std::size_t kPage = 8 << 20;
+  auto* page =
+      static_cast<std::uint8_t*>(std::aligned_alloc(ffcv::AtomicFile::kBlockAlignment, kPage));
+  BytesCost cost;
+  std::size_t used = 0, pages = 1;
+  auto start = std::chrono::steady_clock::now();
+  for (const auto& payload : payloads) {
+    if (used + payload.size() > kPage) used = 0, ++pages;
+    std::memcpy(page + used, payload.data(), std::min(payload.size(), kPage));
+    used += std::min(payload.size(), kPage);
+    cost.bytes += payload.size();
+  }
+  cost.copy_seconds = seconds_since(start);
+  start = std::chrono::steady_clock::now();
+  {
+    ffcv::AtomicFile file(out_dir + "/write-limit-pages.bin");
+    for (std::size_t p = 0; p < pages; ++p) file.write_blocks_at(p * kPage, page, kPage);
+    file.commit();
+  }
+  cost.write_seconds = seconds_since(start);
+  std::filesystem::remove(out_dir + "/write-limit-pages.bin");
+  std::free(page);
+  return cost;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 8) {
+    std::fprintf(stderr,
+                 "usage: ffcv_write_limit DIR MODE MAX_RESOLUTION QUALITY COMPRESS_PROB "
+                 "THREADS OUT_DIR\n");
+    return 2;
+  }
+  try {
+    const auto files = read_jpegs(argv[1]);
+    ffcv::RgbImageOptions options;
+    options.write_mode = ffcv::parse_image_write_mode(argv[2]);
+    options.max_resolution = std::stoi(argv[3]);
+    options.jpeg_quality = std::stoi(argv[4]);
+    options.compress_probability = std::stod(argv[5]);
+    const int threads = std::max(1, std::stoi(argv[6]));
+    const bool raw = options.write_mode == ffcv::ImageWriteMode::kRaw;
+    Pass ours = encode_all(files, options, true);
+    const double ours_threads = encode_on_threads(files, options, threads);
+    const BytesCost cost = bytes_cost(ours.stored, argv[7]);
+    const double with_bytes =
+        std::max(ours_threads + cost.copy_seconds / threads, cost.write_seconds);
+    options.same_as_ffcv = true;
+    const Pass ffcv_work = encode_all(files, options, raw);
+    if (!raw) ours.stored.clear();
+    const double ffcv_threads = encode_on_threads(files, options, threads);
+    const double n = static_cast<double>(files.size());
+    std::printf(
+        "{\"images\": %zu, \"threads\": %d, \"ours_images_per_s\": %.1f, "
+        "\"ours_threads_images_per_s\": %.1f, \"ffcv_work_images_per_s\": %.1f, "
+        "\"ffcv_work_threads_images_per_s\": %.1f, \"stored_bytes\": %llu, "
+        "\"copy_seconds\": %.4f, \"page_write_seconds\": %.4f, "
+        "\"with_bytes_images_per_s\": %.1f, \"agreement\": %s}\n",
+        files.size(), threads, n / ours.seconds, n / ours_threads, n / ffcv_work.seconds,
+        n / ffcv_threads, static_cast<unsigned long long>(cost.bytes), cost.copy_seconds,
+        cost.write_seconds, n / with_bytes,
+        raw ? agreement_json(files, ours, ffcv_work).c_str() : "null");
+    return 0;
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "ffcv_write_limit: %s\n", error.what());
+    return 1;
+  }
+}
