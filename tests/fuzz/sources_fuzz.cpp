@@ -2,14 +2,18 @@
 //   0: IDX (Fashion-MNIST's format, gzipped or not): images and labels files;
 //   1: .npy features and targets (NpySource, bit-packed when the second byte is odd);
 //   2: one image file of an image folder (read_image_value: RGB and gray JPEGs kept encoded,
-//      every other format through its own decoder, tools/sources/image_decoders.hpp).
+//      every other format through its own decoder, tools/sources/image_decoders.hpp), then
+//      encoded by the image field as the writer would: a JPEG's headers read for keeping it
+//      as it came (jpeg_coding.hpp), its DCT-scaled decode and resize, or its check.
 // The second byte is an option (its low bit: pack bits); for two files, the next two bytes give
 // the first file's length (little-endian). The first 64 samples are loaded. A file may be refused
 // with an ffcv::Error; anything else is a finding.
 #include <cstdint>
 #include <cstdlib>
 #include <variant>
+#include <vector>
 
+#include "ffcv/fields/rgb_image_field.hpp"
 #include "ffcv/util/errors.hpp"
 #include "fuzz_input_file.hpp"
 #include "sources/idx_source.hpp"
@@ -48,6 +52,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       if (const auto* image = std::get_if<ffcv::RgbImage>(&value)) {
         if (image->pixels.size() != image->byte_size()) std::abort();
       }
+      ffcv::RgbImageOptions options;
+      options.write_mode = ffcv::ImageWriteMode::kJpg;
+      options.max_resolution = option ? 16 : 4096;
+      const ffcv::RgbImageField field(options);
+      std::vector<std::uint8_t> column(field.column_type().size);
+      std::vector<ffcv::EncodedAllocation> heap;
+      ffcv::EncodeTally tally;
+      field.encode(value, column.data(), heap, {0, 0, &tally});
     }
   } catch (const ffcv::Error&) {
   }
