@@ -2,10 +2,9 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 
 #include "ffcv/util/json_text.hpp"
+#include "ffcv/util/text_file.hpp"
 #include "source_report.hpp"
 
 namespace ffcv::tools {
@@ -76,9 +75,8 @@ std::string stored_jpegs_line(const EncodeTally& tally) {
 }
 
 std::optional<EncodeTally> sidecar_tally(const std::string& beton_path) {
-  std::ifstream in(sources_sidecar_path(beton_path), std::ios::binary);
-  if (!in) return std::nullopt;
-  const std::string json((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string json = read_text_if_present(sources_sidecar_path(beton_path));
+  if (json.empty()) return std::nullopt;
   std::error_code error;
   const auto size = std::filesystem::file_size(beton_path, error);
   const std::vector<double> recorded = json_numbers(json, "file_bytes");

@@ -2,13 +2,12 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <set>
 #include <vector>
 
 #include "ffcv/image/jpeg_codec.hpp"
 #include "ffcv/util/errors.hpp"
+#include "ffcv/util/whole_file.hpp"
 #include "image_decoders.hpp"
 
 namespace ffcv::tools {
@@ -69,10 +68,13 @@ FieldValue image_value(std::vector<std::uint8_t> bytes, const std::string& name)
 }
 
 FieldValue read_image_value(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw EncodeError("cannot open image file '" + path + "'");
-  std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)),
-                                  std::istreambuf_iterator<char>());
+  std::vector<std::uint8_t> bytes;
+  try {
+    bytes = read_whole_file(path);
+  } catch (const IoError& error) {
+    // A file gone or unreadable since the folder was listed is a bad image (--on-bad-image).
+    throw EncodeError(std::string("cannot read image file: ") + error.what());
+  }
   return image_value(std::move(bytes), path);
 }
 

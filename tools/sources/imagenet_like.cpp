@@ -25,6 +25,7 @@
 #include "ffcv/util/cpu_count.hpp"
 #include "ffcv/util/errors.hpp"
 #include "ffcv/util/thread_group.hpp"
+#include "ffcv/util/whole_file.hpp"
 #include "staged_directory.hpp"
 
 namespace ffcv::tools {
@@ -205,19 +206,10 @@ ImageLayout draw_layout(std::uint64_t seed, std::uint64_t index, int source_widt
 
 // ---- Photos and JPEG -------------------------------------------------------------------------
 
-std::vector<std::uint8_t> read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw IoError(path, "open", errno);
-  std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)),
-                                  std::istreambuf_iterator<char>());
-  if (in.bad()) throw IoError(path, "read", errno);
-  return bytes;
-}
-
 // Decodes a photo with the largest DCT scaling factor (at most 1) that keeps its long side within
 // kMaxSourceSide and its RGB pixels within max_bytes.
 SourcePhoto load_photo(const std::string& path, double max_bytes) {
-  const std::vector<std::uint8_t> jpeg = read_file(path);
+  const std::vector<std::uint8_t> jpeg = read_whole_file(path);
   // Through libjpeg's warnings, as PIL and OpenCV read photos; the accurate IDCT. The 4 bytes
   // a pixel budget: 3 of RGB and 1/3 more for the pyramid below.
   RgbImage rgb;
