@@ -286,3 +286,23 @@ TEST_CASE("kept progressive JPEGs load exactly as their baseline twins", "[image
   CHECK(from_baseline.size() == 12u * 48 * 48 * 3);
   CHECK(batches(dir.file("p.beton")) == from_baseline);
 }
+
+TEST_CASE("a frame naming a quantisation table that does not exist is a bad image, not a crash",
+          "[image_write][jpeg_coding]") {
+  // libjpeg reads the frame header's table numbers without checking them; the writer reads the
+  // tables right after the headers to decide whether to keep the file.
+  std::vector<std::uint8_t> jpeg = encode_jpeg(textured_image(64, 48, 7), 80);
+  std::size_t sof = 0;
+  for (std::size_t i = 2; i + 1 < jpeg.size(); ++i) {
+    if (jpeg[i] == 0xFF && jpeg[i + 1] == 0xC0) {
+      sof = i;
+      break;
+    }
+  }
+  REQUIRE(sof > 0);
+  // SOF0: marker, length (2), precision, height (2), width (2), count, then (id, sampling, Tq).
+  jpeg[sof + 2 + 2 + 1 + 2 + 2 + 1 + 2] = 26;  // the first component's table number
+  const JpegCoding coding = read_jpeg_coding(jpeg);
+  CHECK(coding.luma_table == QuantTable{});
+  CHECK_THROWS_AS(write_jpegs({jpeg}, jpg_options(90)), EncodeError);
+}

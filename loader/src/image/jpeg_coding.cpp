@@ -22,9 +22,13 @@ constexpr QuantTable kAnnexKChroma = {
 
 QuantTable table_of(j_decompress_ptr cinfo, int component) {
   QuantTable table{};
+  // The frame header's table number is checked by libjpeg only when decoding starts: a damaged
+  // file may name any, and one without a table reads all zero (no quality matches it, so the
+  // file is decoded, where libjpeg refuses it).
   const int slot = cinfo->comp_info[component].quant_tbl_no;
+  if (slot < 0 || slot >= NUM_QUANT_TBLS) return table;
   const JQUANT_TBL* source = cinfo->quant_tbl_ptrs[slot];
-  if (source == nullptr) return table;  // all zero: no quality matches, the file is re-encoded
+  if (source == nullptr) return table;
   std::copy(std::begin(source->quantval), std::end(source->quantval), table.begin());
   return table;
 }
