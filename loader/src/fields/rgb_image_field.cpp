@@ -5,7 +5,6 @@
 #include <algorithm>
 
 #include "ffcv/image/jpeg_codec.hpp"
-#include "ffcv/image/jpeg_coding.hpp"
 #include "ffcv/image/resize.hpp"
 #include "ffcv/util/counter_random.hpp"
 #include "ffcv/util/errors.hpp"
@@ -61,12 +60,12 @@ RgbImage resize_area(const RgbImage& image, Size size, bool like_opencv, double 
   return resized;
 }
 
-// The DCT scale 1/d a source of info's size may be decoded at for `size`: the largest d of 8, 4,
-// 2 (or 1) such that the source is at least d times the stored size on both axes, so that the
-// scaled image still covers the stored size and the resize only shrinks.
-int dct_denominator(const JpegInfo& info, Size size) {
+// The DCT scale 1/d a source frame may be decoded at for `size`: the largest d of 8, 4, 2 (or 1)
+// such that the frame is at least d times the stored size on both axes, so that the scaled
+// image still covers the stored size and the resize only shrinks.
+int dct_denominator(Size frame, Size size) {
   for (const int denominator : {8, 4, 2}) {
-    if (info.width >= denominator * size.width && info.height >= denominator * size.height) {
+    if (frame.width >= denominator * size.width && frame.height >= denominator * size.height) {
       return denominator;
     }
   }
@@ -76,25 +75,24 @@ int dct_denominator(const JpegInfo& info, Size size) {
 // Decodes a source JPEG with the accurate IDCT (as PIL and OpenCV decode source images) and
 // resizes it to its stored size. Without same_as_ffcv the decode runs at the smallest of the
 // scales 1/2, 1/4, 1/8 that still covers the stored size (dct_denominator).
-RgbImage decode_source_jpeg(const JpegFile& file, std::optional<int> max_side, bool same_as_ffcv,
-                            EncodeTally& tally) {
-  const JpegInfo info = read_jpeg_info(file.bytes);
-  const Size size = stored_size(info.width, info.height, max_side);
-  const int denominator = same_as_ffcv ? 1 : dct_denominator(info, size);
+RgbImage decode_source_jpeg(const JpegFile& file, Size frame, std::optional<int> max_side,
+                            bool same_as_ffcv, EncodeTally& tally) {
+  const Size size = stored_size(frame.width, frame.height, max_side);
+  const int denominator = same_as_ffcv ? 1 : dct_denominator(frame, size);
   Stopwatch watch;
   // libjpeg rounds a scaled side up: ceil(side / d) is the size of the 1/d decode.
   RgbImage image =
       decode_jpeg(file.bytes, {.fast_dct = false,
-                               .min_width = (info.width + denominator - 1) / denominator,
-                               .min_height = (info.height + denominator - 1) / denominator,
+                               .min_width = (frame.width + denominator - 1) / denominator,
+                               .min_height = (frame.height + denominator - 1) / denominator,
                                .power_of_two_scales = true});
   tally.decode_seconds += watch.restart();
   if (denominator > 1) ++tally.dct_scaled;
   if (image.width == size.width && image.height == size.height) return image;
   // The last row and column of a scaled decode cover less of the frame than the others; the
   // resize reads the frame's exact extent, so nothing shifts by up to a pixel.
-  RgbImage resized = resize_area(image, size, same_as_ffcv, double(info.width) / denominator,
-                                 double(info.height) / denominator);
+  RgbImage resized = resize_area(image, size, same_as_ffcv, double(frame.width) / denominator,
+                                 double(frame.height) / denominator);
   tally.resize_seconds += watch.seconds();
   return resized;
 }
@@ -172,25 +170,24 @@ bool RgbImageField::choose_jpeg(int width, int height, const EncodeContext& cont
   return false;
 }
 
-// A source JPEG stored as JPEG: kept as it came when nothing would change it (see the header),
-// after decoding its every byte once. Returns false when it is to be decoded and encoded again
-// (or stored raw), counting why in the tally.
-bool RgbImageField::store_source_jpeg(const JpegFile& file, std::uint8_t* column,
-                                      std::vector<EncodedAllocation>& heap,
-                                      const EncodeContext& context) const {
-  const JpegCoding coding = read_jpeg_coding(file.bytes);
+// A source JPEG (coded as `coding` says) stored as JPEG: kept as it came when nothing would
+// change it (see the header), after decoding its every byte once. Returns false when it is to be
+// decoded and encoded again (or stored raw), counting why in the tally.
+bool RgbImageField::store_source_jpeg(const JpegFile& file, const JpegCoding& coding,
+                                      std::uint8_t* column, std::vector<EncodedAllocation>& heap,
+                                      const EncodeContext& context, EncodeTally& tally) const {
   const Size size = stored_size(coding.width, coding.height, options_.max_resolution);
   if (!choose_jpeg(size.width, size.height, context)) return false;
   const ReencodeReason reason =
       options_.same_as_ffcv
           ? ReencodeReason::kSameAsFfcv
           : reason_to_reencode(coding, size.width, size.height, options_.jpeg_quality);
-  if (context.tally != nullptr) ++context.tally->stored_jpegs[static_cast<int>(reason)];
+  ++tally.stored_jpegs[static_cast<int>(reason)];
   if (reason != ReencodeReason::kNone) return false;
   const Stopwatch watch;
   validate_jpeg(file.bytes);
-  if (context.tally != nullptr) context.tally->check_seconds += watch.seconds();
-  check_side_limit(size.width, size.height);
+  tally.check_seconds += watch.seconds();
+  // Kept means not resized: the stored size is the frame's, which a JPEG holds in 16 bits.
   heap.push_back({file.bytes, 5});
   ImageMetadata{StoredImageMode::kJpg, static_cast<std::uint16_t>(size.width),
                 static_cast<std::uint16_t>(size.height), 0}
@@ -206,8 +203,10 @@ void RgbImageField::encode(const FieldValue& value, std::uint8_t* column,
   RgbImage converted;  // holds the pixels when they are not the input's own
   const RgbImage* image = &converted;
   if (const auto* file = std::get_if<JpegFile>(&value)) {
-    if (store_source_jpeg(*file, column, heap, context)) return;
-    converted = decode_source_jpeg(*file, options_.max_resolution, options_.same_as_ffcv, tally);
+    const JpegCoding coding = read_jpeg_coding(file->bytes);
+    if (store_source_jpeg(*file, coding, column, heap, context, tally)) return;
+    converted = decode_source_jpeg(*file, {coding.width, coding.height}, options_.max_resolution,
+                                   options_.same_as_ffcv, tally);
   } else {
     const RgbImage& input = expect_value<RgbImage>(value, "RGBImage", "an RGB image");
     if (input.width <= 0 || input.height <= 0 || input.pixels.size() != input.byte_size()) {

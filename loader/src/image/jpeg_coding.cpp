@@ -23,8 +23,8 @@ constexpr QuantTable kAnnexKChroma = {
 QuantTable table_of(j_decompress_ptr cinfo, int component) {
   QuantTable table{};
   // The frame header's table number is checked by libjpeg only when decoding starts: a damaged
-  // file may name any, and one without a table reads all zero (no quality matches it, so the
-  // file is decoded, where libjpeg refuses it).
+  // file may name any. One without a table reads all zero, finer than any quality's steps, so
+  // the file is decoded, where libjpeg refuses it.
   const int slot = cinfo->comp_info[component].quant_tbl_no;
   if (slot < 0 || slot >= NUM_QUANT_TBLS) return table;
   const JQUANT_TBL* source = cinfo->quant_tbl_ptrs[slot];
@@ -39,8 +39,16 @@ long distance(const QuantTable& a, const QuantTable& b) {
   return sum;
 }
 
-// The IJG quality whose luma (and chroma) tables are nearest to the file's.
-int nearest_quality(const JpegCoding& coding) {
+bool at_least(const QuantTable& file, const QuantTable& target) {
+  for (std::size_t k = 0; k < file.size(); ++k) {
+    if (file[k] < target[k]) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+int estimate_jpeg_quality(const JpegCoding& coding) {
   int best = 0;
   long best_distance = std::numeric_limits<long>::max();
   for (int quality = 1; quality <= 100; ++quality) {
@@ -50,15 +58,6 @@ int nearest_quality(const JpegCoding& coding) {
   }
   return best;
 }
-
-bool at_least(const QuantTable& file, const QuantTable& target) {
-  for (std::size_t k = 0; k < file.size(); ++k) {
-    if (file[k] < target[k]) return false;
-  }
-  return true;
-}
-
-}  // namespace
 
 JpegCoding read_jpeg_coding(std::span<const std::uint8_t> jpeg) {
   Decompressor& decompressor = read_header(jpeg);
@@ -80,7 +79,6 @@ JpegCoding read_jpeg_coding(std::span<const std::uint8_t> jpeg) {
   coding.luma_table = table_of(cinfo, 0);
   coding.chroma_table = cinfo->num_components >= 2 ? table_of(cinfo, 1) : coding.luma_table;
   decompressor.abort();
-  coding.estimated_quality = nearest_quality(coding);
   return coding;
 }
 

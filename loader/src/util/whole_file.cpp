@@ -1,26 +1,18 @@
 #include "ffcv/util/whole_file.hpp"
 
-#include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 
 #include "ffcv/util/errors.hpp"
+#include "readable_file.hpp"
 
 namespace ffcv {
 
 std::vector<std::uint8_t> read_whole_file(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw IoError(path, "open", errno);
-  struct stat info {};
-  if (::fstat(fd, &info) != 0) {
-    const int error = errno;
-    ::close(fd);
-    throw IoError(path, "find the size of", error);
-  }
-  std::vector<std::uint8_t> bytes(static_cast<std::size_t>(std::max<off_t>(info.st_size, 0)));
+  const ReadableFile file = open_readable_file(path);
+  const int fd = file.fd;
+  std::vector<std::uint8_t> bytes(static_cast<std::size_t>(file.size));
   // Reads to the end, not only the size fstat gave: a file that grew meanwhile is read whole
   // all the same (the rest through a chunk), and one that shrank ends early.
   std::uint8_t chunk[16384];

@@ -31,6 +31,7 @@
 #include <optional>
 
 #include "ffcv/field.hpp"
+#include "ffcv/image/jpeg_coding.hpp"
 
 namespace ffcv {
 
@@ -82,9 +83,9 @@ class RgbImageField final : public Field {
 
  private:
   bool choose_jpeg(int width, int height, const EncodeContext& context) const;
-  bool store_source_jpeg(const JpegFile& file, std::uint8_t* column,
-                         std::vector<EncodedAllocation>& heap, const EncodeContext& context) const;
-  RgbImage stored_pixels(const FieldValue& value, const EncodeContext& context) const;
+  bool store_source_jpeg(const JpegFile& file, const JpegCoding& coding, std::uint8_t* column,
+                         std::vector<EncodedAllocation>& heap, const EncodeContext& context,
+                         EncodeTally& tally) const;
   RgbImageOptions options_;
 };
 

@@ -8,7 +8,7 @@
 // quality would, the encode would spend time to add loss and, usually, bytes. The test for
 // "at least as coarsely" compares the file's own quantisation tables with the tables libjpeg
 // uses at the target quality (the IJG tables of the JPEG standard's Annex K, scaled), step by
-// step; the quality it reports is the IJG quality whose tables are nearest to the file's, as
+// step; estimate_jpeg_quality gives the IJG quality whose tables are nearest to the file's, as
 // image tools estimate it (exact for files made by libjpeg, libjpeg-turbo, OpenCV or PIL).
 #pragma once
 
@@ -33,12 +33,16 @@ struct JpegCoding {
   int precision = 8;          // bits per sample
   QuantTable luma_table{};    // the first component's table
   QuantTable chroma_table{};  // the second component's table (the luma table when there is none)
-  int estimated_quality = 0;  // 1..100, the nearest IJG quality (see above)
 };
 
 // Reads the headers up to the first scan. Throws EncodeError when the data is not a readable
 // JPEG (the same message forms as jpeg_codec.hpp).
 JpegCoding read_jpeg_coding(std::span<const std::uint8_t> jpeg);
+
+// The IJG quality (1..100) whose luma (and chroma) tables are nearest to the file's, by the sum
+// of the steps' differences. For reports and tests: the keep decision compares the tables step
+// by step (quantised_at_most_as_finely_as).
+int estimate_jpeg_quality(const JpegCoding& coding);
 
 // The table libjpeg's jpeg_set_quality(quality, force_baseline = TRUE) installs: the Annex K
 // luminance (or chrominance) table scaled for `quality` (1..100) and clamped to 1..255.

@@ -9,7 +9,8 @@
 
 namespace ffcv {
 
-// The bytes of `path`. Throws IoError naming the file and what failed (open, size, read).
+// The bytes of `path`. Throws IoError naming the file and what failed (open, stat, read), or
+// that it is a directory.
 std::vector<std::uint8_t> read_whole_file(const std::string& path);
 
 }  // namespace ffcv
