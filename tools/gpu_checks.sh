@@ -49,6 +49,15 @@
 #                   160 px, loader-fed against the fixed-batch ceiling, the process pinned with
 #                   taskset to 4, 8 and 16 cores (--cores), --iterations timed steps (150) after
 #                   20 untimed. Writes OUT/cores-per-gpu.{json,md,png}
+#   gpu-decode      the GPU image path (issue: JPEG decode on the GPU), on the imagenet-like
+#                   set (made first, as above): ffcv_gpu_image_decode_test (GPU batches against
+#                   the CPU path's: windows, flips, labels, pixels within tolerance; a damaged
+#                   JPEG mid-batch; the backends) and the trainer's [gpu_decode] cases (training
+#                   and evaluation on the GPU path), then ffcv_gpu_decode_benchmark, the image
+#                   pipeline to float16 NCHW on the GPU, on the CPU path and the GPU path with
+#                   the process pinned to each of --cores (OUT/gpu-decode.jsonl), then
+#                   cores_per_gpu.py at 8 cores with data.image_decode = cpu and = gpu
+#                   (OUT/gpu-decode-training-{cpu,gpu}.json)
 #   python          the Python package on the GPU: a venv of PY (its torch seen through
 #                   --system-site-packages) gets nanobind and scikit-build-core from --wheels DIR
 #                   (default .devdeps/wheels; fill it here with `.venv/bin/pip download --no-deps
@@ -64,6 +73,9 @@
 #                   training.device = cpu, fp32, 64 px, batch 32 for every model
 #   --time-limit S  seconds the whole script may take; the suite stage uses what is left (less
 #                   20 s for packing)
+#   --nvjpeg DIR    nvJPEG's include/ and lib/ where the CUDA toolkit has none (default
+#                   .devdeps/nvjpeg when present: the files of the nvidia-nvjpeg wheel,
+#                   `.venv/bin/pip download --no-deps nvidia-nvjpeg` unzipped, nvidia/cu13/*)
 #   --pack NAME     at the end (also after a failure), moves every file of OUT but the stages'
 #                   .json figures into OUT/NAME.tar.gz, so that few files come back
 #
@@ -99,6 +111,7 @@ photos=""
 time_limit=""
 pack=""
 wheels=.devdeps/wheels
+nvjpeg=.devdeps/nvjpeg
 stages=()
 while (($#)); do
   case "$1" in
@@ -120,6 +133,7 @@ while (($#)); do
     --time-limit) time_limit=$2; shift 2 ;;
     --pack) pack=$2; shift 2 ;;
     --wheels) wheels=$2; shift 2 ;;
+    --nvjpeg) nvjpeg=$2; shift 2 ;;
     -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$script"; exit 0 ;;
     -*) echo "gpu_checks.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     *) stages+=("$1"); shift ;;
@@ -128,9 +142,10 @@ done
 ((${#stages[@]})) || stages=(build tests saga-reference)
 for stage in "${stages[@]}"; do
   case "$stage" in
-    build|tests|saga-reference|saga-paper|suite|imagenet-like|many-models|cores-per-gpu|python) ;;
+    build|tests|saga-reference|saga-paper|suite|imagenet-like|many-models|cores-per-gpu) ;;
+    gpu-decode|python) ;;
     *) echo "gpu_checks.sh: unknown stage '$stage' (build, tests, saga-reference, saga-paper," \
-            "suite, imagenet-like, many-models, cores-per-gpu, python)" >&2; exit 2 ;;
+            "suite, imagenet-like, many-models, cores-per-gpu, gpu-decode, python)" >&2; exit 2 ;;
   esac
 done
 # Option values are checked before any stage runs.
@@ -180,10 +195,20 @@ detect_arch() {
 
 stage_build() {
   [[ -n $arch ]] || arch=$(detect_arch)
+  local nvjpeg_root=()
+  [[ ! -d $nvjpeg ]] || nvjpeg_root=(-DFFCV_NVJPEG_ROOT="$(cd "$nvjpeg" && pwd)")
   cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFFCV_WITH_CUDA=ON \
-    -DFFCV_CUDA_ARCHITECTURES="$arch" -DFFCV_PYTHON="$python" -DFFCV_BUILD_BENCHMARKS=ON || return
-  ninja -C "$build" -j "$jobs" ffcv ffcv_device_parity_test ffcv_trainer_tests ffcv_torch_tests \
-    ffcv_saga_tests ffcv_training_benchmark
+    -DFFCV_CUDA_ARCHITECTURES="$arch" -DFFCV_PYTHON="$python" -DFFCV_BUILD_BENCHMARKS=ON \
+    "${nvjpeg_root[@]}" || return
+  local targets=(ffcv ffcv_device_parity_test ffcv_trainer_tests ffcv_torch_tests ffcv_saga_tests
+    ffcv_training_benchmark)
+  # The GPU image path's programs exist when nvJPEG was found.
+  if grep -q '^FFCV_NVJPEG_LIBRARY:.*nvjpeg' "$build/CMakeCache.txt"; then
+    targets+=(ffcv_gpu_image_decode_test ffcv_gpu_decode_benchmark)
+  else
+    echo "nvJPEG not found: the GPU image path is not built (see --nvjpeg)"
+  fi
+  ninja -C "$build" -j "$jobs" "${targets[@]}"
 }
 
 # Runs CTest on DIR with the given arguments; fails when an entry failed or was skipped.
@@ -341,6 +366,38 @@ stage_cores_per_gpu() {
     --warmup "$warmup" --output "$out/cores-per-gpu")
   add_model_sets command
   "${command[@]}"
+}
+
+stage_gpu_decode() {
+  [[ -x $build/bin/ffcv_gpu_decode_benchmark ]] ||
+    { echo "no $build/bin/ffcv_gpu_decode_benchmark: nvJPEG was not found by the build"; return 1; }
+  stage_imagenet_like || return
+  # Every part runs (a failing test does not hide the figures); the stage fails if one did.
+  local failed=0 status=0
+  "$build/bin/ffcv_gpu_image_decode_test" || status=$?
+  if ((status != 0)); then
+    ((status != 77)) || echo "skipped: no CUDA device was seen"
+    failed=1
+  fi
+  "$build/bin/ffcv_trainer_tests" "[gpu_decode]" || failed=1
+  local c path
+  : >"$out/gpu-decode.jsonl"
+  for c in ${cores//,/ }; do
+    for path in cpu gpu; do
+      taskset -c "0-$((c - 1))" "$build/bin/ffcv_gpu_decode_benchmark" "$beton" --path "$path" \
+        --workers "$c" --size 160 --batch 512 --batches 40 --warmup 6 >>"$out/gpu-decode.jsonl" ||
+        failed=1
+      tail -n 1 "$out/gpu-decode.jsonl"
+    done
+  done
+  for path in cpu gpu; do
+    local command=("$python" experiments/training_benchmark/cores_per_gpu.py --build "$build"
+      --train "$beton" --cores 8 --resolution 160 --iterations "$iterations" --warmup "$warmup"
+      --set "data.image_decode=$path" --output "$out/gpu-decode-training-$path")
+    add_model_sets command
+    "${command[@]}" || failed=1
+  done
+  return "$failed"
 }
 
 # --pack: every file of OUT but the stages' .json figures into one archive.

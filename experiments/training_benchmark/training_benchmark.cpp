@@ -55,7 +55,7 @@ Measurement measure(const Recipe& recipe, int resolution, int warmup, int iterat
   if (device.is_cuda()) allocator = torch_adapter::pinned_allocator();
   TrainData data(recipe, ShardSpec{}, resolution, allocator);
   const InputNormalizer normalize(recipe.data.mean, recipe.data.std, device, step.input_dtype(),
-                                  recipe.training.channels_last);
+                                  recipe.training.channels_last, recipe.data.interpolation);
   const double lr = recipe.lr.lr * 0.1;
   const double batch = recipe.training.batch_size;
   Measurement m;

@@ -11,9 +11,10 @@
 
 namespace ffcv::test {
 
-inline void write_tiny_dataset(const std::string& path, std::uint64_t samples, std::uint64_t seed) {
+inline void write_tiny_dataset(const std::string& path, std::uint64_t samples, std::uint64_t seed,
+                               ImageWriteMode mode = ImageWriteMode::kRaw) {
   RgbImageOptions options;
-  options.write_mode = ImageWriteMode::kRaw;
+  options.write_mode = mode;
   DatasetWriter(path, {{"image", std::make_shared<RgbImageField>(options)},
                        {"label", std::make_shared<IntField>()}})
       .write(FunctionSource(samples, [seed](std::uint64_t i) {

@@ -667,3 +667,62 @@ TEST_CASE("on a GPU: evaluating through the device stages equals evaluating CPU-
     }
   }
 }
+
+TEST_CASE("data.image_decode: gpu is refused where it cannot run, auto falls back to the CPU",
+          "[trainer][gpu_decode]") {
+  test::TempDir dir;
+  Recipe recipe = test::tiny_recipe(dir);
+  recipe.data.image_decode = "gpu";
+  CHECK_THROWS_WITH(TrainData(recipe, ShardSpec{}, 16, std::nullopt),
+                    Catch::Contains("data.image_decode = \"gpu\"") &&
+                        Catch::Contains("not a CUDA GPU"));
+  recipe.data.image_decode = "auto";
+  const TrainData data(recipe, ShardSpec{}, 16, std::nullopt);
+  CHECK_FALSE(data.decodes_on_gpu());
+  recipe.augment.operations = {"cutout:size=4"};
+  recipe.data.image_decode = "gpu";
+  CHECK_THROWS_AS(TrainData(recipe, ShardSpec{}, 16, torch_adapter::pinned_allocator().value_or(
+                                                         BatchAllocator{})),
+                  ConfigError);
+}
+
+// The GPU image path end to end in the trainer: JPEG datasets, windows and flips chosen on the
+// workers, decoded by nvJPEG, through progressive resizing (16 -> 24 px) and evaluation.
+TEST_CASE("on a GPU: training and evaluation through the GPU image path",
+          "[trainer][cuda][gpu_decode]") {
+  require_gpu();
+  test::TempDir dir;
+  Recipe recipe = test::tiny_recipe(dir);
+  test::write_tiny_dataset(recipe.data.train, 64, 0, ImageWriteMode::kJpg);
+  test::write_tiny_dataset(recipe.data.val, 30, 1, ImageWriteMode::kJpg);
+  recipe.training.device = "cuda";
+  recipe.data.image_decode = "gpu";
+  const at::Device cuda(at::kCUDA, 0);
+  Communicator comm(RankInfo{}, "gloo");
+  TrainStep step(recipe, cuda, comm);
+  TrainData data(recipe, ShardSpec{}, 16, torch_adapter::pinned_allocator());
+  REQUIRE(data.decodes_on_gpu());
+  const InputNormalizer normalize(recipe.data.mean, recipe.data.std, cuda, step.input_dtype(),
+                                  recipe.training.channels_last);
+  step.model()->train();
+  for (std::uint64_t epoch = 0; epoch < 6; ++epoch) {
+    data.set_train_resolution(epoch < 3 ? 16 : 24);
+    torch_adapter::BatchFeed feed(data.train().epoch(epoch), cuda, normalize.stages(data.train()));
+    while (auto tensors = feed.next()) {
+      const ModelInput input = normalize((*tensors)[0], (*tensors)[1]);
+      CHECK(input.images.size(2) == (epoch < 3 ? 16 : 24));
+      step(input, 0.05);
+    }
+  }
+  step.model()->eval();
+  const auto forward = [&](const at::Tensor& images) { return step.forward_eval(images); };
+  const EvalResult on_gpu = evaluate(forward, data.val(), 0, normalize, false, comm);
+  Recipe cpu_recipe = recipe;
+  cpu_recipe.data.image_decode = "cpu";
+  TrainData cpu_data(cpu_recipe, ShardSpec{}, 16, torch_adapter::pinned_allocator());
+  const EvalResult on_cpu = evaluate(forward, cpu_data.val(), 0, normalize, false, comm);
+  INFO("GPU path top-1 " << on_gpu.top1 << ", CPU path top-1 " << on_cpu.top1);
+  CHECK(on_gpu.samples == 30);
+  CHECK(on_gpu.top1 > 0.9);
+  CHECK(std::abs(on_gpu.top1 - on_cpu.top1) <= 2.0 / 30 + 1e-9);
+}

@@ -2,8 +2,10 @@
 
 #include <torch/torch.h>
 
+#include "ffcv/decoders.hpp"
 #include "ffcv/torch/device_op_registry.hpp"
 #include "ffcv/train/train_data.hpp"
+#include "ffcv/util/errors.hpp"
 
 namespace ffcv::train {
 namespace {
@@ -19,8 +21,9 @@ std::shared_ptr<DeviceOperation> to_device(const at::Device& device) {
 }  // namespace
 
 InputNormalizer::InputNormalizer(std::array<double, 3> mean, std::array<double, 3> std,
-                                 at::Device device, at::ScalarType dtype, bool channels_last)
-    : device_(device), dtype_(dtype) {
+                                 at::Device device, at::ScalarType dtype, bool channels_last,
+                                 std::string interpolation)
+    : device_(device), dtype_(dtype), interpolation_(std::move(interpolation)) {
   const DeviceOpRegistry& registry = DeviceOpRegistry::global();
   if (device_.is_cuda()) {
     const std::shared_ptr<DeviceOperation> copy = to_device(device_);
@@ -40,10 +43,34 @@ InputNormalizer::InputNormalizer(std::array<double, 3> mean, std::array<double, 
 
 std::vector<torch_adapter::DeviceStage> InputNormalizer::stages(const Loader& loader) const {
   std::vector<torch_adapter::DeviceStage> stages;
-  for (const auto& [name, state] : loader.outputs()) {
-    stages.emplace_back(name, state, name == kImageOutput ? image_steps_ : label_steps_);
+  for (std::size_t i = 0; i < loader.outputs().size(); ++i) {
+    const auto& [name, state] = loader.outputs()[i];
+    if (name != kImageOutput) {
+      stages.emplace_back(name, state, label_steps_);
+    } else if (state.shape.size() == 1) {
+      stages.emplace_back(name, state, gpu_decode_steps(loader.pipelines()[i]));
+    } else {
+      stages.emplace_back(name, state, image_steps_);
+    }
   }
   return stages;
+}
+
+InputNormalizer::Steps InputNormalizer::gpu_decode_steps(const PipelineSpec& pipeline) const {
+  const auto* crop = dynamic_cast<const ResizableDecoder*>(pipeline.decoder.get());
+  if (crop == nullptr || !device_.is_cuda()) {
+    throw ConfigError("the image output holds records for decoding on the GPU, but its decoder "
+                      "is not an encoded crop or the training device is not CUDA");
+  }
+  // decode_crops stands in for to_device: it takes the host records, returns device pixels.
+  Steps steps{DeviceOpRegistry::global().make_operation(
+      "decode_crops", OpParams({{"height", std::int64_t{crop->output_height()}},
+                                {"width", std::int64_t{crop->output_width()}},
+                                {"device", std::int64_t{device_.index()}},
+                                {"interpolation", interpolation_}}))};
+  steps.insert(steps.end(), image_steps_.begin() + static_cast<std::ptrdiff_t>(copy_steps_.size()),
+               image_steps_.end());
+  return steps;
 }
 
 std::vector<torch_adapter::DeviceStage> InputNormalizer::view_stages(const Loader& loader) const {

@@ -83,7 +83,7 @@ ModelRun::ModelRun(const Recipe& recipe, const RunOptions& options, at::Device d
       checkpoint_path_(make_run_folder(recipe_, options, main_rank_)),
       step_(std::make_unique<TrainStep>(recipe_, device, communicator)),
       normalize_(recipe_.data.mean, recipe_.data.std, device, step_->input_dtype(),
-                 recipe_.training.channels_last),
+                 recipe_.training.channels_last, recipe_.data.interpolation),
       log_(main_rank_ && !options.run_dir.empty() ? options.run_dir + "/log.jsonl" : "") {
   step_->set_forward_lock(options.forward_lock);
   if (!recipe_.checkpoint.resume.empty()) {

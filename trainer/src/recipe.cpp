@@ -25,6 +25,7 @@ RecipeSchema recipe_schema(Recipe& r) {
   visit("data", "std", r.data.std, above(0));
   visit("data", "interpolation", r.data.interpolation, one_of({"area", "linear"}));
   visit("data", "fast_dct", r.data.fast_dct, any());
+  visit("data", "image_decode", r.data.image_decode, one_of({"cpu", "gpu", "auto"}));
   visit("data", "op_libraries", r.data.op_libraries, non_empty());
 
   visit("augment", "scale", r.augment.scale, ordered(between(0, 1, true)));

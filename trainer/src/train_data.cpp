@@ -7,6 +7,7 @@
 #include "ffcv/settings/loader_settings.hpp"
 #include "ffcv/steps/op_library.hpp"
 #include "ffcv/steps/op_registry.hpp"
+#include "ffcv/torch/gpu_image_decode.hpp"
 #include "ffcv/util/errors.hpp"
 
 namespace ffcv::train {
@@ -57,11 +58,45 @@ std::vector<PipelineSpec> pipelines(const Recipe& recipe, std::shared_ptr<Decode
       {kLabelOutput, recipe.data.label_field, OpRegistry::global().make_decoder("int", {}), {}}};
 }
 
+// The encoded crops' parameters: no DCT options, the GPU decodes whole frames.
+OpParams encoded_params(const Recipe& recipe, int size) {
+  OpParams params;
+  params.set("size", std::int64_t{size});
+  params.set("interpolation", recipe.data.interpolation);
+  return params;
+}
+
+// Whether the recipe's images are decoded on the GPU (data.image_decode). "gpu" refuses what the
+// GPU image path cannot run; "auto" falls back to the CPU then.
+bool image_decode_on_gpu(const Recipe& recipe, bool on_cuda, int views) {
+  const std::string& choice = recipe.data.image_decode;
+  if (choice == "cpu") return false;
+  std::string why_not;
+  if (!on_cuda) why_not = "the training device is not a CUDA GPU";
+  else if (!torch_adapter::gpu_image_decode_built()) {
+    why_not = "this build has no GPU image path (nvJPEG was not found when it was configured)";
+  } else if (views > 1) {
+    why_not = "grid.share_seeds' multi-view crops run on the CPU";
+  } else if (!recipe.augment.operations.empty()) {
+    why_not = "augment.operations run on decoded pixels on the CPU";
+  } else if (recipe.augment.mixup_alpha > 0) {
+    why_not = "mixup runs on decoded pixels on the CPU";
+  }
+  if (why_not.empty()) return true;
+  if (choice == "gpu") throw ConfigError("data.image_decode = \"gpu\": " + why_not);
+  return false;
+}
+
 }  // namespace
 
 TrainData::TrainData(const Recipe& recipe, ShardSpec shard, int initial_resolution,
-                     std::optional<BatchAllocator> allocator, int views) {
+                     std::optional<BatchAllocator> allocator, int views)
+    : gpu_decode_(image_decode_on_gpu(recipe, allocator.has_value(), views)) {
   for (const std::string& library : recipe.data.op_libraries) load_op_library(library);
+  if (gpu_decode_) {
+    build_gpu_loaders(recipe, shard, initial_resolution, allocator);
+    return;
+  }
   OpParams train_crop = crop_params(recipe, initial_resolution);
   train_crop.set("scale", std::vector<double>{recipe.augment.scale[0], recipe.augment.scale[1]});
   train_crop.set("ratio", std::vector<double>{recipe.augment.ratio[0], recipe.augment.ratio[1]});
@@ -115,6 +150,32 @@ TrainData::TrainData(const Recipe& recipe, ShardSpec shard, int initial_resoluti
   val_options.allocator = allocator;
   val_ = std::make_unique<Loader>(
       recipe.data.val, pipelines(recipe, make_crop("center_crop", val_crop), {}), val_options);
+  check_fields(*val_, recipe);
+}
+
+void TrainData::build_gpu_loaders(const Recipe& recipe, ShardSpec shard, int initial_resolution,
+                                  std::optional<BatchAllocator> allocator) {
+  OpParams train_crop = encoded_params(recipe, initial_resolution);
+  train_crop.set("scale", std::vector<double>{recipe.augment.scale[0], recipe.augment.scale[1]});
+  train_crop.set("ratio", std::vector<double>{recipe.augment.ratio[0], recipe.augment.ratio[1]});
+  train_crop.set("flip", recipe.augment.flip ? 0.5 : 0.0);
+  crop_ = make_crop("random_resized_crop_encoded", train_crop);
+  LoaderOptions train_options = base_options(
+      recipe, recipe.data.train, shard, static_cast<std::uint64_t>(recipe.training.batch_size));
+  train_options.allocator = allocator;
+  train_ = std::make_unique<Loader>(recipe.data.train, pipelines(recipe, crop_, {}), train_options);
+  check_fields(*train_, recipe);
+
+  OpParams val_crop = encoded_params(recipe, recipe.validation.resolution);
+  val_crop.set("ratio", recipe.validation.crop_ratio);
+  LoaderOptions val_options = base_options(
+      recipe, recipe.data.val, shard, static_cast<std::uint64_t>(recipe.validation.batch_size));
+  val_options.order.kind = OrderKind::kSequential;
+  val_options.drop_last = false;
+  val_options.allocator = allocator;
+  val_ = std::make_unique<Loader>(
+      recipe.data.val, pipelines(recipe, make_crop("center_crop_encoded", val_crop), {}),
+      val_options);
   check_fields(*val_, recipe);
 }
 

@@ -208,6 +208,9 @@ class Loader {
   // construction, then at each epoch()) found them; reading them never re-runs declare(), which
   // may scan the dataset and must not run while an epoch uses the steps.
   const std::vector<std::pair<std::string, TensorState>>& outputs() const { return outputs_; }
+  // The pipelines as given, in output order (a null decoder: the field's default), e.g. to read
+  // the output size of a resizable decoder when building the device steps that finish it.
+  const std::vector<PipelineSpec>& pipelines() const { return pipelines_; }
 
  private:
   std::shared_ptr<const Reader> reader_;

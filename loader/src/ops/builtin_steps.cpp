@@ -28,6 +28,19 @@ StepSchema crop_decoder_parameters() {
   };
 }
 
+// The output size and filter of the encoded crops (no DCT options: the GPU decodes whole frames).
+StepSchema encoded_crop_parameters() {
+  StepSchema schema = crop_decoder_parameters();
+  schema.resize(4);  // size, height, width, interpolation
+  return schema;
+}
+
+StepSchema::value_type flip_parameter() {
+  return {"flip", Kind::kNumber, defaults_to(0.0), between(0, 1),
+          "chance that the output is mirrored, drawn as random_horizontal_flip right after the "
+          "crop would draw it"};
+}
+
 // torchvision's crop sampling.
 StepSchema random_crop_parameters() {
   return {
@@ -99,6 +112,24 @@ void register_decoders(OpRegistry& registry) {
              {{"ratio", Kind::kNumber, defaults_to(224.0 / 256.0), between(0, 1, true, false),
                "side of the square, as a fraction of the image's short side"}}),
       make_center_crop);
+  // The CPU halves of the GPU image path (ffcv/image/encoded_crop.hpp): the device step
+  // decode_crops finishes them.
+  registry.register_decoder(
+      "random_resized_crop_encoded",
+      "RGBImage -> uint8 [record bytes]: random_resized_crop's window and a flip, chosen here, "
+      "the JPEG's bytes kept for decode_crops on the GPU (raw images resized here)",
+      joined(joined(encoded_crop_parameters(), random_crop_parameters()),
+             {flip_parameter()}),
+      make_random_resized_crop_encoded);
+  registry.register_decoder(
+      "center_crop_encoded",
+      "RGBImage -> uint8 [record bytes]: center_crop's window, the JPEG's bytes kept for "
+      "decode_crops on the GPU (raw images resized here)",
+      joined(encoded_crop_parameters(),
+             {{"ratio", Kind::kNumber, defaults_to(224.0 / 256.0), between(0, 1, true, false),
+               "side of the square, as a fraction of the image's short side"},
+              flip_parameter()}),
+      make_center_crop_encoded);
 }
 
 void register_operations(OpRegistry& registry) {

@@ -26,5 +26,7 @@ std::shared_ptr<BatchOperation> make_mixup_to_one_hot(const OpParams& params);
 std::shared_ptr<Decoder> make_random_resized_crop(const OpParams& params);
 std::shared_ptr<Decoder> make_center_crop(const OpParams& params);
 std::shared_ptr<Decoder> make_random_resized_crops(const OpParams& params);
+std::shared_ptr<Decoder> make_random_resized_crop_encoded(const OpParams& params);
+std::shared_ptr<Decoder> make_center_crop_encoded(const OpParams& params);
 
 }  // namespace ffcv

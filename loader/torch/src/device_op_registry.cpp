@@ -3,11 +3,15 @@
 namespace ffcv::torch_adapter {
 
 void register_builtin_device_steps(DeviceOpRegistry& registry);  // device_ops.cpp
+void register_gpu_image_steps(DeviceOpRegistry& registry);      // decode_crops*.cpp
 
 namespace {
 
 struct BuiltinDeviceRegistry : DeviceOpRegistry {
-  BuiltinDeviceRegistry() { register_builtin_device_steps(*this); }
+  BuiltinDeviceRegistry() {
+    register_builtin_device_steps(*this);
+    register_gpu_image_steps(*this);
+  }
 };
 
 }  // namespace

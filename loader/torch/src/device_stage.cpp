@@ -36,8 +36,9 @@ DeviceStage::DeviceStage(const std::string& output, const TensorState& input,
     } catch (const ConfigError& error) {
       throw ConfigError("output '" + output + "': " + error.what());
     }
-    if (step->name() == "to_device") moves_to_device_ = true;
   }
+  // to_device, or a step that takes host data and leaves it on the GPU (decode_crops).
+  moves_to_device_ = input.device == Device::kCpu && output_.device == Device::kCuda;
 }
 
 at::Tensor DeviceStage::apply(at::Tensor batch) const {

@@ -31,10 +31,13 @@ struct ModelInput {
 
 class InputNormalizer {
  public:
+  // `interpolation` is the resize filter of decode_crops on the GPU image path (data.interpolation).
   InputNormalizer(std::array<double, 3> mean, std::array<double, 3> std, at::Device device,
-                  at::ScalarType dtype, bool channels_last);
+                  at::ScalarType dtype, bool channels_last, std::string interpolation = "area");
 
-  // One stage per output of `loader` (whose outputs are "image" and "label"), in its order.
+  // One stage per output of `loader` (whose outputs are "image" and "label"), in its order. An
+  // image output of encoded-crop records (TrainData::decodes_on_gpu) starts with decode_crops at
+  // its decoder's current output size instead of to_device.
   std::vector<torch_adapter::DeviceStage> stages(const Loader& loader) const;
 
   // `images` and `labels` as the stages left them: [N, 3, H, W] normalised on the device, and
@@ -55,8 +58,11 @@ class InputNormalizer {
  private:
   using Steps = std::vector<std::shared_ptr<torch_adapter::DeviceOperation>>;
 
+  Steps gpu_decode_steps(const PipelineSpec& pipeline) const;
+
   at::Device device_;
   at::ScalarType dtype_;
+  std::string interpolation_;
   // Built once and shared by every epoch's stages (normalize copies its table to the GPU once).
   Steps image_steps_, label_steps_;
   Steps copy_steps_;  // to_device alone (CUDA), or nothing

@@ -42,6 +42,11 @@ struct DataConfig : LoaderSettings {
   std::array<double, 3> std = {58.395, 57.12, 57.375};
   std::string interpolation = "area";  // crop resize kernel: area | linear
   bool fast_dct = true;                // libjpeg-turbo's fast (less exact) inverse DCT
+  // Where JPEGs are decoded: "cpu" (the loader's workers), "gpu" (the workers choose windows and
+  // flips, nvJPEG decodes on the training GPU: ffcv/torch/gpu_image_decode.hpp) or "auto" (gpu
+  // when training on CUDA with a build that has the GPU image path and a pipeline it can run,
+  // cpu otherwise).
+  std::string image_decode = "cpu";
 
   // Shared libraries of user operations (ffcv/steps/op_library.hpp), loaded before the pipelines
   // are built, so `augment.operations` can name their steps.

@@ -13,6 +13,11 @@
 // data.op_libraries are loaded first. Normalisation and the layout
 // change happen on the training device (see batch_input.hpp), as FFCV does them on the GPU.
 // Progressive resizing changes the train crop's output size between epochs.
+//
+// With data.image_decode = gpu (or auto on a GPU) the image pipelines are the GPU image path's
+// (ffcv/torch/gpu_image_decode.hpp): random_resized_crop_encoded with the flip drawn inside it,
+// and center_crop_encoded; their host records are decoded, cropped and resized on the GPU by
+// the first device step (batch_input.hpp), with the same windows and flips as above.
 #pragma once
 
 #include <memory>
@@ -37,7 +42,8 @@ class TrainData {
  public:
   // Opens both files (FormatError / ConfigError when they do not fit the recipe: missing
   // fields, a label field that is not an Int). `allocator` is where batch memory comes from
-  // (pinned host memory when training on a GPU). With `views` > 1 the train images are that
+  // (pinned host memory when training on a GPU; data.image_decode = gpu or auto takes a given
+  // allocator to mean training on a GPU). With `views` > 1 the train images are that
   // many random-resized crops of each sample from one decode (random_resized_crops, flipped
   // with augment.flip), uint8 [N, views, H, W, 3]: one view per model of a shared grid group
   // whose points differ in their seeds. Views take no augment.operations and no mixup.
@@ -51,8 +57,16 @@ class TrainData {
   // The train crop size for the epochs that start from now on; call between epochs.
   void set_train_resolution(int resolution);
   int train_resolution() const { return crop_->output_height(); }
+  // Whether the images are decoded on the GPU (data.image_decode): the image outputs are then
+  // the host records of random_resized_crop_encoded / center_crop_encoded, which
+  // InputNormalizer::stages finishes with decode_crops.
+  bool decodes_on_gpu() const { return gpu_decode_; }
 
  private:
+  void build_gpu_loaders(const Recipe& recipe, ShardSpec shard, int initial_resolution,
+                         std::optional<BatchAllocator> allocator);
+
+  bool gpu_decode_ = false;
   std::shared_ptr<ResizableDecoder> crop_;
   std::unique_ptr<Loader> train_;
   std::unique_ptr<Loader> val_;

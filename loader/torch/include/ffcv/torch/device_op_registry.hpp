@@ -6,6 +6,9 @@
 //                    contiguous NCHW copy with channels_last=false (FFCV's ToTorchImage)
 //   normalize        uint8 -> float32/float16, (v - mean[c]) / std[c] (FFCV's NormalizeImage)
 //   convert          cast to `dtype` (FFCV's Convert)
+//   decode_crops     the GPU image path's decode, crop, resize and flip of the records that
+//                    random_resized_crop_encoded / center_crop_encoded leave on the host
+//                    (ffcv/torch/gpu_image_decode.hpp)
 // The names match the CPU steps they mirror, so one pipeline text reads the same on either side.
 #pragma once
 

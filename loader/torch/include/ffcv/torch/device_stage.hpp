@@ -31,7 +31,7 @@ class DeviceStage {
 
   const TensorState& output_state() const { return output_; }
   bool empty() const { return steps_.empty(); }
-  // Whether a step copies to the GPU.
+  // Whether the steps take host batches to the GPU (to_device, decode_crops).
   bool moves_to_device() const { return moves_to_device_; }
 
  private:

@@ -1,0 +1,84 @@
+// NvjpegBatchDecoder: nvJPEG's batched decode of whole JPEG frames into device memory, as
+// interleaved RGB (width * 3 bytes per row), for the device step decode_crops.
+//
+// Two nvJPEG instances: the hardware backend (the GPU's JPEG engines, for baseline 8-bit
+// three-component files) where the device has one, and the GPU-hybrid backend (Huffman decoding
+// on the GPU for large batches of baseline files, on this thread otherwise, the IDCT and colour
+// conversion on the GPU) for everything else, progressive files included. Frames the hardware
+// backend rejects are decoded again by the hybrid one; a batch the hybrid backend rejects is
+// decoded one frame at a time, so one bad file costs only itself.
+//
+// Threads: one decoder is used by one thread at a time (decode_crops holds a lock around it).
+// Errors: construction throws ConfigError when `Backend::kHardware` is asked for on a device
+// without JPEG engines, or Error when nvJPEG cannot start; decode() reports the frames it could
+// not decode instead of throwing for them.
+#pragma once
+
+#include <cuda_runtime_api.h>
+#include <nvjpeg.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace ffcv::torch_adapter::detail {
+
+struct JpegFrame {
+  const std::uint8_t* data = nullptr;  // host memory, valid until the stream passes the decode
+  std::size_t bytes = 0;
+  int width = 0;
+  int height = 0;
+  bool hardware_ok = false;        // baseline, 8-bit, three components (EncodedCropHeader)
+  std::uint8_t* target = nullptr;  // device memory of height * width * 3 bytes
+};
+
+enum class JpegBackend { kAuto, kHardware, kHybrid };
+
+// "auto", "hardware" or "hybrid"; ConfigError otherwise.
+JpegBackend parse_jpeg_backend(const std::string& name);
+
+class NvjpegBatchDecoder {
+ public:
+  explicit NvjpegBatchDecoder(JpegBackend wanted);
+  ~NvjpegBatchDecoder();
+  NvjpegBatchDecoder(const NvjpegBatchDecoder&) = delete;
+  NvjpegBatchDecoder& operator=(const NvjpegBatchDecoder&) = delete;
+
+  // "hardware (N engines)" or "gpu_hybrid", and why when the hardware backend is missing.
+  std::string description() const { return description_; }
+  bool has_hardware() const { return hardware_ != nullptr; }
+
+  // Enqueues the decode of every frame on `stream`. Returns the positions of the frames that
+  // could not be decoded, each with nvJPEG's reason.
+  std::vector<std::pair<std::size_t, std::string>> decode(std::span<const JpegFrame> frames,
+                                                          cudaStream_t stream);
+
+  // Counters since construction: frames decoded by the hardware and by the hybrid backend.
+  std::uint64_t hardware_frames() const { return hardware_frames_; }
+  std::uint64_t hybrid_frames() const { return hybrid_frames_; }
+
+ private:
+  struct Instance {
+    nvjpegHandle_t handle = nullptr;
+    nvjpegJpegState_t batch_state = nullptr;
+    nvjpegJpegState_t single_state = nullptr;
+    int initialized_for = -1;  // batch size of the last nvjpegDecodeBatchedInitialize
+  };
+  // Decodes `positions` of `frames` with `instance`, batched; true on success.
+  bool decode_batched(Instance& instance, std::span<const JpegFrame> frames,
+                      const std::vector<std::size_t>& positions, cudaStream_t stream,
+                      std::string& reason);
+
+  Instance hardware_instance_;
+  Instance hybrid_instance_;
+  Instance* hardware_ = nullptr;  // &hardware_instance_ when the device has JPEG engines
+  std::string description_;
+  std::uint64_t hardware_frames_ = 0, hybrid_frames_ = 0;
+};
+
+// nvJPEG's status as words.
+std::string nvjpeg_status_text(nvjpegStatus_t status);
+
+}  // namespace ffcv::torch_adapter::detail
