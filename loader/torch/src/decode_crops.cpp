@@ -34,6 +34,7 @@ class DecodeCrops final : public DeviceOperation {
     if (!torch::cuda::is_available()) throw ConfigError("decode_crops: no CUDA device is visible");
   }
   std::string name() const override { return "decode_crops"; }
+  bool works_on_host() const override { return true; }
 
   TensorState declare(const TensorState& input) override {
     if (input.dtype.kind != 'u' || input.dtype.itemsize != 1 || input.shape.size() != 1 ||

@@ -41,6 +41,13 @@ DeviceStage::DeviceStage(const std::string& output, const TensorState& input,
   moves_to_device_ = input.device == Device::kCpu && output_.device == Device::kCuda;
 }
 
+bool DeviceStage::works_on_host() const {
+  for (const auto& step : steps_) {
+    if (step->works_on_host()) return true;
+  }
+  return false;
+}
+
 at::Tensor DeviceStage::apply(at::Tensor batch) const {
   for (const auto& step : steps_) batch = step->apply(batch);
   return batch;

@@ -6,6 +6,8 @@
 #include <c10/cuda/CUDAStream.h>
 #include <torch/torch.h>
 
+#include <c10/cuda/CUDAFunctions.h>
+
 #include <map>
 #include <utility>
 
@@ -57,31 +59,58 @@ DeviceTransfer::DeviceTransfer(EpochIterator epoch, int device, std::vector<Devi
   // Pin the device down (-1 meant the current one), so that next() waits on the consumer
   // stream of this device even if the caller switches devices later.
   device_ = stream_->stream.device_index();
+  for (const DeviceStage& stage : stages_) threaded_ = threaded_ || stage.works_on_host();
+  if (threaded_) preparer_ = std::thread([this] { prepare_loop(); });
 }
 
 DeviceTransfer::~DeviceTransfer() {
+  if (threaded_) {
+    {
+      const std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    changed_.notify_all();
+  }
   // Host slots must outlive the copies reading them.
   try {
     stream_->stream.synchronize();
   } catch (const std::exception&) {
     // A device error already surfaced (or will) elsewhere; a destructor must not throw.
   }
+  if (threaded_) {
+    // Give the slots back, so a preparing thread waiting for the loader gets its batch and sees
+    // the stop; then the batch it may have prepared meanwhile goes too, once its copy is done.
+    {
+      const std::lock_guard lock(mutex_);
+      copying_.clear();
+      prepared_.reset();
+    }
+    preparer_.join();
+    try {
+      stream_->stream.synchronize();
+    } catch (const std::exception&) {
+    }
+    prepared_.reset();
+  }
 }
 
-void DeviceTransfer::start_next() {
+std::unique_ptr<DeviceTransfer::InFlight> DeviceTransfer::prepare() {
   // The loader lends at most batches_ahead + 1 slots at once. Keep only the batch just handed
   // out in flight (an older copy, enqueued a step earlier, has finished or nearly so), so the
   // transfer holds two slots at most, whatever the lead of the host over the GPU.
-  while (copying_.size() > 1) {
-    copying_.front()->copied.synchronize();
-    copying_.pop_front();
+  for (;;) {
+    std::unique_ptr<InFlight> oldest;
+    {
+      std::unique_lock lock(mutex_, std::defer_lock);
+      if (threaded_) lock.lock();
+      if (copying_.size() <= 1) break;
+      oldest = std::move(copying_.front());
+      copying_.pop_front();
+    }
+    oldest->copied.synchronize();  // then its host slot goes back
   }
   std::optional<Batch> batch = epoch_.next();
-  if (!batch) {
-    ahead_.reset();
-    ended_ = true;
-    return;
-  }
+  if (!batch) return nullptr;
   auto flight = std::make_unique<InFlight>();
   flight->host = to_tensors(std::move(*batch));
   if (!stages_.empty() && stages_.size() != flight->host.size()) {
@@ -97,29 +126,42 @@ void DeviceTransfer::start_next() {
                                              : stages_[i].apply(host));
   }
   flight->copied.record(stream_->stream);
-  ahead_ = std::move(flight);
+  return flight;
+}
+
+void DeviceTransfer::start_next() {
+  ahead_ = prepare();
+  ended_ = ahead_ == nullptr;
 }
 
 void DeviceTransfer::release_finished() {
+  std::unique_lock lock(mutex_, std::defer_lock);
+  if (threaded_) lock.lock();
   while (!copying_.empty() && copying_.front()->copied.query()) copying_.pop_front();
 }
 
-std::optional<std::vector<at::Tensor>> DeviceTransfer::next() {
-  if (deferred_error_) std::rethrow_exception(std::exchange(deferred_error_, nullptr));
-  release_finished();
-  if (!ahead_ && !ended_) start_next();  // waits for the loader
-  if (!ahead_) return std::nullopt;
-  std::unique_ptr<InFlight> ready = std::move(ahead_);
+std::vector<at::Tensor> DeviceTransfer::hand_out(InFlight& ready) {
   const c10::cuda::CUDAStream consumer = c10::cuda::getCurrentCUDAStream(device_);
-  ready->copied.block(consumer);
-  for (const at::Tensor& tensor : ready->device) {
+  ready.copied.block(consumer);
+  for (const at::Tensor& tensor : ready.device) {
     // The copies were allocated on the transfer stream but are used on the consumer's.
     if (tensor.is_cuda()) {
       c10::cuda::CUDACachingAllocator::recordStream(tensor.storage().data_ptr(), consumer);
     }
   }
-  std::vector<at::Tensor> out = ready->device;
-  ready->device.clear();
+  std::vector<at::Tensor> out = std::move(ready.device);
+  ready.device.clear();
+  return out;
+}
+
+std::optional<std::vector<at::Tensor>> DeviceTransfer::next() {
+  if (threaded_) return next_prepared();
+  if (deferred_error_) std::rethrow_exception(std::exchange(deferred_error_, nullptr));
+  release_finished();
+  if (!ahead_ && !ended_) start_next();  // waits for the loader
+  if (!ahead_) return std::nullopt;
+  std::unique_ptr<InFlight> ready = std::move(ahead_);
+  std::vector<at::Tensor> out = hand_out(*ready);
   copying_.push_back(std::move(ready));
   // Copy batch b+1 now if the loader has it, so the copy overlaps step b; if not, the next call
   // waits for it, after the caller has launched step b rather than before. Batch b+1 failing
@@ -133,6 +175,53 @@ std::optional<std::vector<at::Tensor>> DeviceTransfer::next() {
     }
   }
   return out;
+}
+
+void DeviceTransfer::prepare_loop() {
+  c10::cuda::set_device(static_cast<c10::DeviceIndex>(device_));
+  for (;;) {
+    {
+      std::unique_lock lock(mutex_);
+      changed_.wait(lock, [&] { return stopping_ || prepared_ == nullptr; });
+      if (stopping_) return;
+    }
+    std::unique_ptr<InFlight> flight;
+    try {
+      flight = prepare();
+    } catch (...) {
+      const std::lock_guard lock(mutex_);
+      thread_error_ = std::current_exception();
+      changed_.notify_all();
+      return;
+    }
+    const std::lock_guard lock(mutex_);
+    if (flight == nullptr) {
+      ended_ = true;
+      changed_.notify_all();
+      return;
+    }
+    prepared_ = std::move(flight);
+    changed_.notify_all();
+  }
+}
+
+std::optional<std::vector<at::Tensor>> DeviceTransfer::next_prepared() {
+  release_finished();
+  InFlight* ready = nullptr;
+  {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return prepared_ != nullptr || ended_ || thread_error_; });
+    if (prepared_ == nullptr) {
+      if (thread_error_) std::rethrow_exception(thread_error_);
+      return std::nullopt;
+    }
+    // Into copying_ before the thread prepares the next batch, which may then give back the
+    // slot of the batch before this one, never this one's.
+    ready = prepared_.get();
+    copying_.push_back(std::move(prepared_));
+  }
+  changed_.notify_all();
+  return hand_out(*ready);
 }
 
 }  // namespace ffcv::torch_adapter

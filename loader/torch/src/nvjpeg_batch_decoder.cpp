@@ -5,6 +5,8 @@
 namespace ffcv::torch_adapter::detail {
 namespace {
 
+constexpr std::size_t kHybridBatchMin = 50;
+
 void destroy(nvjpegHandle_t& handle, nvjpegJpegState_t& batch,
              nvjpegJpegState_t& single) {
   if (batch != nullptr) nvjpegJpegStateDestroy(batch);
@@ -142,7 +144,10 @@ std::vector<std::pair<std::size_t, std::string>> NvjpegBatchDecoder::decode(
   }
   hardware_frames_ += on_hardware.size();
   std::vector<std::pair<std::size_t, std::string>> failed;
-  if (decode_batched(hybrid_instance_, frames, on_hybrid, stream, reason)) {
+  // The hybrid backend decodes Huffman codes on the GPU only for batches of more than 50 files;
+  // fewer go one at a time, which needs no new batch initialisation.
+  if (on_hybrid.size() > kHybridBatchMin &&
+      decode_batched(hybrid_instance_, frames, on_hybrid, stream, reason)) {
     hybrid_frames_ += on_hybrid.size();
     return failed;
   }

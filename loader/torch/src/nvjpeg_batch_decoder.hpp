@@ -4,9 +4,10 @@
 // Two nvJPEG instances: the hardware backend (the GPU's JPEG engines, for baseline 8-bit
 // three-component files) where the device has one, and the GPU-hybrid backend (Huffman decoding
 // on the GPU for large batches of baseline files, on this thread otherwise, the IDCT and colour
-// conversion on the GPU) for everything else, progressive files included. Frames the hardware
-// backend rejects are decoded again by the hybrid one; a batch the hybrid backend rejects is
-// decoded one frame at a time, so one bad file costs only itself.
+// conversion on the GPU) for everything else, progressive files included: batched when there are
+// more than 50 of them, one at a time otherwise. Frames the hardware backend rejects are decoded
+// again by the hybrid one; a batch the hybrid backend rejects is decoded one frame at a time, so
+// one bad file costs only itself.
 //
 // Threads: one decoder is used by one thread at a time (decode_crops holds a lock around it).
 // Errors: construction throws ConfigError when `Backend::kHardware` is asked for on a device

@@ -28,6 +28,10 @@ class DeviceOperation {
   // Transforms a batch [N, ...input state] on its device. On CUDA the work is enqueued on the
   // current stream; the host never waits for it.
   virtual at::Tensor apply(const at::Tensor& batch) const = 0;
+  // Whether apply() spends host time per batch that is worth taking off the training thread
+  // (decode_crops parses every JPEG for nvJPEG): DeviceTransfer then prepares batches on a thread
+  // of its own.
+  virtual bool works_on_host() const { return false; }
 };
 
 }  // namespace ffcv::torch_adapter

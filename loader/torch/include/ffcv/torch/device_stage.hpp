@@ -33,6 +33,8 @@ class DeviceStage {
   bool empty() const { return steps_.empty(); }
   // Whether the steps take host batches to the GPU (to_device, decode_crops).
   bool moves_to_device() const { return moves_to_device_; }
+  // Whether a step works on the host per batch (DeviceOperation::works_on_host).
+  bool works_on_host() const;
 
  private:
   std::vector<std::shared_ptr<DeviceOperation>> steps_;

@@ -16,16 +16,26 @@
 // released as soon as its copy has finished on the GPU, never before, so a pinned slot is not
 // overwritten while a non-blocking copy still reads it (FFCV issue #37).
 //
+// Preparing on a thread: when a stage works on the host per batch (DeviceStage::works_on_host,
+// e.g. decode_crops, whose nvJPEG calls parse every JPEG of the batch on the host), batch b+1
+// is taken from the loader and its stages enqueued by a thread of the transfer's own, so that
+// host work never delays the caller's launch of step b. next() then only waits for a prepared
+// batch (and the loader's end or error) and orders it on the caller's stream. The rules above
+// hold unchanged: at most one batch prepared ahead, two host slots held, errors in order.
+//
 // Errors: a batch that fails (the loader's error for a sample, a failed copy or stage) is
 // thrown by the next() that would have returned it, never earlier: when the copy of batch b+1
 // fails while next() hands out batch b, batch b is still returned and the error is thrown by
 // the following call. Built only with CUDA.
 #pragma once
 
+#include <condition_variable>
 #include <deque>
 #include <exception>
 #include <memory>
+#include <mutex>
 #include <optional>
+#include <thread>
 #include <vector>
 
 #include "ffcv/loader.hpp"
@@ -47,8 +57,14 @@ class DeviceTransfer {
 
  private:
   struct InFlight;
+  // Takes the loader's next batch and enqueues its copy and stages; null at the end.
+  std::unique_ptr<InFlight> prepare();
   void start_next();
   void release_finished();
+  // The preparing thread's loop (works_on_host stages) and next()'s side of it.
+  void prepare_loop();
+  std::optional<std::vector<at::Tensor>> next_prepared();
+  std::vector<at::Tensor> hand_out(InFlight& ready);
 
   EpochIterator epoch_;
   int device_;
@@ -59,6 +75,15 @@ class DeviceTransfer {
   std::deque<std::unique_ptr<InFlight>> copying_;  // handed out, host slot not yet released
   struct StreamHolder;
   std::unique_ptr<StreamHolder> stream_;
+
+  // With a preparing thread: `copying_` is shared with it under `mutex_`.
+  bool threaded_ = false;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::unique_ptr<InFlight> prepared_;  // ready for the next call
+  std::exception_ptr thread_error_;     // the preparing thread's failure, after its good batches
+  bool stopping_ = false;
+  std::thread preparer_;
 };
 
 }  // namespace ffcv::torch_adapter
