@@ -195,6 +195,15 @@ detect_arch() {
 
 stage_build() {
   [[ -n $arch ]] || arch=$(detect_arch)
+  # A machine with its own libjpeg development files links pkg-config's libjpeg (its own, e.g.
+  # version 8) while the carried libjpeg62-turbo headers come first on CPATH: the decoders then
+  # fail at run time ("Wrong JPEG library version"). Use the machine's headers with its library.
+  local devdeps=${DEVDEPS:-/tmp/devdeps}
+  if [[ -f /usr/include/jpeglib.h && -f $devdeps/usr/include/jpeglib.h ]]; then
+    echo "using the machine's libjpeg headers (it has /usr/include/jpeglib.h)"
+    rm -f "$devdeps"/usr/include/{jpeglib,jerror,jmorecfg}.h \
+      "$devdeps"/usr/include/x86_64-linux-gnu/jconfig.h
+  fi
   local nvjpeg_root=()
   [[ ! -d $nvjpeg ]] || nvjpeg_root=(-DFFCV_NVJPEG_ROOT="$(cd "$nvjpeg" && pwd)")
   cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFFCV_WITH_CUDA=ON \

@@ -43,14 +43,22 @@ Arguments parse(int argc, char** argv) {
   a.data = argv[1];
   for (int i = 2; i + 1 < argc; i += 2) {
     const std::string key = argv[i], value = argv[i + 1];
-    if (key == "--path") a.path = value;
-    else if (key == "--backend") a.backend = value;
-    else if (key == "--workers") a.workers = std::stoi(value);
-    else if (key == "--size") a.size = std::stoi(value);
-    else if (key == "--batch") a.batch = std::stoi(value);
-    else if (key == "--batches") a.batches = std::stoi(value);
-    else if (key == "--warmup") a.warmup = std::stoi(value);
-    else throw ConfigError("unknown option " + key);
+    if (key == "--path")
+      a.path = value;
+    else if (key == "--backend")
+      a.backend = value;
+    else if (key == "--workers")
+      a.workers = std::stoi(value);
+    else if (key == "--size")
+      a.size = std::stoi(value);
+    else if (key == "--batch")
+      a.batch = std::stoi(value);
+    else if (key == "--batches")
+      a.batches = std::stoi(value);
+    else if (key == "--warmup")
+      a.warmup = std::stoi(value);
+    else
+      throw ConfigError("unknown option " + key);
   }
   if (a.path != "cpu" && a.path != "gpu") throw ConfigError("--path is cpu or gpu");
   return a;

@@ -13,7 +13,8 @@ from ffcv_cpp.fields import NDArrayField
 from ffcv_cpp.fields.basics import FloatDecoder, IntDecoder
 from ffcv_cpp.fields.decoders import (BytesDecoder, CenterCropRGBImageDecoder, NDArrayDecoder,
                                       RandomResizedCropRGBImageDecoder,
-                                      RandomResizedCropsRGBImageDecoder, SimpleRGBImageDecoder)
+                                      RandomResizedCropsRGBImageDecoder, SimpleRGBImageDecoder,
+                                      RandomResizedCropEncoded, CenterCropEncoded)
 from ffcv_cpp.loader import Loader, OrderOption
 from ffcv_cpp.transforms import (Convert, Cutout, ImageMixup, LabelMixup, MixupToOneHot,
                                  ModuleWrapper, View,
@@ -79,6 +80,13 @@ CASES = [
     ("multi_view_crops", "jpeg_file",
      [RandomResizedCropsRGBImageDecoder(16, views=3, flip=True, interpolation="linear")],
      [("decoder", "random_resized_crops:size=16,views=3,flip=true,interpolation=linear")],
+     [IntDecoder()], [], None),
+    ("gpu_path_records", "jpeg_file",
+     [RandomResizedCropEncoded((24, 32), flip=0.5)],
+     [("decoder", "random_resized_crop_encoded:height=24,width=32,flip=0.5")],
+     [IntDecoder()], [], None),
+    ("gpu_path_center_records", "raw_file",
+     [CenterCropEncoded(20, ratio=0.5)], [("decoder", "center_crop_encoded:size=20,ratio=0.5")],
      [IntDecoder()], [], None),
     ("poison_and_replace_label", "raw_file",
      [SimpleRGBImageDecoder(), Poison(MASK, ALPHA, [1, 5, 9])],
@@ -160,6 +168,7 @@ CATALOGUE = {
     "image": SimpleRGBImageDecoder, "int": IntDecoder, "ndarray": NDArrayDecoder,
     "random_resized_crop": RandomResizedCropRGBImageDecoder,
     "random_resized_crops": RandomResizedCropsRGBImageDecoder, "convert": Convert,
+    "random_resized_crop_encoded": RandomResizedCropEncoded, "center_crop_encoded": CenterCropEncoded,
     "cutout": Cutout, "normalize": NormalizeImage, "poison": Poison,
     "random_brightness": RandomBrightness, "random_contrast": RandomContrast,
     "random_horizontal_flip": RandomHorizontalFlip, "random_saturation": RandomSaturation,

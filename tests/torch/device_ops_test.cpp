@@ -128,7 +128,15 @@ TEST_CASE("device steps are found by name, a typo is answered with the closest",
   const auto names = torch_adapter::DeviceOpRegistry::global().operations();
   std::vector<std::string> listed;
   for (const auto& [name, summary] : names) listed.push_back(name);
-  CHECK(listed == std::vector<std::string>{"convert", "normalize", "to_device", "to_torch_image"});
+  CHECK(listed == std::vector<std::string>{"convert", "decode_crops", "normalize", "to_device",
+                                           "to_torch_image"});
+  if (!torch::cuda::is_available()) {
+    // Without a GPU (or without nvJPEG in the build) the GPU image path is refused in one line.
+    CHECK_THROWS_WITH(torch_adapter::DeviceOpRegistry::global().make_operation(
+                          "decode_crops", OpParams({{"size", std::int64_t{8}}})),
+                      Catch::Contains("decode_crops: ") &&
+                          (Catch::Contains("no CUDA device") || Catch::Contains("no GPU image")));
+  }
   CHECK_THROWS_WITH(
       DeviceStage("image", kImage, std::vector<std::string>{"to_torch_imag"}),
       Catch::Contains("output 'image'") && Catch::Contains("did you mean 'to_torch_image'"));

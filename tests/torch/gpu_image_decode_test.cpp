@@ -61,15 +61,16 @@ struct Result {
 // The CPU path: the crop decoder (full-scale accurate decode, so the only differences left are
 // the decoders' and the resize's arithmetic) and random_horizontal_flip.
 Result cpu_path(const std::string& path) {
-  Loader loader(path,
-                {{"image", "image",
-                  OpRegistry::global().make_decoder(
-                      "random_resized_crop", OpParams({{"size", std::int64_t{kSize}},
-                                                       {"dct_scaling", false},
-                                                       {"fast_dct", false}})),
-                  {OpRegistry::global().make_operation("random_horizontal_flip", {})}},
-                 {"label", "label", OpRegistry::global().make_decoder("int", {}), {}}},
-                options());
+  Loader loader(
+      path,
+      {{"image",
+        "image",
+        OpRegistry::global().make_decoder(
+            "random_resized_crop",
+            OpParams({{"size", std::int64_t{kSize}}, {"dct_scaling", false}, {"fast_dct", false}})),
+        {OpRegistry::global().make_operation("random_horizontal_flip", {})}},
+       {"label", "label", OpRegistry::global().make_decoder("int", {}), {}}},
+      options());
   Result result;
   auto it = loader.epoch(3);
   while (auto batch = it.next()) {
@@ -85,20 +86,22 @@ Result cpu_path(const std::string& path) {
 Result gpu_path(const std::string& path, const std::string& backend,
                 OnSampleError on_error = OnSampleError::kFail,
                 torch_adapter::GpuDecodeCounts* counts = nullptr) {
-  Loader loader(path,
-                {{"image", "image",
-                  OpRegistry::global().make_decoder(
-                      "random_resized_crop_encoded",
-                      OpParams({{"size", std::int64_t{kSize}}, {"flip", 0.5}})),
-                  {}},
-                 {"label", "label", OpRegistry::global().make_decoder("int", {}), {}}},
-                options(on_error));
+  Loader loader(
+      path,
+      {{"image",
+        "image",
+        OpRegistry::global().make_decoder("random_resized_crop_encoded",
+                                          OpParams({{"size", std::int64_t{kSize}}, {"flip", 0.5}})),
+        {}},
+       {"label", "label", OpRegistry::global().make_decoder("int", {}), {}}},
+      options(on_error));
   const auto decode = torch_adapter::DeviceOpRegistry::global().make_operation(
       "decode_crops", OpParams({{"size", std::int64_t{kSize}}, {"backend", backend}}));
   std::vector<DeviceStage> stages;
   for (const auto& [name, state] : loader.outputs()) {
     if (name == "image") {
-      stages.emplace_back(name, state, std::vector<std::shared_ptr<torch_adapter::DeviceOperation>>{decode});
+      stages.emplace_back(name, state,
+                          std::vector<std::shared_ptr<torch_adapter::DeviceOperation>>{decode});
     } else {
       stages.emplace_back(name, state, std::vector<std::string>{"to_device"});
     }
@@ -150,19 +153,20 @@ TEST_CASE("GPU path: same samples, windows and flips as the CPU path, pixels wit
     worst_mirror = std::max(worst_mirror, psnr(gpu.images[s], cpu.images[s].flip({1})));
     lowest = std::min(lowest, quality);
     total += quality;
-    largest_difference = std::max(
-        largest_difference,
-        (gpu.images[s].to(at::kInt) - cpu.images[s].to(at::kInt)).abs().max().item<int>());
+    largest_difference =
+        std::max(largest_difference,
+                 (gpu.images[s].to(at::kInt) - cpu.images[s].to(at::kInt)).abs().max().item<int>());
     CHECK(quality >= 30.0);
   }
-  std::printf("GPU path against the CPU path: %d JPEG samples, PSNR mean %.2f dB, lowest %.2f dB, "
-              "largest difference %d levels; a mirrored window would give at most %.2f dB; "
-              "backend %s (%llu hardware, %llu hybrid, %llu host, %llu raw)\n",
-              jpegs, total / std::max(1, jpegs), lowest, largest_difference, worst_mirror,
-              counts.backend.c_str(), static_cast<unsigned long long>(counts.hardware_frames),
-              static_cast<unsigned long long>(counts.hybrid_frames),
-              static_cast<unsigned long long>(counts.host_frames),
-              static_cast<unsigned long long>(counts.pixel_records));
+  std::printf(
+      "GPU path against the CPU path: %d JPEG samples, PSNR mean %.2f dB, lowest %.2f dB, "
+      "largest difference %d levels; a mirrored window would give at most %.2f dB; "
+      "backend %s (%llu hardware, %llu hybrid, %llu host, %llu raw)\n",
+      jpegs, total / std::max(1, jpegs), lowest, largest_difference, worst_mirror,
+      counts.backend.c_str(), static_cast<unsigned long long>(counts.hardware_frames),
+      static_cast<unsigned long long>(counts.hybrid_frames),
+      static_cast<unsigned long long>(counts.host_frames),
+      static_cast<unsigned long long>(counts.pixel_records));
   CHECK(jpegs > 30);
   CHECK(counts.pixel_records + counts.hardware_frames + counts.hybrid_frames + counts.host_frames ==
         kSamples);
@@ -179,7 +183,8 @@ TEST_CASE("GPU path: the hybrid backend gives the hardware backend's windows", "
   CHECK(hybrid.hardware_frames == 0);
   CHECK(hybrid.backend.rfind("gpu_hybrid", 0) == 0);
   double lowest = 99;
-  for (std::size_t s = 0; s < a.labels.size(); ++s) lowest = std::min(lowest, psnr(a.images[s], h.images[s]));
+  for (std::size_t s = 0; s < a.labels.size(); ++s)
+    lowest = std::min(lowest, psnr(a.images[s], h.images[s]));
   std::printf("auto backend: %s; against the hybrid backend, lowest PSNR %.2f dB\n",
               automatic.backend.c_str(), lowest);
   CHECK(lowest >= 35.0);
@@ -219,7 +224,8 @@ TEST_CASE("GPU path: a size that is not the records' is one clear error", "[gpu_
   test::TempDir dir;
   const std::string path = write_mixed(dir);
   Loader loader(path,
-                {{"image", "image",
+                {{"image",
+                  "image",
                   OpRegistry::global().make_decoder("center_crop_encoded",
                                                     OpParams({{"size", std::int64_t{48}}})),
                   {}}},
@@ -230,8 +236,8 @@ TEST_CASE("GPU path: a size that is not the records' is one clear error", "[gpu_
   auto batch = it.next();
   REQUIRE(batch);
   const std::vector<at::Tensor> tensors = torch_adapter::to_tensors(std::move(*batch));
-  CHECK_THROWS_WITH(stage.apply(tensors[0]), Catch::Contains("was cut for 48 x 48") &&
-                                                 Catch::Contains("outputs 64 x 64"));
+  CHECK_THROWS_WITH(stage.apply(tensors[0]),
+                    Catch::Contains("was cut for 48 x 48") && Catch::Contains("outputs 64 x 64"));
 }
 
 // Run before any case (tests/unit/catch_main.cpp).

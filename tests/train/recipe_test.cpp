@@ -328,7 +328,7 @@ TEST_CASE("recipe_to_toml writes every key and reads back equal", "[recipe]") {
 
 TEST_CASE("recipe_keys lists every key once", "[recipe]") {
   const std::vector<std::string> keys = recipe_keys();
-  CHECK(keys.size() == 73);  // drop_last and the HTTP limits joined with the loader settings
+  CHECK(keys.size() == 74);  // drop_last and the HTTP limits joined with the loader settings
   CHECK(keys.front() == "data.train");
   CHECK(keys.back() == "checkpoint.resume");
   std::vector<std::string> sorted = keys;

@@ -673,16 +673,16 @@ TEST_CASE("data.image_decode: gpu is refused where it cannot run, auto falls bac
   test::TempDir dir;
   Recipe recipe = test::tiny_recipe(dir);
   recipe.data.image_decode = "gpu";
-  CHECK_THROWS_WITH(TrainData(recipe, ShardSpec{}, 16, std::nullopt),
-                    Catch::Contains("data.image_decode = \"gpu\"") &&
-                        Catch::Contains("not a CUDA GPU"));
+  CHECK_THROWS_WITH(
+      TrainData(recipe, ShardSpec{}, 16, std::nullopt),
+      Catch::Contains("data.image_decode = \"gpu\"") && Catch::Contains("not a CUDA GPU"));
   recipe.data.image_decode = "auto";
   const TrainData data(recipe, ShardSpec{}, 16, std::nullopt);
   CHECK_FALSE(data.decodes_on_gpu());
   recipe.augment.operations = {"cutout:size=4"};
   recipe.data.image_decode = "gpu";
-  CHECK_THROWS_AS(TrainData(recipe, ShardSpec{}, 16, torch_adapter::pinned_allocator().value_or(
-                                                         BatchAllocator{})),
+  CHECK_THROWS_AS(TrainData(recipe, ShardSpec{}, 16,
+                            torch_adapter::pinned_allocator().value_or(BatchAllocator{})),
                   ConfigError);
 }
 

@@ -48,11 +48,11 @@ struct Epoch {
   std::uint64_t sample_bytes = 0;
 };
 
-Epoch run(const std::string& path, std::vector<PipelineSpec> pipelines) {
+Epoch run(const std::string& path, std::vector<PipelineSpec> pipelines, int workers = 2) {
   LoaderOptions options;
   options.batch_size = 16;
   options.order.seed = 11;
-  options.num_workers = 2;
+  options.num_workers = workers;
   Loader loader(path, std::move(pipelines), options);
   Epoch epoch;
   auto it = loader.epoch(2);
@@ -84,15 +84,16 @@ TEST_CASE("encoded crop records: the CPU path's windows and flips, the JPEG's ow
   test::TempDir dir;
   const std::string path = write_mixed(dir);
   const Reader reader(path);
-  const Epoch encoded =
-      run(path, {{"image", "image",
-                  OpRegistry::global().make_decoder("random_resized_crop_encoded",
-                                                    crop_params(true)),
-                  {}}});
-  const Epoch cpu = run(
-      path, {{"image", "image",
-              OpRegistry::global().make_decoder("random_resized_crop", crop_params(false)),
-              {OpRegistry::global().make_operation("random_horizontal_flip", {})}}});
+  const Epoch encoded = run(
+      path, {{"image",
+              "image",
+              OpRegistry::global().make_decoder("random_resized_crop_encoded", crop_params(true)),
+              {}}});
+  const Epoch cpu =
+      run(path, {{"image",
+                  "image",
+                  OpRegistry::global().make_decoder("random_resized_crop", crop_params(false)),
+                  {OpRegistry::global().make_operation("random_horizontal_flip", {})}}});
   REQUIRE(encoded.indices == cpu.indices);
   REQUIRE(encoded.indices.size() == 48);
   int jpegs = 0, raws = 0, flips = 0;
@@ -134,6 +135,16 @@ TEST_CASE("encoded crop records: the CPU path's windows and flips, the JPEG's ow
   CHECK(raws > 10);
   CHECK(flips > 5);
   CHECK(flips < 43);
+  // Same seed, same bytes (records included) for any number of workers.
+  const Epoch one =
+      run(path,
+          {{"image",
+            "image",
+            OpRegistry::global().make_decoder("random_resized_crop_encoded", crop_params(true)),
+            {}}},
+          1);
+  CHECK(one.indices == encoded.indices);
+  CHECK(one.samples == encoded.samples);
 }
 
 TEST_CASE("encoded crop records: center crops and progressive resizing", "[encoded_crop]") {
@@ -172,8 +183,8 @@ TEST_CASE("encoded crop records: a bad header or payload is one clear error", "[
   const auto fails_with = [&](EncodedCropHeader changed, const std::string& words) {
     std::vector<std::uint8_t> copy = record;
     changed.store(copy.data());
-    CHECK_THROWS_WITH(EncodedCropHeader::load(copy), Catch::Contains(words) &&
-                                                         Catch::Contains("sample 7"));
+    CHECK_THROWS_WITH(EncodedCropHeader::load(copy),
+                      Catch::Contains(words) && Catch::Contains("sample 7"));
   };
   EncodedCropHeader outside = header;
   outside.window = {6, 2, 5, 6};
@@ -200,12 +211,13 @@ TEST_CASE("encoded crop: a damaged JPEG header fails on the worker, where on_err
   LoaderOptions options;
   options.batch_size = 8;
   options.on_error = OnSampleError::kSkip;
-  Loader loader(path,
-                {{"image", "image",
-                  OpRegistry::global().make_decoder("random_resized_crop_encoded",
-                                                    crop_params(true)),
-                  {}}},
-                options);
+  Loader loader(
+      path,
+      {{"image",
+        "image",
+        OpRegistry::global().make_decoder("random_resized_crop_encoded", crop_params(true)),
+        {}}},
+      options);
   std::uint64_t seen = 0;
   auto it = loader.epoch(0);
   while (auto batch = it.next()) {

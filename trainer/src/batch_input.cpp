@@ -59,8 +59,9 @@ std::vector<torch_adapter::DeviceStage> InputNormalizer::stages(const Loader& lo
 InputNormalizer::Steps InputNormalizer::gpu_decode_steps(const PipelineSpec& pipeline) const {
   const auto* crop = dynamic_cast<const ResizableDecoder*>(pipeline.decoder.get());
   if (crop == nullptr || !device_.is_cuda()) {
-    throw ConfigError("the image output holds records for decoding on the GPU, but its decoder "
-                      "is not an encoded crop or the training device is not CUDA");
+    throw ConfigError(
+        "the image output holds records for decoding on the GPU, but its decoder "
+        "is not an encoded crop or the training device is not CUDA");
   }
   // decode_crops stands in for to_device: it takes the host records, returns device pixels.
   Steps steps{DeviceOpRegistry::global().make_operation(

@@ -72,7 +72,8 @@ bool image_decode_on_gpu(const Recipe& recipe, bool on_cuda, int views) {
   const std::string& choice = recipe.data.image_decode;
   if (choice == "cpu") return false;
   std::string why_not;
-  if (!on_cuda) why_not = "the training device is not a CUDA GPU";
+  if (!on_cuda)
+    why_not = "the training device is not a CUDA GPU";
   else if (!torch_adapter::gpu_image_decode_built()) {
     why_not = "this build has no GPU image path (nvJPEG was not found when it was configured)";
   } else if (views > 1) {
@@ -142,14 +143,20 @@ TrainData::TrainData(const Recipe& recipe, ShardSpec shard, int initial_resoluti
 
   OpParams val_crop = crop_params(recipe, recipe.validation.resolution);
   val_crop.set("ratio", recipe.validation.crop_ratio);
+  build_val_loader(recipe, shard, allocator, make_crop("center_crop", val_crop));
+}
+
+void TrainData::build_val_loader(const Recipe& recipe, ShardSpec shard,
+                                 std::optional<BatchAllocator> allocator,
+                                 std::shared_ptr<Decoder> crop) {
   // Validation sees every sample once, in order.
   LoaderOptions val_options = base_options(
       recipe, recipe.data.val, shard, static_cast<std::uint64_t>(recipe.validation.batch_size));
   val_options.order.kind = OrderKind::kSequential;
   val_options.drop_last = false;
   val_options.allocator = allocator;
-  val_ = std::make_unique<Loader>(
-      recipe.data.val, pipelines(recipe, make_crop("center_crop", val_crop), {}), val_options);
+  val_ = std::make_unique<Loader>(recipe.data.val, pipelines(recipe, std::move(crop), {}),
+                                  val_options);
   check_fields(*val_, recipe);
 }
 
@@ -168,15 +175,7 @@ void TrainData::build_gpu_loaders(const Recipe& recipe, ShardSpec shard, int ini
 
   OpParams val_crop = encoded_params(recipe, recipe.validation.resolution);
   val_crop.set("ratio", recipe.validation.crop_ratio);
-  LoaderOptions val_options = base_options(
-      recipe, recipe.data.val, shard, static_cast<std::uint64_t>(recipe.validation.batch_size));
-  val_options.order.kind = OrderKind::kSequential;
-  val_options.drop_last = false;
-  val_options.allocator = allocator;
-  val_ = std::make_unique<Loader>(
-      recipe.data.val, pipelines(recipe, make_crop("center_crop_encoded", val_crop), {}),
-      val_options);
-  check_fields(*val_, recipe);
+  build_val_loader(recipe, shard, allocator, make_crop("center_crop_encoded", val_crop));
 }
 
 void TrainData::set_train_resolution(int resolution) {

@@ -29,8 +29,8 @@ void EncodedCropHeader::store(std::uint8_t* record) const {
 EncodedCropHeader EncodedCropHeader::load(std::span<const std::uint8_t> record) {
   if (record.size() < kEncodedCropHeaderBytes) {
     throw Error("encoded crop record of " + std::to_string(record.size()) +
-                      " bytes is shorter than its " + std::to_string(kEncodedCropHeaderBytes) +
-                      "-byte header");
+                " bytes is shorter than its " + std::to_string(kEncodedCropHeaderBytes) +
+                "-byte header");
   }
   const std::uint8_t* bytes = record.data();
   EncodedCropHeader header;
@@ -52,15 +52,15 @@ EncodedCropHeader EncodedCropHeader::load(std::span<const std::uint8_t> record) 
   }
   header.kind = static_cast<EncodedCropKind>(kind);
   const auto side_ok = [](int side) { return side >= 1 && side <= 65535; };
-  if (!side_ok(header.out_height) || !side_ok(header.out_width) ||
-      !side_ok(header.frame_height) || !side_ok(header.frame_width)) {
+  if (!side_ok(header.out_height) || !side_ok(header.out_width) || !side_ok(header.frame_height) ||
+      !side_ok(header.frame_width)) {
     throw Error(where + ": a side outside 1..65535");
   }
   const CropWindow& w = header.window;
   if (w.top < 0 || w.left < 0 || w.height < 1 || w.width < 1 ||
       w.top + w.height > header.frame_height || w.left + w.width > header.frame_width) {
-    throw Error(where + ": crop window outside its " + std::to_string(header.frame_height) +
-                      " x " + std::to_string(header.frame_width) + " frame");
+    throw Error(where + ": crop window outside its " + std::to_string(header.frame_height) + " x " +
+                std::to_string(header.frame_width) + " frame");
   }
   const std::uint64_t room = record.size() - kEncodedCropHeaderBytes;
   const std::uint64_t pixels = std::uint64_t(header.out_height) * header.out_width * 3;
@@ -68,7 +68,7 @@ EncodedCropHeader EncodedCropHeader::load(std::span<const std::uint8_t> record) 
       (header.kind == EncodedCropKind::kPixels && header.payload_bytes != pixels) ||
       header.payload_bytes == 0) {
     throw Error(where + ": payload of " + std::to_string(header.payload_bytes) +
-                      " bytes does not fit its record of " + std::to_string(record.size()));
+                " bytes does not fit its record of " + std::to_string(record.size()));
   }
   return header;
 }

@@ -118,8 +118,7 @@ void register_decoders(OpRegistry& registry) {
       "random_resized_crop_encoded",
       "RGBImage -> uint8 [record bytes]: random_resized_crop's window and a flip, chosen here, "
       "the JPEG's bytes kept for decode_crops on the GPU (raw images resized here)",
-      joined(joined(encoded_crop_parameters(), random_crop_parameters()),
-             {flip_parameter()}),
+      joined(joined(encoded_crop_parameters(), random_crop_parameters()), {flip_parameter()}),
       make_random_resized_crop_encoded);
   registry.register_decoder(
       "center_crop_encoded",

@@ -15,7 +15,9 @@
 #include <array>
 #include <cmath>
 #include <span>
+#include <tuple>
 
+#include "crop_window_rule.hpp"
 #include "ffcv/crop.hpp"
 #include "ffcv/decoders.hpp"
 #include "ffcv/fields/rgb_image_field.hpp"
@@ -41,16 +43,10 @@ void check_output_size(std::int64_t height, std::int64_t width, const std::strin
   }
 }
 
-// The parameters every crop decoder declares (builtin_steps.cpp); `height` and `width` default
-// to `size`, which has no default.
+// The parameters every crop decoder declares (builtin_steps.cpp).
 CropDecoderOptions read_common(const OpParams& params, const std::string& name) {
   CropDecoderOptions options;
-  const std::int64_t size = params.get_int("size", 0);
-  const std::int64_t height = params.get_int("height", size);
-  const std::int64_t width = params.get_int("width", size);
-  check_output_size(height, width, name);
-  options.out_height = static_cast<int>(height);
-  options.out_width = static_cast<int>(width);
+  std::tie(options.out_height, options.out_width) = crop_output_size(params, name);
   options.interpolation = parse_interpolation(params.require_string("interpolation"));
   options.dct_scaling = params.require_bool("dct_scaling");
   options.fast_dct = params.require_bool("fast_dct");
@@ -76,11 +72,7 @@ class CropDecoderBase : public ResizableDecoder {
  protected:
   // The output state with `views` leading views (0: none).
   TensorState declare_images(const Reader& reader, std::size_t field, int views) const {
-    if (dynamic_cast<const RgbImageField*>(reader.fields().at(field).field.get()) == nullptr) {
-      throw ConfigError(name() + " decoder needs an RGBImage field, '" +
-                        reader.fields()[field].name + "' is " +
-                        reader.fields()[field].field->type_name());
-    }
+    require_rgb_image_field(reader, field, name());
     TensorState state{DType::parse("|u1"),
                       {static_cast<std::uint64_t>(options_.out_height),
                        static_cast<std::uint64_t>(options_.out_width), 3}};
@@ -146,9 +138,12 @@ class CropDecoderBase : public ResizableDecoder {
   std::uint64_t resize_bytes_ = 0;
 };
 
-class ResizedCropDecoder : public CropDecoderBase {
+// random_resized_crop and center_crop: one window per sample, chosen by `rule`.
+class ResizedCropDecoder final : public CropDecoderBase {
  public:
-  using CropDecoderBase::CropDecoderBase;
+  ResizedCropDecoder(std::string name, CropDecoderOptions options, CropWindowRule rule)
+      : CropDecoderBase(options), name_(std::move(name)), rule_(rule) {}
+  std::string name() const override { return name_; }
 
   TensorState declare(const Reader& reader, std::size_t field) override {
     TensorState state = declare_images(reader, field, 0);
@@ -160,7 +155,7 @@ class ResizedCropDecoder : public CropDecoderBase {
               std::span<std::uint8_t> scratch, const SampleContext& context) const override {
     const std::span<std::uint8_t> decoded = region_scratch(scratch);
     const ImageMetadata image = ImageMetadata::load(column);
-    const CropWindow window = choose_window(image.height, image.width, context);
+    const CropWindow window = rule_.choose(image.height, image.width, context);
     ResizeSource source;
     if (image.mode == StoredImageMode::kRaw) {
       source = raw_source(image, payloads, window);
@@ -184,44 +179,9 @@ class ResizedCropDecoder : public CropDecoderBase {
                resize_scratch(scratch));
   }
 
- protected:
-  virtual CropWindow choose_window(int height, int width, const SampleContext& context) const = 0;
-};
-
-class RandomResizedCropDecoder final : public ResizedCropDecoder {
- public:
-  RandomResizedCropDecoder(CropDecoderOptions options, std::array<double, 2> scale,
-                           std::array<double, 2> ratio)
-      : ResizedCropDecoder(options), scale_(scale), ratio_(ratio) {
-    validate_random_crop_params(scale_, ratio_, "random_resized_crop");
-  }
-  std::string name() const override { return "random_resized_crop"; }
-
- protected:
-  CropWindow choose_window(int height, int width, const SampleContext& context) const override {
-    return random_resized_crop(height, width, scale_, ratio_,
-                               [&](std::uint32_t n) { return context.uniform(n); });
-  }
-
  private:
-  std::array<double, 2> scale_, ratio_;
-};
-
-class CenterCropDecoder final : public ResizedCropDecoder {
- public:
-  CenterCropDecoder(CropDecoderOptions options, double ratio)
-      : ResizedCropDecoder(options), ratio_(ratio) {
-    center_crop(1000, 1000, ratio_);  // validates the ratio
-  }
-  std::string name() const override { return "center_crop"; }
-
- protected:
-  CropWindow choose_window(int height, int width, const SampleContext&) const override {
-    return center_crop(height, width, ratio_);
-  }
-
- private:
-  double ratio_;
+  std::string name_;
+  CropWindowRule rule_;
 };
 
 // random_resized_crops: `views` random-resized crops of one image, decoded once. The JPEG is
@@ -237,11 +197,13 @@ class MultiViewCropDecoder final : public CropDecoderBase {
 
   MultiViewCropDecoder(CropDecoderOptions options, int views, std::array<double, 2> scale,
                        std::array<double, 2> ratio, bool flip)
-      : CropDecoderBase(options), views_(views), scale_(scale), ratio_(ratio), flip_(flip) {
+      : CropDecoderBase(options),
+        views_(views),
+        rule_(CropWindowRule::random(scale, ratio, "random_resized_crops")),
+        flip_(flip) {
     if (views_ < 1 || views_ > kMaxViews) {
       throw ConfigError("random_resized_crops: views must be 1.." + std::to_string(kMaxViews));
     }
-    validate_random_crop_params(scale_, ratio_, "random_resized_crops");
   }
   std::string name() const override { return "random_resized_crops"; }
   TensorState declare(const Reader& reader, std::size_t field) override {
@@ -249,15 +211,6 @@ class MultiViewCropDecoder final : public CropDecoderBase {
     // The union window's decode asks for a size that depends on the views' windows.
     size_scratch(reader, field, false);
     return state;
-  }
-
-  // The window of view `view` of a sample, as decode() draws it.
-  static CropWindow view_window(int height, int width, std::array<double, 2> scale,
-                                std::array<double, 2> ratio, const SampleContext& context,
-                                int view) {
-    const std::uint32_t base = static_cast<std::uint32_t>(view) * kDrawsPerView;
-    return random_resized_crop(height, width, scale, ratio,
-                               [&](std::uint32_t n) { return context.uniform(base + n); });
   }
 
   void decode(const std::uint8_t* column, const PayloadReader& payloads, std::uint8_t* out,
@@ -269,7 +222,8 @@ class MultiViewCropDecoder final : public CropDecoderBase {
     int left = image.width, top = image.height, right = 0, bottom = 0;
     int narrowest = image.width, lowest = image.height;
     for (int v = 0; v < views_; ++v) {
-      const CropWindow w = view_window(image.height, image.width, scale_, ratio_, context, v);
+      const CropWindow w = rule_.choose(image.height, image.width, context,
+                                        static_cast<std::uint32_t>(v) * kDrawsPerView);
       windows[static_cast<std::size_t>(v)] = w;
       left = std::min(left, w.left);
       top = std::min(top, w.top);
@@ -303,7 +257,7 @@ class MultiViewCropDecoder final : public CropDecoderBase {
       resize_rgb(source, target, options_.out_width, options_.out_height, options_.interpolation,
                  resize_scratch(scratch));
       if (flip_ && context.uniform(std::uint32_t(v) * kDrawsPerView + kDrawsPerView - 1) < 0.5) {
-        mirror_rows(target);
+        mirror_rgb_rows(target, options_.out_height, options_.out_width);
       }
     }
   }
@@ -332,46 +286,32 @@ class MultiViewCropDecoder final : public CropDecoderBase {
     return decode_jpeg_window(payloads.payload(image.data_ptr), request, decoded);
   }
 
-  void mirror_rows(std::uint8_t* view) const {
-    const int w = options_.out_width;
-    for (int y = 0; y < options_.out_height; ++y) {
-      std::uint8_t* row = view + std::size_t(y) * w * 3;
-      for (int a = 0, b = w - 1; a < b; ++a, --b) {
-        for (int c = 0; c < 3; ++c) std::swap(row[a * 3 + c], row[b * 3 + c]);
-      }
-    }
-  }
-
   int views_;
-  std::array<double, 2> scale_, ratio_;
+  CropWindowRule rule_;
   bool flip_;
 };
-
-// A parameter declared as two numbers.
-std::array<double, 2> pair(const OpParams& params, const std::string& key) {
-  const std::vector<double> values = params.require_list(key);
-  if (values.size() != 2) throw ConfigError("parameter '" + key + "' needs two numbers");
-  return {values[0], values[1]};
-}
 
 }  // namespace
 
 std::shared_ptr<Decoder> make_random_resized_crop(const OpParams& params) {
   const CropDecoderOptions options = read_common(params, "random_resized_crop");
-  return std::make_shared<RandomResizedCropDecoder>(options, pair(params, "scale"),
-                                                    pair(params, "ratio"));
+  return std::make_shared<ResizedCropDecoder>(
+      "random_resized_crop", options,
+      CropWindowRule::random(number_pair(params, "scale"), number_pair(params, "ratio"),
+                             "random_resized_crop"));
 }
 
 std::shared_ptr<Decoder> make_random_resized_crops(const OpParams& params) {
   const CropDecoderOptions options = read_common(params, "random_resized_crops");
   return std::make_shared<MultiViewCropDecoder>(
-      options, static_cast<int>(params.require_int("views")), pair(params, "scale"),
-      pair(params, "ratio"), params.require_bool("flip"));
+      options, static_cast<int>(params.require_int("views")), number_pair(params, "scale"),
+      number_pair(params, "ratio"), params.require_bool("flip"));
 }
 
 std::shared_ptr<Decoder> make_center_crop(const OpParams& params) {
   const CropDecoderOptions options = read_common(params, "center_crop");
-  return std::make_shared<CenterCropDecoder>(options, params.require_double("ratio"));
+  return std::make_shared<ResizedCropDecoder>(
+      "center_crop", options, CropWindowRule::centered(params.require_double("ratio")));
 }
 
 }  // namespace ffcv

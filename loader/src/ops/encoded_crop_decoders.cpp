@@ -10,6 +10,7 @@
 #include <array>
 #include <cstring>
 
+#include "crop_window_rule.hpp"
 #include "ffcv/decoders.hpp"
 #include "ffcv/fields/rgb_image_field.hpp"
 #include "ffcv/image/encoded_crop.hpp"
@@ -22,13 +23,19 @@
 namespace ffcv {
 namespace {
 
-class EncodedCropDecoder : public ResizableDecoder {
+class EncodedCropDecoder final : public ResizableDecoder {
  public:
-  EncodedCropDecoder(int out_height, int out_width, Interpolation interpolation, double flip)
-      : out_height_(out_height), out_width_(out_width), interpolation_(interpolation),
-        flip_(flip) {
-    if (flip_ < 0 || flip_ > 1) throw ConfigError("encoded crop: flip must be within [0, 1]");
+  EncodedCropDecoder(std::string name, std::pair<int, int> out_size, Interpolation interpolation,
+                     double flip, CropWindowRule rule)
+      : name_(std::move(name)),
+        out_height_(out_size.first),
+        out_width_(out_size.second),
+        interpolation_(interpolation),
+        flip_(flip),
+        rule_(rule) {
+    if (flip_ < 0 || flip_ > 1) throw ConfigError(name_ + ": flip must be within [0, 1]");
   }
+  std::string name() const override { return name_; }
 
   void set_output_size(int height, int width) override {
     if (height < 1 || width < 1 || height > 65535 || width > 65535) {
@@ -42,11 +49,7 @@ class EncodedCropDecoder : public ResizableDecoder {
   std::uint64_t scratch_bytes() const override { return resize_bytes_; }
 
   TensorState declare(const Reader& reader, std::size_t field) override {
-    if (dynamic_cast<const RgbImageField*>(reader.fields().at(field).field.get()) == nullptr) {
-      throw ConfigError(name() + " decoder needs an RGBImage field, '" +
-                        reader.fields()[field].name + "' is " +
-                        reader.fields()[field].field->type_name());
-    }
+    require_rgb_image_field(reader, field, name());
     std::uint64_t largest_jpeg = 0;
     int widest = 0, tallest = 0;
     for (std::uint64_t i = 0; i < reader.num_samples(); ++i) {
@@ -56,7 +59,8 @@ class EncodedCropDecoder : public ResizableDecoder {
       if (image.mode != StoredImageMode::kJpg) continue;
       const AllocEntry* allocation = reader.find_allocation(image.data_ptr);
       if (allocation == nullptr) {
-        throw FormatError(reader.path(), "sample " + std::to_string(i) + "'s image points at no allocation");
+        throw FormatError(reader.path(),
+                          "sample " + std::to_string(i) + "'s image points at no allocation");
       }
       largest_jpeg = std::max(largest_jpeg, allocation->size);
     }
@@ -75,7 +79,7 @@ class EncodedCropDecoder : public ResizableDecoder {
     header.out_width = out_width_;
     header.frame_height = image.height;
     header.frame_width = image.width;
-    header.window = choose_window(image.height, image.width, context);
+    header.window = rule_.choose(image.height, image.width, context);
     // The draw random_horizontal_flip would make as the next step of the pipeline.
     SampleContext flip_context = context;
     flip_context.stream = context.stream + 1;
@@ -87,8 +91,8 @@ class EncodedCropDecoder : public ResizableDecoder {
       const JpegCoding coding = read_jpeg_coding(jpeg);
       if (coding.width != image.width || coding.height != image.height) {
         throw Error("JPEG frame of " + std::to_string(coding.width) + " x " +
-                          std::to_string(coding.height) + " under metadata of " +
-                          std::to_string(image.width) + " x " + std::to_string(image.height));
+                    std::to_string(coding.height) + " under metadata of " +
+                    std::to_string(image.width) + " x " + std::to_string(image.height));
       }
       header.kind = EncodedCropKind::kJpeg;
       header.components = coding.components;
@@ -114,101 +118,41 @@ class EncodedCropDecoder : public ResizableDecoder {
                                 double(w.width),
                                 double(w.height)};
       resize_rgb(source, payload, out_width_, out_height_, interpolation_, scratch);
-      if (header.flip) mirror_rows(payload);
+      if (header.flip) mirror_rgb_rows(payload, out_height_, out_width_);
     }
     header.store(out);
+    // The rest of the record is zeros, so that batches are the same bytes for any thread count.
+    const std::uint64_t used = kEncodedCropHeaderBytes + header.payload_bytes;
+    std::memset(out + used, 0, record_bytes_ - used);
   }
-
- protected:
-  virtual CropWindow choose_window(int height, int width, const SampleContext& context) const = 0;
 
  private:
-  void mirror_rows(std::uint8_t* pixels) const {
-    for (int y = 0; y < out_height_; ++y) {
-      std::uint8_t* row = pixels + std::size_t(y) * out_width_ * 3;
-      for (int a = 0, b = out_width_ - 1; a < b; ++a, --b) {
-        for (int c = 0; c < 3; ++c) std::swap(row[a * 3 + c], row[b * 3 + c]);
-      }
-    }
-  }
-
+  std::string name_;
   int out_height_, out_width_;
   Interpolation interpolation_;
   double flip_;
+  CropWindowRule rule_;
   std::uint64_t record_bytes_ = 0;  // set by declare()
   std::uint64_t resize_bytes_ = 0;
 };
 
-class RandomResizedCropEncoded final : public EncodedCropDecoder {
- public:
-  RandomResizedCropEncoded(int height, int width, Interpolation interpolation, double flip,
-                           std::array<double, 2> scale, std::array<double, 2> ratio)
-      : EncodedCropDecoder(height, width, interpolation, flip), scale_(scale), ratio_(ratio) {
-    validate_random_crop_params(scale_, ratio_, "random_resized_crop_encoded");
-  }
-  std::string name() const override { return "random_resized_crop_encoded"; }
-
- protected:
-  CropWindow choose_window(int height, int width, const SampleContext& context) const override {
-    return random_resized_crop(height, width, scale_, ratio_,
-                               [&](std::uint32_t n) { return context.uniform(n); });
-  }
-
- private:
-  std::array<double, 2> scale_, ratio_;
-};
-
-class CenterCropEncoded final : public EncodedCropDecoder {
- public:
-  CenterCropEncoded(int height, int width, Interpolation interpolation, double flip, double ratio)
-      : EncodedCropDecoder(height, width, interpolation, flip), ratio_(ratio) {
-    center_crop(1000, 1000, ratio_);  // validates the ratio
-  }
-  std::string name() const override { return "center_crop_encoded"; }
-
- protected:
-  CropWindow choose_window(int height, int width, const SampleContext&) const override {
-    return center_crop(height, width, ratio_);
-  }
-
- private:
-  double ratio_;
-};
-
-struct OutputSize {
-  int height, width;
-};
-
-OutputSize output_size(const OpParams& params, const std::string& name) {
-  const std::int64_t size = params.get_int("size", 0);
-  const std::int64_t height = params.get_int("height", size);
-  const std::int64_t width = params.get_int("width", size);
-  if (height < 1 || width < 1 || height > 65535 || width > 65535) {
-    throw ConfigError(name + ": give the output `size` (or `height` and `width`), 1..65535");
-  }
-  return {static_cast<int>(height), static_cast<int>(width)};
-}
-
-std::array<double, 2> number_pair(const OpParams& params, const std::string& key) {
-  const std::vector<double> values = params.require_list(key);
-  if (values.size() != 2) throw ConfigError("parameter '" + key + "' needs two numbers");
-  return {values[0], values[1]};
-}
-
 }  // namespace
 
 std::shared_ptr<Decoder> make_random_resized_crop_encoded(const OpParams& params) {
-  const OutputSize size = output_size(params, "random_resized_crop_encoded");
-  return std::make_shared<RandomResizedCropEncoded>(
-      size.height, size.width, parse_interpolation(params.require_string("interpolation")),
-      params.require_double("flip"), number_pair(params, "scale"), number_pair(params, "ratio"));
+  const std::string name = "random_resized_crop_encoded";
+  return std::make_shared<EncodedCropDecoder>(
+      name, crop_output_size(params, name),
+      parse_interpolation(params.require_string("interpolation")), params.require_double("flip"),
+      CropWindowRule::random(number_pair(params, "scale"), number_pair(params, "ratio"),
+                             "random_resized_crop_encoded"));
 }
 
 std::shared_ptr<Decoder> make_center_crop_encoded(const OpParams& params) {
-  const OutputSize size = output_size(params, "center_crop_encoded");
-  return std::make_shared<CenterCropEncoded>(
-      size.height, size.width, parse_interpolation(params.require_string("interpolation")),
-      params.require_double("flip"), params.require_double("ratio"));
+  const std::string name = "center_crop_encoded";
+  return std::make_shared<EncodedCropDecoder>(
+      name, crop_output_size(params, name),
+      parse_interpolation(params.require_string("interpolation")), params.require_double("flip"),
+      CropWindowRule::centered(params.require_double("ratio")));
 }
 
 }  // namespace ffcv

@@ -19,6 +19,8 @@
 namespace ffcv::torch_adapter {
 namespace {
 
+constexpr std::size_t kFrameRounding = std::size_t{32} << 20;
+
 void check_cuda(cudaError_t status, const char* what) {
   if (status != cudaSuccess) {
     throw Error(std::string("decode_crops: ") + what + ": " + cudaGetErrorString(status));
@@ -29,8 +31,11 @@ class DecodeCrops final : public DeviceOperation {
  public:
   DecodeCrops(int height, int width, Interpolation interpolation, detail::JpegBackend backend,
               std::int64_t device)
-      : height_(height), width_(width), area_(interpolation == Interpolation::kArea),
-        backend_(backend), device_(device) {
+      : height_(height),
+        width_(width),
+        area_(interpolation == Interpolation::kArea),
+        backend_(backend),
+        device_(device) {
     if (!torch::cuda::is_available()) throw ConfigError("decode_crops: no CUDA device is visible");
   }
   std::string name() const override { return "decode_crops"; }
@@ -39,9 +44,10 @@ class DecodeCrops final : public DeviceOperation {
   TensorState declare(const TensorState& input) override {
     if (input.dtype.kind != 'u' || input.dtype.itemsize != 1 || input.shape.size() != 1 ||
         input.shape[0] <= kEncodedCropHeaderBytes || input.device != Device::kCpu) {
-      throw ConfigError("decode_crops needs the host records of random_resized_crop_encoded or "
-                        "center_crop_encoded (uint8 [record bytes] cpu), got " +
-                        input.to_string());
+      throw ConfigError(
+          "decode_crops needs the host records of random_resized_crop_encoded or "
+          "center_crop_encoded (uint8 [record bytes] cpu), got " +
+          input.to_string());
     }
     TensorState out{DType::parse("|u1"),
                     {static_cast<std::uint64_t>(height_), static_cast<std::uint64_t>(width_), 3},
@@ -59,8 +65,8 @@ class DecodeCrops final : public DeviceOperation {
     const cudaStream_t stream = c10::cuda::getCurrentCUDAStream(device.index()).stream();
     const std::int64_t count = batch.size(0), record_bytes = batch.size(1);
     const std::size_t sample_bytes = std::size_t(height_) * width_ * 3;
-    at::Tensor out = at::empty({count, height_, width_, 3},
-                               at::TensorOptions().dtype(at::kByte).device(device));
+    at::Tensor out =
+        at::empty({count, height_, width_, 3}, at::TensorOptions().dtype(at::kByte).device(device));
     auto* out_data = out.data_ptr<std::uint8_t>();
     const auto* records = batch.data_ptr<std::uint8_t>();
 
@@ -72,8 +78,8 @@ class DecodeCrops final : public DeviceOperation {
       const EncodedCropHeader header =
           EncodedCropHeader::load({record, static_cast<std::size_t>(record_bytes)});
       if (header.out_height != height_ || header.out_width != width_) {
-        throw ConfigError("decode_crops: sample " + std::to_string(header.sample) + " was cut for " +
-                          std::to_string(header.out_height) + " x " +
+        throw ConfigError("decode_crops: sample " + std::to_string(header.sample) +
+                          " was cut for " + std::to_string(header.out_height) + " x " +
                           std::to_string(header.out_width) + ", this step outputs " +
                           std::to_string(height_) + " x " + std::to_string(width_));
       }
@@ -91,7 +97,9 @@ class DecodeCrops final : public DeviceOperation {
     counts_.pixel_records += count - static_cast<std::int64_t>(jpeg_rows.size());
     if (jpeg_rows.empty()) return out;
 
-    // Whole frames, decoded side by side into one buffer of the caching allocator.
+    // Whole frames, decoded side by side into one buffer of the caching allocator, its size
+    // rounded up so that batches of slightly different totals reuse one cached block.
+    frame_bytes = (frame_bytes + kFrameRounding - 1) / kFrameRounding * kFrameRounding;
     at::Tensor frames = at::empty({static_cast<std::int64_t>(frame_bytes)},
                                   at::TensorOptions().dtype(at::kByte).device(device));
     std::vector<detail::JpegFrame> jpegs;
@@ -109,13 +117,14 @@ class DecodeCrops final : public DeviceOperation {
       jpegs.push_back(frame);
     }
     detail::NvjpegBatchDecoder& decoder = decoder_for(device.index());
-    for (const auto& [position, reason] : decoder.decode(jpegs, stream)) {
+    const detail::NvjpegBatchDecoder::Outcome outcome = decoder.decode(jpegs, stream);
+    for (const auto& [position, reason] : outcome.failed) {
       decode_on_host(jpegs[position], headers[static_cast<std::size_t>(jpeg_rows[position])],
                      reason, stream);
     }
     counts_.backend = decoder.description();
-    counts_.hardware_frames = decoder.hardware_frames();
-    counts_.hybrid_frames = decoder.hybrid_frames();
+    counts_.hardware_frames += outcome.hardware_frames;
+    counts_.hybrid_frames += outcome.hybrid_frames;
 
     // The windows, through pinned memory (the caching host allocator keeps it until the copy).
     const auto jobs_bytes = static_cast<std::int64_t>(jpegs.size() * sizeof(detail::CropJob));
@@ -124,15 +133,9 @@ class DecodeCrops final : public DeviceOperation {
     auto* jobs = reinterpret_cast<detail::CropJob*>(host_jobs.data_ptr<std::uint8_t>());
     for (std::size_t j = 0; j < jpegs.size(); ++j) {
       const EncodedCropHeader& header = headers[static_cast<std::size_t>(jpeg_rows[j])];
-      jobs[j] = {jpegs[j].target,
-                 jpegs[j].width,
-                 jpegs[j].height,
-                 header.window.top,
-                 header.window.left,
-                 header.window.height,
-                 header.window.width,
-                 header.flip ? 1 : 0,
-                 static_cast<int>(jpeg_rows[j])};
+      jobs[j] = {jpegs[j].target,     jpegs[j].width,      jpegs[j].height,
+                 header.window.top,   header.window.left,  header.window.height,
+                 header.window.width, header.flip ? 1 : 0, static_cast<int>(jpeg_rows[j])};
     }
     const at::Tensor device_jobs = host_jobs.to(device, /*non_blocking=*/true);
     detail::crop_resize_cuda(reinterpret_cast<const detail::CropJob*>(device_jobs.data_ptr()),
@@ -150,8 +153,7 @@ class DecodeCrops final : public DeviceOperation {
   detail::NvjpegBatchDecoder& decoder_for(int device) const {
     auto found = decoders_.find(device);
     if (found == decoders_.end()) {
-      found = decoders_.emplace(device, std::make_unique<detail::NvjpegBatchDecoder>(backend_))
-                  .first;
+      found = decoders_.emplace(device, detail::pooled_decoder(device, backend_)).first;
     }
     return *found->second;
   }
@@ -164,8 +166,8 @@ class DecodeCrops final : public DeviceOperation {
       image = decode_jpeg({frame.data, frame.bytes});
     } catch (const std::exception& error) {
       throw Error("decode_crops: sample " + std::to_string(header.sample) +
-                  ": nvJPEG could not decode its JPEG (" + reason + ") and neither could libjpeg (" +
-                  error.what() + ")");
+                  ": nvJPEG could not decode its JPEG (" + reason +
+                  ") and neither could libjpeg (" + error.what() + ")");
     }
     if (image.width != frame.width || image.height != frame.height) {
       throw Error("decode_crops: sample " + std::to_string(header.sample) + ": libjpeg decoded " +
@@ -185,7 +187,7 @@ class DecodeCrops final : public DeviceOperation {
   detail::JpegBackend backend_;
   std::int64_t device_;
   mutable std::mutex mutex_;
-  mutable std::map<int, std::unique_ptr<detail::NvjpegBatchDecoder>> decoders_;
+  mutable std::map<int, std::shared_ptr<detail::NvjpegBatchDecoder>> decoders_;
   mutable GpuDecodeCounts counts_;
 };
 

@@ -3,7 +3,7 @@
 namespace ffcv::torch_adapter {
 
 void register_builtin_device_steps(DeviceOpRegistry& registry);  // device_ops.cpp
-void register_gpu_image_steps(DeviceOpRegistry& registry);      // decode_crops*.cpp
+void register_gpu_image_steps(DeviceOpRegistry& registry);       // decode_crops*.cpp
 
 namespace {
 

@@ -1,20 +1,14 @@
 #include "nvjpeg_batch_decoder.hpp"
 
+#include <map>
+#include <mutex>
+
 #include "ffcv/util/errors.hpp"
 
 namespace ffcv::torch_adapter::detail {
 namespace {
 
 constexpr std::size_t kHybridBatchMin = 50;
-
-void destroy(nvjpegHandle_t& handle, nvjpegJpegState_t& batch,
-             nvjpegJpegState_t& single) {
-  if (batch != nullptr) nvjpegJpegStateDestroy(batch);
-  if (single != nullptr) nvjpegJpegStateDestroy(single);
-  if (handle != nullptr) nvjpegDestroy(handle);
-  batch = single = nullptr;
-  handle = nullptr;
-}
 
 nvjpegImage_t rgb_image(const JpegFrame& frame) {
   nvjpegImage_t image{};
@@ -27,18 +21,30 @@ nvjpegImage_t rgb_image(const JpegFrame& frame) {
 
 std::string nvjpeg_status_text(nvjpegStatus_t status) {
   switch (status) {
-    case NVJPEG_STATUS_SUCCESS: return "success";
-    case NVJPEG_STATUS_NOT_INITIALIZED: return "not initialized";
-    case NVJPEG_STATUS_INVALID_PARAMETER: return "invalid parameter";
-    case NVJPEG_STATUS_BAD_JPEG: return "bad JPEG";
-    case NVJPEG_STATUS_JPEG_NOT_SUPPORTED: return "JPEG not supported";
-    case NVJPEG_STATUS_ALLOCATOR_FAILURE: return "allocation failed (out of GPU memory?)";
-    case NVJPEG_STATUS_EXECUTION_FAILED: return "execution failed";
-    case NVJPEG_STATUS_ARCH_MISMATCH: return "not available on this GPU";
-    case NVJPEG_STATUS_INTERNAL_ERROR: return "internal error";
-    case NVJPEG_STATUS_IMPLEMENTATION_NOT_SUPPORTED: return "not implemented for this backend";
-    case NVJPEG_STATUS_INCOMPLETE_BITSTREAM: return "incomplete bitstream";
-    default: return "status " + std::to_string(static_cast<int>(status));
+    case NVJPEG_STATUS_SUCCESS:
+      return "success";
+    case NVJPEG_STATUS_NOT_INITIALIZED:
+      return "not initialized";
+    case NVJPEG_STATUS_INVALID_PARAMETER:
+      return "invalid parameter";
+    case NVJPEG_STATUS_BAD_JPEG:
+      return "bad JPEG";
+    case NVJPEG_STATUS_JPEG_NOT_SUPPORTED:
+      return "JPEG not supported";
+    case NVJPEG_STATUS_ALLOCATOR_FAILURE:
+      return "allocation failed (out of GPU memory?)";
+    case NVJPEG_STATUS_EXECUTION_FAILED:
+      return "execution failed";
+    case NVJPEG_STATUS_ARCH_MISMATCH:
+      return "not available on this GPU";
+    case NVJPEG_STATUS_INTERNAL_ERROR:
+      return "internal error";
+    case NVJPEG_STATUS_IMPLEMENTATION_NOT_SUPPORTED:
+      return "not implemented for this backend";
+    case NVJPEG_STATUS_INCOMPLETE_BITSTREAM:
+      return "incomplete bitstream";
+    default:
+      return "status " + std::to_string(static_cast<int>(status));
   }
 }
 
@@ -52,39 +58,26 @@ JpegBackend parse_jpeg_backend(const std::string& name) {
 NvjpegBatchDecoder::NvjpegBatchDecoder(JpegBackend wanted) {
   std::string no_hardware;
   if (wanted != JpegBackend::kHybrid) {
-    Instance& hw = hardware_instance_;
-    nvjpegStatus_t status = nvjpegCreateEx(NVJPEG_BACKEND_HARDWARE, nullptr, nullptr, 0, &hw.handle);
+    const nvjpegStatus_t status = start(hardware_instance_, NVJPEG_BACKEND_HARDWARE, false);
     if (status == NVJPEG_STATUS_SUCCESS) {
-      status = nvjpegJpegStateCreate(hw.handle, &hw.batch_state);
-    }
-    if (status == NVJPEG_STATUS_SUCCESS) {
-      hardware_ = &hw;
+      hardware_ = &hardware_instance_;
       unsigned engines = 0, cores = 0;
-      nvjpegGetHardwareDecoderInfo(hw.handle, &engines, &cores);
+      nvjpegGetHardwareDecoderInfo(hardware_->handle, &engines, &cores);
       description_ = "hardware (" + std::to_string(engines) + " engines x " +
                      std::to_string(cores) + " cores)";
     } else {
       no_hardware = nvjpeg_status_text(status);
-      destroy(hw.handle, hw.batch_state, hw.single_state);
       if (wanted == JpegBackend::kHardware) {
-        throw ConfigError("decode_crops: backend = hardware, but this GPU's hardware JPEG decoder "
-                          "is not available (nvJPEG: " + no_hardware + ")");
+        throw ConfigError(
+            "decode_crops: backend = hardware, but this GPU's hardware JPEG "
+            "decoder is not available (nvJPEG: " +
+            no_hardware + ")");
       }
     }
   }
-  Instance& hybrid = hybrid_instance_;
-  nvjpegStatus_t status =
-      nvjpegCreateEx(NVJPEG_BACKEND_GPU_HYBRID, nullptr, nullptr, 0, &hybrid.handle);
-  if (status == NVJPEG_STATUS_SUCCESS) {
-    status = nvjpegJpegStateCreate(hybrid.handle, &hybrid.batch_state);
-  }
-  if (status == NVJPEG_STATUS_SUCCESS) {
-    status = nvjpegJpegStateCreate(hybrid.handle, &hybrid.single_state);
-  }
+  const nvjpegStatus_t status = start(hybrid_instance_, NVJPEG_BACKEND_GPU_HYBRID, true);
   if (status != NVJPEG_STATUS_SUCCESS) {
-    destroy(hybrid.handle, hybrid.batch_state, hybrid.single_state);
-    destroy(hardware_instance_.handle, hardware_instance_.batch_state,
-            hardware_instance_.single_state);
+    stop(hardware_instance_);
     throw Error("decode_crops: nvJPEG could not start (" + nvjpeg_status_text(status) + ")");
   }
   if (hardware_ == nullptr) {
@@ -93,11 +86,28 @@ NvjpegBatchDecoder::NvjpegBatchDecoder(JpegBackend wanted) {
   }
 }
 
+nvjpegStatus_t NvjpegBatchDecoder::start(Instance& instance, nvjpegBackend_t backend, bool single) {
+  nvjpegStatus_t status = nvjpegCreateEx(backend, nullptr, nullptr, 0, &instance.handle);
+  if (status == NVJPEG_STATUS_SUCCESS) {
+    status = nvjpegJpegStateCreate(instance.handle, &instance.batch_state);
+  }
+  if (status == NVJPEG_STATUS_SUCCESS && single) {
+    status = nvjpegJpegStateCreate(instance.handle, &instance.single_state);
+  }
+  if (status != NVJPEG_STATUS_SUCCESS) stop(instance);
+  return status;
+}
+
+void NvjpegBatchDecoder::stop(Instance& instance) {
+  if (instance.batch_state != nullptr) nvjpegJpegStateDestroy(instance.batch_state);
+  if (instance.single_state != nullptr) nvjpegJpegStateDestroy(instance.single_state);
+  if (instance.handle != nullptr) nvjpegDestroy(instance.handle);
+  instance = Instance{};
+}
+
 NvjpegBatchDecoder::~NvjpegBatchDecoder() {
-  destroy(hybrid_instance_.handle, hybrid_instance_.batch_state,
-          hybrid_instance_.single_state);
-  destroy(hardware_instance_.handle, hardware_instance_.batch_state,
-          hardware_instance_.single_state);
+  stop(hybrid_instance_);
+  stop(hardware_instance_);
 }
 
 bool NvjpegBatchDecoder::decode_batched(Instance& instance, std::span<const JpegFrame> frames,
@@ -120,8 +130,8 @@ bool NvjpegBatchDecoder::decode_batched(Instance& instance, std::span<const Jpeg
     instance.initialized_for = status == NVJPEG_STATUS_SUCCESS ? count : -1;
   }
   if (status == NVJPEG_STATUS_SUCCESS) {
-    status = nvjpegDecodeBatched(instance.handle, instance.batch_state, data.data(),
-                                 lengths.data(), images.data(), stream);
+    status = nvjpegDecodeBatched(instance.handle, instance.batch_state, data.data(), lengths.data(),
+                                 images.data(), stream);
   }
   if (status != NVJPEG_STATUS_SUCCESS) {
     reason = nvjpeg_status_text(status);
@@ -131,8 +141,8 @@ bool NvjpegBatchDecoder::decode_batched(Instance& instance, std::span<const Jpeg
   return true;
 }
 
-std::vector<std::pair<std::size_t, std::string>> NvjpegBatchDecoder::decode(
-    std::span<const JpegFrame> frames, cudaStream_t stream) {
+NvjpegBatchDecoder::Outcome NvjpegBatchDecoder::decode(std::span<const JpegFrame> frames,
+                                                       cudaStream_t stream) {
   std::vector<std::size_t> on_hardware, on_hybrid;
   for (std::size_t i = 0; i < frames.size(); ++i) {
     (hardware_ != nullptr && frames[i].hardware_ok ? on_hardware : on_hybrid).push_back(i);
@@ -142,14 +152,14 @@ std::vector<std::pair<std::size_t, std::string>> NvjpegBatchDecoder::decode(
     on_hybrid.insert(on_hybrid.end(), on_hardware.begin(), on_hardware.end());
     on_hardware.clear();
   }
-  hardware_frames_ += on_hardware.size();
-  std::vector<std::pair<std::size_t, std::string>> failed;
+  Outcome outcome;
+  outcome.hardware_frames = on_hardware.size();
   // The hybrid backend decodes Huffman codes on the GPU only for batches of more than 50 files;
   // fewer go one at a time, which needs no new batch initialisation.
   if (on_hybrid.size() > kHybridBatchMin &&
       decode_batched(hybrid_instance_, frames, on_hybrid, stream, reason)) {
-    hybrid_frames_ += on_hybrid.size();
-    return failed;
+    outcome.hybrid_frames = on_hybrid.size();
+    return outcome;
   }
   // One frame at a time, so that a bad file fails alone.
   for (const std::size_t p : on_hybrid) {
@@ -158,12 +168,36 @@ std::vector<std::pair<std::size_t, std::string>> NvjpegBatchDecoder::decode(
         nvjpegDecode(hybrid_instance_.handle, hybrid_instance_.single_state, frames[p].data,
                      frames[p].bytes, NVJPEG_OUTPUT_RGBI, &image, stream);
     if (status == NVJPEG_STATUS_SUCCESS) {
-      ++hybrid_frames_;
+      ++outcome.hybrid_frames;
     } else {
-      failed.emplace_back(p, nvjpeg_status_text(status));
+      outcome.failed.emplace_back(p, nvjpeg_status_text(status));
     }
   }
-  return failed;
+  return outcome;
+}
+
+std::shared_ptr<NvjpegBatchDecoder> pooled_decoder(int device, JpegBackend backend) {
+  struct Pool {
+    std::mutex mutex;
+    std::map<std::pair<int, JpegBackend>, std::vector<std::unique_ptr<NvjpegBatchDecoder>>> idle;
+  };
+  // Never destroyed: at exit the CUDA context may already be gone, and nvJPEG's teardown with it.
+  static Pool* pool = new Pool;
+  const auto key = std::make_pair(device, backend);
+  std::unique_ptr<NvjpegBatchDecoder> decoder;
+  {
+    const std::lock_guard lock(pool->mutex);
+    auto& idle = pool->idle[key];
+    if (!idle.empty()) {
+      decoder = std::move(idle.back());
+      idle.pop_back();
+    }
+  }
+  if (decoder == nullptr) decoder = std::make_unique<NvjpegBatchDecoder>(backend);
+  return std::shared_ptr<NvjpegBatchDecoder>(decoder.release(), [key](NvjpegBatchDecoder* held) {
+    const std::lock_guard lock(pool->mutex);
+    pool->idle[key].emplace_back(held);
+  });
 }
 
 }  // namespace ffcv::torch_adapter::detail

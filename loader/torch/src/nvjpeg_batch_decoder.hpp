@@ -20,6 +20,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -51,14 +52,14 @@ class NvjpegBatchDecoder {
   std::string description() const { return description_; }
   bool has_hardware() const { return hardware_ != nullptr; }
 
-  // Enqueues the decode of every frame on `stream`. Returns the positions of the frames that
-  // could not be decoded, each with nvJPEG's reason.
-  std::vector<std::pair<std::size_t, std::string>> decode(std::span<const JpegFrame> frames,
-                                                          cudaStream_t stream);
-
-  // Counters since construction: frames decoded by the hardware and by the hybrid backend.
-  std::uint64_t hardware_frames() const { return hardware_frames_; }
-  std::uint64_t hybrid_frames() const { return hybrid_frames_; }
+  struct Outcome {
+    std::uint64_t hardware_frames = 0;  // decoded by the hardware engines
+    std::uint64_t hybrid_frames = 0;    // by the hybrid backend
+    // The frames that could not be decoded: position and nvJPEG's reason.
+    std::vector<std::pair<std::size_t, std::string>> failed;
+  };
+  // Enqueues the decode of every frame on `stream`.
+  Outcome decode(std::span<const JpegFrame> frames, cudaStream_t stream);
 
  private:
   struct Instance {
@@ -67,6 +68,10 @@ class NvjpegBatchDecoder {
     nvjpegJpegState_t single_state = nullptr;
     int initialized_for = -1;  // batch size of the last nvjpegDecodeBatchedInitialize
   };
+  // Creates the instance's handle and states (`single`: the one-frame state too); on failure
+  // leaves it empty and returns nvJPEG's status.
+  static nvjpegStatus_t start(Instance& instance, nvjpegBackend_t backend, bool single);
+  static void stop(Instance& instance);
   // Decodes `positions` of `frames` with `instance`, batched; true on success.
   bool decode_batched(Instance& instance, std::span<const JpegFrame> frames,
                       const std::vector<std::size_t>& positions, cudaStream_t stream,
@@ -76,8 +81,13 @@ class NvjpegBatchDecoder {
   Instance hybrid_instance_;
   Instance* hardware_ = nullptr;  // &hardware_instance_ when the device has JPEG engines
   std::string description_;
-  std::uint64_t hardware_frames_ = 0, hybrid_frames_ = 0;
 };
+
+// A decoder for the current CUDA device, from a process-wide pool. Starting nvJPEG (its handles
+// and the hardware engines' state) takes about a second, and device steps are built anew each
+// epoch, so a decoder goes back to the pool when its holder drops it and the next step of the
+// same device and backend takes it again. A decoder is held by one step at a time.
+std::shared_ptr<NvjpegBatchDecoder> pooled_decoder(int device, JpegBackend backend);
 
 // nvJPEG's status as words.
 std::string nvjpeg_status_text(nvjpegStatus_t status);

@@ -1,18 +1,18 @@
 // EncodedCrop: one image sample prepared on the CPU for decoding on the GPU.
 //
 // The GPU image path splits the resized-crop decoders in two. On the CPU, the decoders
-// `random_resized_crop_encoded` and `center_crop_encoded` (loader/src/ops/encoded_crop_decoders.cpp)
-// read a sample's metadata, choose its crop window with the very same keyed draws as
-// `random_resized_crop` / `center_crop` (ffcv/crop.hpp), draw its flip as a
-// `random_horizontal_flip` placed right after the crop would, read the JPEG's header (a damaged
-// header fails here, on the worker, and follows the loader's on_error like any bad sample) and
-// write one record: this header followed by the JPEG's bytes. Raw (uncompressed) samples are
+// `random_resized_crop_encoded` and `center_crop_encoded`
+// (loader/src/ops/encoded_crop_decoders.cpp) read a sample's metadata, choose its crop window with
+// the very same keyed draws as `random_resized_crop` / `center_crop` (ffcv/crop.hpp), draw its flip
+// as a `random_horizontal_flip` placed right after the crop would, read the JPEG's header (a
+// damaged header fails here, on the worker, and follows the loader's on_error like any bad sample)
+// and write one record: this header followed by the JPEG's bytes. Raw (uncompressed) samples are
 // cropped, resized and flipped on the CPU as the CPU path does and their record holds the output
 // pixels. On the GPU, the device step `decode_crops` (ffcv/torch/gpu_image_decode.hpp) decodes
 // the batch's JPEGs with nvJPEG and cuts, resizes and flips each window in one kernel.
 //
-// Record layout (little-endian), `kEncodedCropHeaderBytes` bytes of header, then the payload; a
-// record is as long as the decoder's declared sample size, whatever its payload:
+// Record layout (little-endian), `kEncodedCropHeaderBytes` bytes of header, then the payload,
+// then zeros up to the decoder's declared sample size (the same for every record of a field):
 //   u32 kind            1 = JPEG bytes follow, 2 = out_height x out_width x 3 RGB pixels follow
 //   u32 out_height, out_width
 //   u32 frame_height, frame_width   the stored image's size

@@ -1,9 +1,10 @@
 from .basics import FloatDecoder, IntDecoder
 from .bytes import BytesDecoder
 from .ndarray import NDArrayDecoder
-from .rgb_image import (CenterCropRGBImageDecoder, RandomResizedCropRGBImageDecoder,
-                        RandomResizedCropsRGBImageDecoder, SimpleRGBImageDecoder)
+from .rgb_image import (CenterCropEncoded, CenterCropRGBImageDecoder, RandomResizedCropEncoded,
+                        RandomResizedCropRGBImageDecoder, RandomResizedCropsRGBImageDecoder,
+                        SimpleRGBImageDecoder)
 
 __all__ = ["FloatDecoder", "IntDecoder", "NDArrayDecoder", "RandomResizedCropRGBImageDecoder",
            "CenterCropRGBImageDecoder", "SimpleRGBImageDecoder", "BytesDecoder",
-           "RandomResizedCropsRGBImageDecoder"]
+           "RandomResizedCropsRGBImageDecoder", "RandomResizedCropEncoded", "CenterCropEncoded"]

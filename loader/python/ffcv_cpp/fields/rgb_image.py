@@ -118,3 +118,36 @@ class RandomResizedCropsRGBImageDecoder(NativeStep):
                          scale=scale, ratio=ratio, flip=bool(flip), interpolation=interpolation,
                          dct_scaling=dct_scaling, fast_dct=fast_dct)
         self.output_size = (height, width)
+
+
+class RandomResizedCropEncoded(NativeStep):
+    """Ours: the CPU half of the GPU image path. Each sample becomes a record (uint8, a fixed
+    number of bytes per sample): RandomResizedCropRGBImageDecoder's window from the same keyed
+    draws, a mirror flag drawn with probability ``flip`` as RandomHorizontalFlip right after the
+    crop would draw it, and the JPEG's own bytes (raw images are resized here). The C++ device
+    step ``decode_crops`` decodes such records on the GPU with nvJPEG; the layout is in
+    ``ffcv/image/encoded_crop.hpp``."""
+
+    kind = "decoder"
+
+    def __init__(self, output_size: Size, scale: Tuple[float, float] = (0.08, 1.0),
+                 ratio: Tuple[float, float] = (3 / 4, 4 / 3), flip: float = 0.0,
+                 interpolation: Optional[str] = None) -> None:
+        height, width = _height_width(output_size)
+        super().__init__("random_resized_crop_encoded", height=height, width=width, scale=scale,
+                         ratio=ratio, flip=float(flip), interpolation=interpolation)
+        self.output_size = (height, width)
+
+
+class CenterCropEncoded(NativeStep):
+    """Ours: CenterCropRGBImageDecoder's window as a record for the GPU image path (see
+    RandomResizedCropEncoded)."""
+
+    kind = "decoder"
+
+    def __init__(self, output_size: Size, ratio: float = 224 / 256, flip: float = 0.0,
+                 interpolation: Optional[str] = None) -> None:
+        height, width = _height_width(output_size)
+        super().__init__("center_crop_encoded", height=height, width=width, ratio=float(ratio),
+                         flip=float(flip), interpolation=interpolation)
+        self.output_size = (height, width)

@@ -31,7 +31,8 @@ struct ModelInput {
 
 class InputNormalizer {
  public:
-  // `interpolation` is the resize filter of decode_crops on the GPU image path (data.interpolation).
+  // `interpolation` is the resize filter of decode_crops on the GPU image path
+  // (data.interpolation).
   InputNormalizer(std::array<double, 3> mean, std::array<double, 3> std, at::Device device,
                   at::ScalarType dtype, bool channels_last, std::string interpolation = "area");
 

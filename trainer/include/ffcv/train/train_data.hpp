@@ -65,6 +65,8 @@ class TrainData {
  private:
   void build_gpu_loaders(const Recipe& recipe, ShardSpec shard, int initial_resolution,
                          std::optional<BatchAllocator> allocator);
+  void build_val_loader(const Recipe& recipe, ShardSpec shard,
+                        std::optional<BatchAllocator> allocator, std::shared_ptr<Decoder> crop);
 
   bool gpu_decode_ = false;
   std::shared_ptr<ResizableDecoder> crop_;

@@ -37,7 +37,7 @@ bool gpu_image_decode_built();
 
 // What a decode_crops step has done since it was built.
 struct GpuDecodeCounts {
-  std::string backend;                // e.g. "hardware (... engines)" or "gpu_hybrid"; "" before use
+  std::string backend;  // e.g. "hardware (... engines)" or "gpu_hybrid"; "" before use
   std::uint64_t hardware_frames = 0;  // JPEGs decoded by the hardware engines
   std::uint64_t hybrid_frames = 0;    // by the hybrid backend (progressive files, or no engines)
   std::uint64_t host_frames = 0;      // by libjpeg on the host after nvJPEG refused them
