@@ -11,8 +11,9 @@
 //
 // Batches are taken as a training loop takes them (DeviceTransfer, one batch ahead) and the
 // device is synchronised at the end of the timed part. Prints one JSON line: images/s, the
-// batches timed and, on the GPU path, which nvJPEG backend decoded how many images. Pin the
-// process with taskset to measure a number of host cores.
+// batches timed and, on the GPU path, which nvJPEG backend decoded how many images and the host
+// time decode_crops took per batch (in nvJPEG's calls and in all). Pin the process with taskset
+// to measure a number of host cores.
 #include <torch/torch.h>
 
 #include <chrono>
@@ -133,13 +134,16 @@ int main(int argc, char** argv) try {
   std::printf(
       "{\"path\": \"%s\", \"workers\": %d, \"size\": %d, \"batch\": %d, \"images\": %llu, "
       "\"seconds\": %.4f, \"images_per_s\": %.1f, \"backend\": \"%s\", \"hardware_frames\": %llu, "
-      "\"hybrid_frames\": %llu, \"host_frames\": %llu, \"pixel_records\": %llu}\n",
+      "\"hybrid_frames\": %llu, \"host_frames\": %llu, \"pixel_records\": %llu, "
+      "\"host_ms_per_batch\": %.3f, \"nvjpeg_host_ms_per_batch\": %.3f}\n",
       args.path.c_str(), args.workers, args.size, args.batch,
       static_cast<unsigned long long>(images), seconds, images / seconds, counts.backend.c_str(),
       static_cast<unsigned long long>(counts.hardware_frames),
       static_cast<unsigned long long>(counts.hybrid_frames),
       static_cast<unsigned long long>(counts.host_frames),
-      static_cast<unsigned long long>(counts.pixel_records));
+      static_cast<unsigned long long>(counts.pixel_records),
+      counts.batches > 0 ? 1e3 * counts.host_seconds / double(counts.batches) : 0.0,
+      counts.batches > 0 ? 1e3 * counts.nvjpeg_host_seconds / double(counts.batches) : 0.0);
   return 0;
 } catch (const std::exception& error) {
   std::fprintf(stderr, "ffcv_gpu_decode_benchmark: %s\n", error.what());

@@ -14,6 +14,7 @@
 #include "ffcv/torch/device_op_registry.hpp"
 #include "ffcv/torch/gpu_image_decode.hpp"
 #include "ffcv/util/errors.hpp"
+#include "ffcv/util/stopwatch.hpp"
 #include "nvjpeg_batch_decoder.hpp"
 
 namespace ffcv::torch_adapter {
@@ -56,6 +57,7 @@ class DecodeCrops final : public DeviceOperation {
   }
 
   at::Tensor apply(const at::Tensor& batch) const override {
+    const Stopwatch started;
     TORCH_CHECK(batch.dim() == 2 && batch.scalar_type() == at::kByte && !batch.is_cuda() &&
                     batch.is_contiguous(),
                 "decode_crops: expected host records uint8 [N, bytes], got ", batch.sizes());
@@ -94,8 +96,12 @@ class DecodeCrops final : public DeviceOperation {
       headers.push_back(header);
     }
     std::lock_guard lock(mutex_);
+    ++counts_.batches;
     counts_.pixel_records += count - static_cast<std::int64_t>(jpeg_rows.size());
-    if (jpeg_rows.empty()) return out;
+    if (jpeg_rows.empty()) {
+      counts_.host_seconds += started.seconds();
+      return out;
+    }
 
     // Whole frames, decoded side by side into one buffer of the caching allocator, its size
     // rounded up so that batches of slightly different totals reuse one cached block.
@@ -117,7 +123,9 @@ class DecodeCrops final : public DeviceOperation {
       jpegs.push_back(frame);
     }
     detail::NvjpegBatchDecoder& decoder = decoder_for(device.index());
+    const Stopwatch nvjpeg_started;
     const detail::NvjpegBatchDecoder::Outcome outcome = decoder.decode(jpegs, stream);
+    counts_.nvjpeg_host_seconds += nvjpeg_started.seconds();
     for (const auto& [position, reason] : outcome.failed) {
       decode_on_host(jpegs[position], headers[static_cast<std::size_t>(jpeg_rows[position])],
                      reason, stream);
@@ -141,6 +149,7 @@ class DecodeCrops final : public DeviceOperation {
     detail::crop_resize_cuda(reinterpret_cast<const detail::CropJob*>(device_jobs.data_ptr()),
                              static_cast<int>(jpegs.size()), out_data, height_, width_, area_,
                              stream);
+    counts_.host_seconds += started.seconds();
     return out;
   }
 

@@ -42,6 +42,11 @@ struct GpuDecodeCounts {
   std::uint64_t hybrid_frames = 0;    // by the hybrid backend (progressive files, or no engines)
   std::uint64_t host_frames = 0;      // by libjpeg on the host after nvJPEG refused them
   std::uint64_t pixel_records = 0;    // raw samples resized on the CPU worker, copied as they are
+  std::uint64_t batches = 0;
+  // Host time in the step's apply(), and of it in nvJPEG's calls: the work a batch costs the
+  // thread that prepares it (DeviceTransfer's own thread), not the GPU's.
+  double host_seconds = 0;
+  double nvjpeg_host_seconds = 0;
 };
 
 // The counts of `step` when it is a decode_crops step, else nullopt-like (backend "").
