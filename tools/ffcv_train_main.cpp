@@ -4,23 +4,30 @@
 #include <cstdio>
 #include <exception>
 
+#include "cli/commands.hpp"
+#include "cli/device_bench_command.hpp"
 #include "cli/run_command.hpp"
 #include "common/arguments.hpp"
 #include "ffcv/storage/url_credentials.hpp"
 
 int main(int argc, char** argv) {
-  const ffcv::tools::CommandArgs args(argv + 1, argv + argc);
+  ffcv::tools::CommandArgs args(argv + 1, argv + argc);
+  // `ffcv bench --device cuda` runs here, where LibTorch is (bench_command.cpp).
+  const bool bench = !args.empty() && args.front() == ffcv::tools::kDeviceBenchEntry;
+  const char* command = bench ? "ffcv bench" : "ffcv run";
+  if (bench) args.erase(args.begin());
   try {
-    return ffcv::tools::run_command(args);
+    return bench ? ffcv::tools::device_bench_command(args) : ffcv::tools::run_command(args);
   } catch (const ffcv::tools::UsageError& error) {
-    std::fprintf(stderr, "ffcv run: %s (see ffcv run --help)\n",
-                 ffcv::redact_url_passwords(error.what()).c_str());
+    std::fprintf(stderr, "%s: %s (see %s --help)\n", command,
+                 ffcv::redact_url_passwords(error.what()).c_str(), command);
     return 2;
   } catch (const c10::Error& error) {
-    std::fprintf(stderr, "ffcv run: error: %s\n", error.what_without_backtrace());
+    std::fprintf(stderr, "%s: error: %s\n", command, error.what_without_backtrace());
     return 1;
   } catch (const std::exception& error) {
-    std::fprintf(stderr, "ffcv run: error: %s\n", ffcv::redact_url_passwords(error.what()).c_str());
+    std::fprintf(stderr, "%s: error: %s\n", command,
+                 ffcv::redact_url_passwords(error.what()).c_str());
     return 1;
   }
 }

@@ -55,7 +55,8 @@
 #                   JPEG mid-batch; the backends) and the trainer's [gpu_decode] cases (training
 #                   and evaluation on the GPU path), then ffcv_gpu_decode_benchmark, the image
 #                   pipeline to float16 NCHW on the GPU, on the CPU path and the GPU path with
-#                   the process pinned to each of --cores (OUT/gpu-decode.jsonl), then
+#                   the process pinned to each of --cores (OUT/gpu-decode.jsonl), `ffcv bench
+#                   --device cuda --image-decode gpu` once, then
 #                   cores_per_gpu.py at 8 cores with data.image_decode = cpu and = gpu
 #                   (OUT/gpu-decode-training-{cpu,gpu}.json)
 #   python          the Python package on the GPU: a venv of PY (its torch seen through
@@ -399,6 +400,10 @@ stage_gpu_decode() {
       tail -n 1 "$out/gpu-decode.jsonl"
     done
   done
+  # The same pipeline through the CLI, as users run it (ffcv bench runs it in ffcv-train).
+  "$build/bin/ffcv" bench "$beton" --device cuda --image-decode gpu --image-decoder \
+    random_resized_crop --image-size 160 --flip --batch-size 512 --epochs 2 --max-batches 20 ||
+    failed=1
   for path in cpu gpu; do
     local command=("$python" experiments/training_benchmark/cores_per_gpu.py --build "$build"
       --train "$beton" --cores 8 --resolution 160 --iterations "$iterations" --warmup "$warmup"

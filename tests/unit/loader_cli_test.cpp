@@ -49,6 +49,27 @@ TEST_CASE("ffcv bench reports throughput, stages and the memcpy baseline", "[cli
   CHECK_THAT(out, Catch::Contains("randomly"));
 }
 
+TEST_CASE("ffcv bench --device and --image-decode: what cannot run is one clear line",
+          "[cli][loader]") {
+  test::TempDir dir;
+  const std::string path = small_file(dir);
+  std::string out;
+  CHECK(test::run_cli("bench " + path + " --image-decode gpu", out) == 2);
+  CHECK_THAT(out, Catch::Contains("give --device cuda too"));
+  CHECK(test::run_cli("bench " + path + " --device tpu", out) == 2);
+  CHECK_THAT(out, Catch::Contains("--device takes cpu or cuda"));
+  // --device cuda runs in ffcv-train. Without a GPU it says so; with one, this file (no image
+  // field) loads to the GPU and prints its epochs.
+  const int status = test::run_cli("bench " + path + " --device cuda --epochs 1", out);
+  if (out.find("samples/s on cuda") != std::string::npos) {
+    CHECK(status == 0);
+  } else {
+    CHECK(status == 1);
+    CHECK_THAT(out, Catch::Contains("no CUDA device is visible") ||
+                        Catch::Contains("this build has no trainer"));
+  }
+}
+
 TEST_CASE("ffcv bench reports each epoch's storage reads, not a running total", "[cli][loader]") {
   test::TempDir dir;
   const std::string path = small_file(dir);

@@ -8,6 +8,7 @@
 
 #include "commands.hpp"
 #include "common/arguments.hpp"
+#include "common/trainer_exec.hpp"
 #include "ffcv/loader.hpp"
 #include "ffcv/util/json_text.hpp"
 #include "ffcv/util/progress_bar.hpp"
@@ -46,13 +47,41 @@ Arguments bench_arguments() {
       .flag("cold",
             "drop the file's pages from the OS page cache before each epoch, so that every "
             "epoch reads from storage")
-      .flag("json", "print one JSON object");
+      .flag("json", "print one JSON object")
+      .option("device", "cpu|cuda",
+              "cuda: batches go to the GPU as a training loop takes them (DeviceTransfer), "
+              "timed to the GPU's end of each epoch; run by ffcv-train, which has LibTorch",
+              "cpu")
+      .option("image-decode", "cpu|gpu",
+              "gpu (with --device cuda): the workers choose crop windows and keep the JPEG "
+              "bytes, nvJPEG decodes on the GPU (decode_crops)",
+              "cpu");
   return args;
+}
+
+void check_bench_device(const Arguments& args) {
+  const std::string device = args.get("device"), decode = args.get("image-decode");
+  if (device != "cpu" && device != "cuda") {
+    throw UsageError("--device takes cpu or cuda, not '" + device + "'");
+  }
+  if (decode != "cpu" && decode != "gpu") {
+    throw UsageError("--image-decode takes cpu or gpu, not '" + decode + "'");
+  }
+  if (decode == "gpu" && device != "cuda") {
+    throw UsageError("--image-decode gpu decodes on the GPU: give --device cuda too");
+  }
 }
 
 int bench_command(const CommandArgs& argv) {
   Arguments args = bench_arguments();
   if (!args.parse(argv)) return 0;
+  check_bench_device(args);
+  if (args.get("device") == "cuda") {
+    // LibTorch lives in ffcv-train; it runs the same arguments (device_bench_command.hpp).
+    std::vector<std::string> forwarded{std::string(kDeviceBenchEntry)};
+    forwarded.insert(forwarded.end(), argv.begin(), argv.end());
+    return run_trainer_command(forwarded);
+  }
   const LoaderOptions options = loader_options(args);
   Loader loader(args.get("FILE"), field_pipelines(args), options);
   check_loader_run(loader);

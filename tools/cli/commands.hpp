@@ -20,6 +20,10 @@ int ablate_command(const CommandArgs& args);
 // The options of `ffcv bench` and `ffcv write`, and the checks `write` makes of them before any
 // work: for a command that passes settings on to them (ablate) and checks them first.
 Arguments bench_arguments();
+// Throws UsageError for a --device / --image-decode pair bench cannot run.
+void check_bench_device(const Arguments& args);
+// The first argument with which `ffcv bench --device cuda` runs ffcv-train.
+inline constexpr const char* kDeviceBenchEntry = "--bench-on-device";
 Arguments write_command_arguments();
 void check_write_command_options(const Arguments& args);
 

@@ -147,4 +147,24 @@ std::vector<PipelineSpec> field_pipelines(const Arguments& args) {
   return pipelines;
 }
 
+std::vector<PipelineSpec> gpu_decode_pipelines(const Arguments& args) {
+  const std::string name = args.has("image-decoder") ? args.get("image-decoder") : "";
+  if (name != "random_resized_crop" && name != "center_crop") {
+    throw UsageError("--image-decode gpu needs --image-decoder random_resized_crop or center_crop");
+  }
+  if (!args.get_all("op").empty()) {
+    throw UsageError("--image-decode gpu takes no --op: operations run on decoded pixels");
+  }
+  std::vector<PipelineSpec> pipelines = field_pipelines(args);
+  OpParams params;
+  params.set("size", static_cast<std::int64_t>(args.get_int("image-size")));
+  params.set("flip", args.get_flag("flip") ? 0.5 : 0.0);
+  for (PipelineSpec& spec : pipelines) {
+    if (spec.field != "image") continue;
+    spec.decoder = OpRegistry::global().make_decoder(name + "_encoded", params);
+    spec.operations.clear();  // the flip is drawn inside the encoded decoder
+  }
+  return pipelines;
+}
+
 }  // namespace ffcv::tools

@@ -43,6 +43,10 @@ LoaderOptions loader_options(const Arguments& args);
 // the image flags ask for; the libraries of --op-library are loaded first, so their steps can be
 // named there. An unknown decoder or operation, or bad parameters, throw UsageError.
 std::vector<PipelineSpec> field_pipelines(const Arguments& args);
+// The same for the GPU image path (`ffcv bench --image-decode gpu`): the image decoder is the
+// encoded twin of --image-decoder (random_resized_crop or center_crop), which also draws
+// --flip's mirror; --op is refused (operations need decoded pixels on the CPU).
+std::vector<PipelineSpec> gpu_decode_pipelines(const Arguments& args);
 
 // One --op value: NAME or NAME:key=value,key=value. A value is a list of numbers in brackets
 

@@ -1,0 +1,134 @@
+#include "cli/device_bench_command.hpp"
+
+#include <torch/torch.h>
+
+#include <cstdio>
+
+#include "cli/commands.hpp"
+#include "cli/loader_arguments.hpp"
+#include "common/arguments.hpp"
+#include "ffcv/loader.hpp"
+#include "ffcv/torch/batch_tensors.hpp"
+#include "ffcv/torch/device_op_registry.hpp"
+#include "ffcv/torch/device_transfer.hpp"
+#include "ffcv/torch/gpu_image_decode.hpp"
+#include "ffcv/util/errors.hpp"
+#include "ffcv/util/json_text.hpp"
+#include "ffcv/util/stopwatch.hpp"
+
+namespace ffcv::tools {
+namespace {
+
+struct EpochFigures {
+  std::uint64_t epoch = 0, samples = 0, batches = 0;
+  double seconds = 0;
+};
+
+// One stage per output: decode_crops for the image records of the GPU path, to_device for the
+// rest. Returns the decode step too (null on the CPU path), for its counts.
+std::vector<torch_adapter::DeviceStage> device_stages(
+    const Loader& loader, int image_height, int image_width,
+    std::shared_ptr<torch_adapter::DeviceOperation>& decode) {
+  std::vector<torch_adapter::DeviceStage> stages;
+  for (const auto& [name, state] : loader.outputs()) {
+    if (name == "image" && state.shape.size() == 1 && decode == nullptr) {
+      decode = torch_adapter::DeviceOpRegistry::global().make_operation(
+          "decode_crops",
+          OpParams({{"height", std::int64_t{image_height}}, {"width", std::int64_t{image_width}}}));
+      stages.emplace_back(name, state,
+                          std::vector<std::shared_ptr<torch_adapter::DeviceOperation>>{decode});
+    } else {
+      stages.emplace_back(name, state, std::vector<std::string>{"to_device"});
+    }
+  }
+  return stages;
+}
+
+std::string figures_json(const std::vector<EpochFigures>& epochs, const std::string& decode_mode,
+                         const torch_adapter::GpuDecodeCounts& counts) {
+  std::string out =
+      "{\"device\": \"cuda\", \"image_decode\": " + json_quote(decode_mode) + ", \"epochs\": [";
+  for (std::size_t i = 0; i < epochs.size(); ++i) {
+    const EpochFigures& e = epochs[i];
+    out += std::string(i ? ", " : "") + "{\"epoch\": " + std::to_string(e.epoch) +
+           ", \"samples\": " + std::to_string(e.samples) +
+           ", \"batches\": " + std::to_string(e.batches) +
+           ", \"seconds\": " + json_number(e.seconds, 4) +
+           ", \"samples_per_s\": " + json_number(e.samples / std::max(e.seconds, 1e-9), 4) + "}";
+  }
+  out += "]";
+  if (!counts.backend.empty()) {
+    out += ", \"gpu_decode\": {\"backend\": " + json_quote(counts.backend) +
+           ", \"hardware_frames\": " + std::to_string(counts.hardware_frames) +
+           ", \"hybrid_frames\": " + std::to_string(counts.hybrid_frames) +
+           ", \"host_frames\": " + std::to_string(counts.host_frames) +
+           ", \"pixel_records\": " + std::to_string(counts.pixel_records) +
+           ", \"batches\": " + std::to_string(counts.batches) +
+           ", \"host_seconds\": " + json_number(counts.host_seconds, 4) +
+           ", \"nvjpeg_host_seconds\": " + json_number(counts.nvjpeg_host_seconds, 4) + "}";
+  }
+  return out + "}";
+}
+
+}  // namespace
+
+int device_bench_command(const std::vector<std::string>& argv) {
+  Arguments args = bench_arguments();
+  if (!args.parse(argv)) return 0;
+  check_bench_device(args);
+  if (!torch::cuda::is_available()) throw Error("--device cuda: no CUDA device is visible");
+  const bool gpu_decode = args.get("image-decode") == "gpu";
+  LoaderOptions options = loader_options(args);
+  options.allocator = torch_adapter::pinned_allocator();
+  Loader loader(args.get("FILE"), gpu_decode ? gpu_decode_pipelines(args) : field_pipelines(args),
+                options);
+  const int size = static_cast<int>(args.get_int("image-size"));
+  const auto max_batches = static_cast<std::uint64_t>(args.get_int("max-batches"));
+  const bool json = args.get_flag("json");
+  std::shared_ptr<torch_adapter::DeviceOperation> decode;
+  std::vector<EpochFigures> epochs;
+  for (long long e = 0; e < args.get_int("epochs"); ++e) {
+    EpochFigures figures;
+    figures.epoch = static_cast<std::uint64_t>(e);
+    std::vector<torch_adapter::DeviceStage> stages = device_stages(loader, size, size, decode);
+    torch::cuda::synchronize();
+    const Stopwatch started;
+    {
+      torch_adapter::DeviceTransfer transfer(loader.epoch(figures.epoch), 0, std::move(stages));
+      while (max_batches == 0 || figures.batches < max_batches) {
+        auto batch = transfer.next();
+        if (!batch) break;
+        figures.samples += static_cast<std::uint64_t>((*batch)[0].size(0));
+        ++figures.batches;
+      }
+      torch::cuda::synchronize();
+    }
+    figures.seconds = started.seconds();
+    epochs.push_back(figures);
+    if (!json) {
+      std::printf("epoch %llu: %llu samples in %.3f s, %.0f samples/s on cuda (image decode %s)\n",
+                  static_cast<unsigned long long>(figures.epoch),
+                  static_cast<unsigned long long>(figures.samples), figures.seconds,
+                  figures.samples / std::max(figures.seconds, 1e-9), gpu_decode ? "gpu" : "cpu");
+    }
+  }
+  const torch_adapter::GpuDecodeCounts counts =
+      decode ? torch_adapter::gpu_decode_counts(*decode) : torch_adapter::GpuDecodeCounts{};
+  if (json) {
+    std::printf("%s\n", figures_json(epochs, args.get("image-decode"), counts).c_str());
+  } else if (!counts.backend.empty()) {
+    std::printf(
+        "GPU decode: %s; %llu JPEGs on the hardware engines, %llu on the hybrid backend, "
+        "%llu on the host, %llu raw samples; decode_crops host time %.2f ms per batch "
+        "(%.2f in nvJPEG)\n",
+        counts.backend.c_str(), static_cast<unsigned long long>(counts.hardware_frames),
+        static_cast<unsigned long long>(counts.hybrid_frames),
+        static_cast<unsigned long long>(counts.host_frames),
+        static_cast<unsigned long long>(counts.pixel_records),
+        1e3 * counts.host_seconds / std::max<double>(1, double(counts.batches)),
+        1e3 * counts.nvjpeg_host_seconds / std::max<double>(1, double(counts.batches)));
+  }
+  return 0;
+}
+
+}  // namespace ffcv::tools
