@@ -77,7 +77,16 @@ TEST_CASE("ffcv bench on a file truncated while it runs exits 1 with one line",
     ::execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
     ::_exit(127);
   }
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  // Truncate once the loader has the file mapped (and a little after, so epochs are running):
+  // a fixed wait could cut the file before a slow start (a sanitizer build, a busy machine) has
+  // even opened it, which is the open's error, not this test's.
+  const std::string maps = "/proc/" + std::to_string(pid) + "/maps";
+  for (int waited = 0; waited < 60000; waited += 20) {
+    const std::string mapped = test::text_of(maps);
+    if (mapped.find(path) != std::string::npos) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
   REQUIRE(::waitpid(pid, nullptr, WNOHANG) == 0);  // still loading epochs
   REQUIRE(::truncate(path.c_str(), 4 << 20) == 0);
   int status = 0;

@@ -91,7 +91,8 @@ Arguments write_arguments() {
       .int_range(0, kMaxSeed)
       .option("labels", "FILE",
               "KIND tar: each image's class from FILE's \"IMAGE,CLASS\" lines (IMAGE without "
-              "extension; e.g. ImageNet's LOC_val_solution.csv), labels in class-name order")
+              "extension; e.g. ImageNet's LOC_val_solution.csv), or from ImageNet's devkit "
+              "archive (ILSVRC2012_devkit_t12.tar.gz); labels in class-name order")
       .option("label-key", "KEY",
               "KIND tar: the key of WebDataset's KEY.json members that holds the class index "
               "(a KEY.cls beside it wins)",

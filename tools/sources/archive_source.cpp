@@ -7,6 +7,7 @@
 
 #include "ffcv/util/errors.hpp"
 #include "image_file.hpp"
+#include "imagenet_devkit.hpp"
 
 namespace ffcv::tools {
 namespace {
@@ -69,6 +70,8 @@ std::string stem_of(const std::string& path) {
 // extension, CLASS the first word after the separator (so Kaggle's LOC_val_solution.csv, whose
 // second column begins with the synset, reads as it is); a first line "ImageId,..." is a header.
 std::map<std::string, std::string> read_labels_file(const std::string& path) {
+  // ImageNet's devkit archive: its numeric ground truth, named through its meta.mat.
+  if (tar_suffix_length(path) > 0) return read_imagenet_devkit(path);
   std::ifstream in(path);
   if (!in) throw ConfigError("cannot open the labels file '" + path + "'");
   std::map<std::string, std::string> labels;
