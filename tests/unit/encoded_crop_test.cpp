@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstring>
+#include <limits>
 
 #include "ffcv/crop.hpp"
 #include "ffcv/decoders.hpp"
@@ -189,6 +190,9 @@ TEST_CASE("encoded crop records: a bad header or payload is one clear error", "[
   EncodedCropHeader outside = header;
   outside.window = {6, 2, 5, 6};
   fails_with(outside, "crop window outside");
+  EncodedCropHeader overflowing = header;  // top + height would overflow an int
+  overflowing.window = {std::numeric_limits<int>::max(), 2, 1, 6};
+  fails_with(overflowing, "crop window outside");
   EncodedCropHeader too_long = header;
   too_long.kind = EncodedCropKind::kJpeg;
   too_long.payload_bytes = 49;

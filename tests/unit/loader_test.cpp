@@ -300,6 +300,36 @@ TEST_CASE("destroying an iterator mid-epoch stops its workers at once", "[loader
   CHECK(second.next().has_value());
 }
 
+TEST_CASE("stop() from another thread ends a next() waiting there with 'stopped'", "[loader]") {
+  TempDir dir;
+  const std::string path = write_dataset(dir, 40);
+  LoaderOptions options;
+  options.batch_size = 10;
+  options.num_workers = 1;
+  // 10 samples x 200 ms: the first batch takes 2 s, so the consumer is still waiting.
+  PipelineSpec slow{"label",
+                    "label",
+                    nullptr,
+                    {std::make_shared<test::FailsFor>(std::set<std::uint64_t>{}, 200)}};
+  Loader loader(path, {slow}, options);
+  auto it = loader.epoch(0);
+  std::string error;
+  std::thread consumer([&] {
+    try {
+      it.next();
+    } catch (const Error& e) {
+      error = e.what();
+    }
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  const auto stopping = std::chrono::steady_clock::now();
+  it.stop();
+  consumer.join();
+  CHECK(std::chrono::steady_clock::now() - stopping < std::chrono::milliseconds(1500));
+  CHECK_THAT(error, Catch::Contains("was stopped") && Catch::Contains("by its consumer"));
+  CHECK_THROWS_WITH(it.next(), Catch::Contains("was stopped"));
+}
+
 TEST_CASE("ready() says whether next() would wait, without waiting", "[loader]") {
   TempDir dir;
   const std::string path = write_dataset(dir, 40);

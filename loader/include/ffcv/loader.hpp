@@ -158,6 +158,10 @@ class EpochIterator {
   // failed). Lets a consumer with other work to do (e.g. launching a training step) take a
   // batch only when it is there instead of blocking.
   bool ready() const;
+  // Stops the workers now, mid-epoch too; a next() waiting on another thread, and every later
+  // one, throws Error "... was stopped". For a consumer that takes batches on a thread of its own
+  // and must end it (DeviceTransfer); the destructor does the same.
+  void stop();
 
   LoaderPosition position() const;
   std::uint64_t num_batches() const;  // in this epoch, on this rank

@@ -57,8 +57,10 @@ EncodedCropHeader EncodedCropHeader::load(std::span<const std::uint8_t> record) 
     throw Error(where + ": a side outside 1..65535");
   }
   const CropWindow& w = header.window;
-  if (w.top < 0 || w.left < 0 || w.height < 1 || w.width < 1 ||
-      w.top + w.height > header.frame_height || w.left + w.width > header.frame_width) {
+  // Compared by subtraction: top + height could overflow an int.
+  if (w.top < 0 || w.left < 0 || w.height < 1 || w.width < 1 || w.top >= header.frame_height ||
+      w.left >= header.frame_width || w.height > header.frame_height - w.top ||
+      w.width > header.frame_width - w.left) {
     throw Error(where + ": crop window outside its " + std::to_string(header.frame_height) + " x " +
                 std::to_string(header.frame_width) + " frame");
   }

@@ -454,7 +454,8 @@ std::optional<Batch> EpochState::next_locked(const std::shared_ptr<EpochState>& 
   // what its consumer sees does not depend on the workers' timing.
   if (stopping_ || !(slot.phase == Phase::kDone && slot.batch == next_batch_)) {
     throw Error("epoch " + std::to_string(plan_.epoch) +
-                " was stopped (a newer epoch of its loader started, or the loader was destroyed)");
+                " was stopped (by its consumer, by a newer epoch of its loader, or by the loader's "
+                "end)");
   }
   if (!slot.error.empty()) {
     failed_ = true;

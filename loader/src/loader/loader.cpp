@@ -68,6 +68,9 @@ EpochIterator::~EpochIterator() {
 
 std::optional<Batch> EpochIterator::next() { return state_->next(state_); }
 bool EpochIterator::ready() const { return state_->ready(); }
+void EpochIterator::stop() {
+  if (state_) state_->stop();
+}
 LoaderPosition EpochIterator::position() const { return state_->position(); }
 std::uint64_t EpochIterator::num_batches() const { return state_->num_batches(); }
 LoaderStats EpochIterator::stats() const { return state_->stats(); }

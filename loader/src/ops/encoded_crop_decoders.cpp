@@ -107,6 +107,11 @@ class EncodedCropDecoder final : public ResizableDecoder {
     } else {
       header.kind = EncodedCropKind::kPixels;
       header.payload_bytes = std::uint64_t(out_height_) * out_width_ * 3;
+      if (kEncodedCropHeaderBytes + header.payload_bytes > record_bytes_) {
+        throw Error(name() +
+                    ": the output size changed after declare(); call set_output_size "
+                    "between epochs");
+      }
       const std::uint64_t bytes = std::uint64_t{image.width} * image.height * 3;
       const CropWindow& w = header.window;
       const ResizeSource source{payloads.payload(image.data_ptr, bytes).data(),

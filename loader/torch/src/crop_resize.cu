@@ -85,10 +85,15 @@ void crop_resize_cuda(const CropJob* jobs, int count, std::uint8_t* out, int out
   constexpr int kThreads = 256;
   const int pixels = out_height * out_width;
   const int blocks_x = (pixels + kThreads - 1) / kThreads;
-  const dim3 grid(static_cast<unsigned>(blocks_x < 64 ? blocks_x : 64),
-                  static_cast<unsigned>(count));
-  crop_resize_kernel<<<grid, kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
-      jobs, out, out_height, out_width, area);
+  // One grid row per job, at most 65,535 rows a launch.
+  constexpr int kMaxRows = 65535;
+  for (int first = 0; first < count; first += kMaxRows) {
+    const int rows = count - first < kMaxRows ? count - first : kMaxRows;
+    const dim3 grid(static_cast<unsigned>(blocks_x < 64 ? blocks_x : 64),
+                    static_cast<unsigned>(rows));
+    crop_resize_kernel<<<grid, kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
+        jobs + first, out, out_height, out_width, area);
+  }
   const cudaError_t status = cudaGetLastError();
   if (status != cudaSuccess) {
     throw std::runtime_error(std::string("decode_crops: CUDA kernel launch failed: ") +

@@ -4,6 +4,7 @@
 #include <cuda_runtime_api.h>
 #include <torch/torch.h>
 
+#include <limits>
 #include <map>
 #include <mutex>
 
@@ -22,6 +23,11 @@ namespace {
 
 constexpr std::size_t kFrameRounding = std::size_t{32} << 20;
 
+// A decoded frame's bytes, rounded up so that every frame starts 256-byte aligned.
+std::size_t aligned_frame_bytes(int width, int height) {
+  return (std::size_t(width) * height * 3 + 255) / 256 * 256;
+}
+
 void check_cuda(cudaError_t status, const char* what) {
   if (status != cudaSuccess) {
     throw Error(std::string("decode_crops: ") + what + ": " + cudaGetErrorString(status));
@@ -38,6 +44,10 @@ class DecodeCrops final : public DeviceOperation {
         backend_(backend),
         device_(device) {
     if (!torch::cuda::is_available()) throw ConfigError("decode_crops: no CUDA device is visible");
+    if (std::int64_t{height_} * width_ * 3 > std::numeric_limits<int>::max()) {
+      throw ConfigError("decode_crops: an output of " + std::to_string(height_) + " x " +
+                        std::to_string(width_) + " is larger than the kernel takes (2 GiB)");
+    }
   }
   std::string name() const override { return "decode_crops"; }
   bool works_on_host() const override { return true; }
@@ -61,8 +71,14 @@ class DecodeCrops final : public DeviceOperation {
     TORCH_CHECK(batch.dim() == 2 && batch.scalar_type() == at::kByte && !batch.is_cuda() &&
                     batch.is_contiguous(),
                 "decode_crops: expected host records uint8 [N, bytes], got ", batch.sizes());
-    const at::Device device = device_ < 0 ? at::Device(at::kCUDA, c10::cuda::current_device())
-                                          : at::Device(at::kCUDA, static_cast<int>(device_));
+    // The current device, whose current stream is the transfer's (DeviceTransfer sets both); a
+    // step built for another device would run on a stream nobody waits for.
+    const at::Device device(at::kCUDA, c10::cuda::current_device());
+    if (device_ >= 0 && device_ != device.index()) {
+      throw Error("decode_crops: built for CUDA device " + std::to_string(device_) +
+                  ", but the batch is being prepared on device " + std::to_string(device.index()));
+    }
+
     const c10::cuda::CUDAGuard guard(device);
     const cudaStream_t stream = c10::cuda::getCurrentCUDAStream(device.index()).stream();
     const std::int64_t count = batch.size(0), record_bytes = batch.size(1);
@@ -91,7 +107,7 @@ class DecodeCrops final : public DeviceOperation {
                    "copying a raw sample's pixels");
       } else {
         jpeg_rows.push_back(i);
-        frame_bytes += std::size_t(header.frame_width) * header.frame_height * 3;
+        frame_bytes += aligned_frame_bytes(header.frame_width, header.frame_height);
       }
       headers.push_back(header);
     }
@@ -119,7 +135,7 @@ class DecodeCrops final : public DeviceOperation {
       frame.height = header.frame_height;
       frame.hardware_ok = header.hardware_ok;
       frame.target = frames.data_ptr<std::uint8_t>() + offset;
-      offset += std::size_t(frame.width) * frame.height * 3;
+      offset += aligned_frame_bytes(frame.width, frame.height);
       jpegs.push_back(frame);
     }
     detail::NvjpegBatchDecoder& decoder = decoder_for(device.index());

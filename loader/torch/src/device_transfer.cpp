@@ -70,27 +70,17 @@ DeviceTransfer::~DeviceTransfer() {
       stopping_ = true;
     }
     changed_.notify_all();
+    // A preparing thread waiting in the loader's next() then throws "stopped" and ends; one
+    // between batches sees stopping_ and enqueues nothing more.
+    epoch_.stop();
+    preparer_.join();
   }
-  // Host slots must outlive the copies reading them.
+  // Host slots (copying_, prepared_, released with this object) must outlive the work that
+  // reads them.
   try {
     stream_->stream.synchronize();
   } catch (const std::exception&) {
     // A device error already surfaced (or will) elsewhere; a destructor must not throw.
-  }
-  if (threaded_) {
-    // Give the slots back, so a preparing thread waiting for the loader gets its batch and sees
-    // the stop; then the batch it may have prepared meanwhile goes too, once its copy is done.
-    {
-      const std::lock_guard lock(mutex_);
-      copying_.clear();
-      prepared_.reset();
-    }
-    preparer_.join();
-    try {
-      stream_->stream.synchronize();
-    } catch (const std::exception&) {
-    }
-    prepared_.reset();
   }
 }
 
@@ -111,6 +101,10 @@ std::unique_ptr<DeviceTransfer::InFlight> DeviceTransfer::prepare() {
   }
   std::optional<Batch> batch = epoch_.next();
   if (!batch) return nullptr;
+  if (threaded_) {
+    const std::lock_guard lock(mutex_);
+    if (stopping_) return nullptr;  // the transfer ends: no more work for the GPU
+  }
   auto flight = std::make_unique<InFlight>();
   flight->host = to_tensors(std::move(*batch));
   if (!stages_.empty() && stages_.size() != flight->host.size()) {
@@ -119,11 +113,21 @@ std::unique_ptr<DeviceTransfer::InFlight> DeviceTransfer::prepare() {
   }
   // Also makes `device_` the current device, where to_device copies.
   const c10::cuda::CUDAStreamGuard guard(stream_->stream);
-  for (std::size_t i = 0; i < flight->host.size(); ++i) {
-    const at::Tensor& host = flight->host[i];
-    flight->device.push_back(stages_.empty() ? host.to(torch::Device(torch::kCUDA, device_),
-                                                       /*non_blocking=*/true)
-                                             : stages_[i].apply(host));
+  try {
+    for (std::size_t i = 0; i < flight->host.size(); ++i) {
+      const at::Tensor& host = flight->host[i];
+      flight->device.push_back(stages_.empty() ? host.to(torch::Device(torch::kCUDA, device_),
+                                                         /*non_blocking=*/true)
+                                               : stages_[i].apply(host));
+    }
+  } catch (...) {
+    // Work already enqueued may still read the host slot: it goes back only after that work.
+    try {
+      stream_->stream.synchronize();
+    } catch (const std::exception&) {
+      // The stage's own error is the one to report.
+    }
+    throw;
   }
   flight->copied.record(stream_->stream);
   return flight;
@@ -178,7 +182,6 @@ std::optional<std::vector<at::Tensor>> DeviceTransfer::next() {
 }
 
 void DeviceTransfer::prepare_loop() {
-  c10::cuda::set_device(static_cast<c10::DeviceIndex>(device_));
   for (;;) {
     {
       std::unique_lock lock(mutex_);
@@ -187,6 +190,7 @@ void DeviceTransfer::prepare_loop() {
     }
     std::unique_ptr<InFlight> flight;
     try {
+      c10::cuda::set_device(static_cast<c10::DeviceIndex>(device_));
       flight = prepare();
     } catch (...) {
       const std::lock_guard lock(mutex_);

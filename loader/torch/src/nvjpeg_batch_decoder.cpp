@@ -143,16 +143,40 @@ bool NvjpegBatchDecoder::decode_batched(Instance& instance, std::span<const Jpeg
 
 NvjpegBatchDecoder::Outcome NvjpegBatchDecoder::decode(std::span<const JpegFrame> frames,
                                                        cudaStream_t stream) {
+  if (used_ && stream != last_stream_) settle();
+  used_ = true;
+  last_stream_ = stream;
+  Outcome outcome;
   std::vector<std::size_t> on_hardware, on_hybrid;
   for (std::size_t i = 0; i < frames.size(); ++i) {
-    (hardware_ != nullptr && frames[i].hardware_ok ? on_hardware : on_hybrid).push_back(i);
+    // nvJPEG writes the frame it reads into a slice sized from the record: the two readings of
+    // the header must agree, else the frame goes to the host's libjpeg, which checks itself.
+    int components = 0;
+    nvjpegChromaSubsampling_t subsampling = NVJPEG_CSS_UNKNOWN;
+    int widths[NVJPEG_MAX_COMPONENT] = {}, heights[NVJPEG_MAX_COMPONENT] = {};
+    const nvjpegStatus_t status =
+        nvjpegGetImageInfo(hybrid_instance_.handle, frames[i].data, frames[i].bytes, &components,
+                           &subsampling, widths, heights);
+    if (status != NVJPEG_STATUS_SUCCESS) {
+      outcome.failed.emplace_back(i, nvjpeg_status_text(status));
+      continue;
+    }
+    if (widths[0] != frames[i].width || heights[0] != frames[i].height) {
+      outcome.failed.emplace_back(i, "its header reads " + std::to_string(widths[0]) + " x " +
+                                         std::to_string(heights[0]) + " here");
+      continue;
+    }
+    // The engines take neither 4:1:0 nor 4:1:1 chroma (nvjpeg.h).
+    const bool engines = hardware_ != nullptr && frames[i].hardware_ok &&
+                         subsampling != NVJPEG_CSS_410 && subsampling != NVJPEG_CSS_411 &&
+                         subsampling != NVJPEG_CSS_410V && subsampling != NVJPEG_CSS_UNKNOWN;
+    (engines ? on_hardware : on_hybrid).push_back(i);
   }
   std::string reason;
   if (hardware_ != nullptr && !decode_batched(*hardware_, frames, on_hardware, stream, reason)) {
     on_hybrid.insert(on_hybrid.end(), on_hardware.begin(), on_hardware.end());
     on_hardware.clear();
   }
-  Outcome outcome;
   outcome.hardware_frames = on_hardware.size();
   // The hybrid backend decodes Huffman codes on the GPU only for batches of more than 50 files;
   // fewer go one at a time, which needs no new batch initialisation.
@@ -176,6 +200,10 @@ NvjpegBatchDecoder::Outcome NvjpegBatchDecoder::decode(std::span<const JpegFrame
   return outcome;
 }
 
+void NvjpegBatchDecoder::settle() {
+  if (used_) cudaStreamSynchronize(last_stream_);
+}
+
 std::shared_ptr<NvjpegBatchDecoder> pooled_decoder(int device, JpegBackend backend) {
   struct Pool {
     std::mutex mutex;
@@ -195,6 +223,7 @@ std::shared_ptr<NvjpegBatchDecoder> pooled_decoder(int device, JpegBackend backe
   }
   if (decoder == nullptr) decoder = std::make_unique<NvjpegBatchDecoder>(backend);
   return std::shared_ptr<NvjpegBatchDecoder>(decoder.release(), [key](NvjpegBatchDecoder* held) {
+    held->settle();  // the next holder may decode on another stream
     const std::lock_guard lock(pool->mutex);
     pool->idle[key].emplace_back(held);
   });

@@ -58,8 +58,11 @@ class NvjpegBatchDecoder {
     // The frames that could not be decoded: position and nvJPEG's reason.
     std::vector<std::pair<std::size_t, std::string>> failed;
   };
-  // Enqueues the decode of every frame on `stream`.
+  // Enqueues the decode of every frame on `stream`. nvJPEG's states keep buffers the GPU may
+  // still read: a call on another stream than the last one first waits for the last one.
   Outcome decode(std::span<const JpegFrame> frames, cudaStream_t stream);
+  // Waits until the GPU has finished the last call's work (before the decoder changes hands).
+  void settle();
 
  private:
   struct Instance {
@@ -81,6 +84,8 @@ class NvjpegBatchDecoder {
   Instance hybrid_instance_;
   Instance* hardware_ = nullptr;  // &hardware_instance_ when the device has JPEG engines
   std::string description_;
+  cudaStream_t last_stream_ = nullptr;
+  bool used_ = false;
 };
 
 // A decoder for the current CUDA device, from a process-wide pool. Starting nvJPEG (its handles

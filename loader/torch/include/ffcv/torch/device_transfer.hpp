@@ -21,7 +21,9 @@
 // is taken from the loader and its stages enqueued by a thread of the transfer's own, so that
 // host work never delays the caller's launch of step b. next() then only waits for a prepared
 // batch (and the loader's end or error) and orders it on the caller's stream. The rules above
-// hold unchanged: at most one batch prepared ahead, two host slots held, errors in order.
+// hold unchanged (at most one batch prepared ahead, two host slots held, errors in order), but
+// a failure ends the epoch: every later next() throws it again. Destruction stops the epoch
+// (EpochIterator::stop) and joins the thread.
 //
 // Errors: a batch that fails (the loader's error for a sample, a failed copy or stage) is
 // thrown by the next() that would have returned it, never earlier: when the copy of batch b+1
