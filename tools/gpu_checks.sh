@@ -15,7 +15,9 @@
 #   build           configure DIR with FFCV_WITH_CUDA=ON for this machine's GPU (or --arch) and
 #                   build ffcv and the test programs with a GPU part
 #   tests           CTest's CUDA entries: device_parity_cuda (every device step against its CPU
-#                   twin; DeviceTransfer's batch-then-error order) and trainer_cuda_cases. A
+#                   twin; DeviceTransfer's batch-then-error order), gpu_image_decode_cuda (the
+#                   GPU image path against the CPU path, where nvJPEG was found) and
+#                   trainer_cuda_cases. A
 #                   skipped entry fails this stage: on a GPU machine it means the GPU was not seen
 #   saga-reference  tests/saga/check_saga_reference.py with saga.device=cuda, once with the SAGA
 #                   table on the device and once in pinned host memory (saga.table=host)
@@ -235,7 +237,7 @@ run_ctest() {
 
 stage_tests() {
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
-  run_ctest "$out/tests" -R '^(device_parity_cuda|trainer_cuda_cases)$'
+  run_ctest "$out/tests" -R '^(device_parity_cuda|gpu_image_decode_cuda|trainer_cuda_cases)$'
 }
 
 stage_saga_reference() {
