@@ -2,34 +2,83 @@
 
 #include <algorithm>
 #include <cstring>
+#include <utility>
 
 #include "ffcv/util/errors.hpp"
 
 namespace ffcv {
 
 PageAllocator::PageAllocator(AtomicFile& file, std::uint64_t data_floor, std::uint64_t page_size)
-    : file_(file), data_end_(data_floor), page_size_(page_size) {}
+    : file_(file), data_end_(data_floor), page_size_(page_size) {
+  writer_ = std::thread([this] { write_pages(); });
+}
+
+PageAllocator::~PageAllocator() {
+  {
+    const std::lock_guard lock(mutex_);
+    stop_ = true;
+  }
+  changed_.notify_all();
+  writer_.join();  // after the write in progress, if any
+}
 
 void PageAllocator::start_page() {
   page_start_ = align_up(data_end_, page_size_);
-  if (page_capacity_ < page_size_) {
-    page_.reset(
+  if (page_.capacity < page_size_) {
+    page_.data.reset(
         static_cast<std::uint8_t*>(std::aligned_alloc(AtomicFile::kBlockAlignment, page_size_)));
-    if (!page_)
+    if (!page_.data) {
+      page_.capacity = 0;
       throw EncodeError("cannot allocate a page of " + std::to_string(page_size_) + " bytes");
-    page_capacity_ = page_size_;
+    }
+    page_.capacity = page_size_;
   }
   page_used_ = 0;
   page_open_ = true;
 }
 
+void PageAllocator::wait_for_write() {
+  std::unique_lock lock(mutex_);
+  changed_.wait(lock, [&] { return !write_pending_; });
+  if (write_error_) std::rethrow_exception(write_error_);
+}
+
 void PageAllocator::flush_page() {
   if (!page_open_) return;
-  std::memset(page_.get() + page_used_, 0, page_size_ - page_used_);  // the padding
-  file_.write_blocks_at(page_start_, page_.get(), page_size_);
+  std::memset(page_.data.get() + page_used_, 0, page_size_ - page_used_);  // the padding
+  wait_for_write();  // the other buffer is free once its page is on disk
+  {
+    const std::lock_guard lock(mutex_);
+    std::swap(page_, writing_);
+    write_offset_ = page_start_;
+    write_size_ = page_size_;
+    write_pending_ = true;
+  }
+  changed_.notify_all();
   data_end_ = page_start_ + page_size_;
   ++pages_written_;
   page_open_ = false;
+}
+
+void PageAllocator::write_pages() {
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    changed_.wait(lock, [&] { return stop_ || write_pending_; });
+    if (!write_pending_) return;  // stopped, nothing left to write
+    const std::uint8_t* data = writing_.data.get();
+    const std::uint64_t offset = write_offset_, size = write_size_;
+    lock.unlock();
+    std::exception_ptr error;
+    try {
+      file_.write_blocks_at(offset, data, size);
+    } catch (...) {
+      error = std::current_exception();
+    }
+    lock.lock();
+    if (error && !write_error_) write_error_ = error;
+    write_pending_ = false;
+    changed_.notify_all();
+  }
 }
 
 std::vector<std::uint64_t> PageAllocator::place(std::uint64_t sample,
@@ -53,7 +102,7 @@ std::vector<std::uint64_t> PageAllocator::place(std::uint64_t sample,
   pointers.reserve(payloads.size());
   for (const EncodedAllocation& payload : payloads) {
     const std::uint64_t ptr = page_start_ + page_used_;
-    std::memcpy(page_.get() + page_used_, payload.bytes.data(), payload.bytes.size());
+    std::memcpy(page_.data.get() + page_used_, payload.bytes.data(), payload.bytes.size());
     page_used_ += payload.bytes.size();
     entries_.push_back({sample, ptr, payload.bytes.size()});
     pointers.push_back(ptr);
@@ -64,6 +113,7 @@ std::vector<std::uint64_t> PageAllocator::place(std::uint64_t sample,
 
 std::uint64_t PageAllocator::finish() {
   flush_page();
+  wait_for_write();
   return data_end_;
 }
 

@@ -6,11 +6,20 @@
 // begins. A sample larger than P switches to the smallest power of two that holds it; the next
 // page then starts at a multiple of the new size. Pages are whole, aligned blocks, so they are
 // written past the page cache where the file system allows it (AtomicFile::write_blocks_at).
+//
+// A full page is written by a thread of the allocator's own while the next one fills, so the
+// committer that places samples never waits for the disk unless a page fills before the previous
+// one is written (two page buffers). A failed write is thrown by the next place() that needs a
+// page, or by finish(); the destructor waits for a write in progress.
 #pragma once
 
+#include <condition_variable>
 #include <cstdint>
 #include <cstdlib>
+#include <exception>
 #include <memory>
+#include <mutex>
+#include <thread>
 #include <vector>
 
 #include "ffcv/field.hpp"
@@ -22,6 +31,9 @@ namespace ffcv {
 class PageAllocator {
  public:
   PageAllocator(AtomicFile& file, std::uint64_t data_floor, std::uint64_t page_size);
+  ~PageAllocator();
+  PageAllocator(const PageAllocator&) = delete;
+  PageAllocator& operator=(const PageAllocator&) = delete;
 
   // Places the payloads of `sample`; returns their absolute pointers, in order, and records
   // their allocation-table entries. Throws EncodeError when a sample exceeds the largest page.
@@ -38,6 +50,9 @@ class PageAllocator {
  private:
   void flush_page();
   void start_page();
+  // Waits until no page is being written; rethrows a failed write.
+  void wait_for_write();
+  void write_pages();  // the writing thread
 
   AtomicFile& file_;
   std::uint64_t data_end_;  // end of the last written page (or of the metadata table)
@@ -45,14 +60,26 @@ class PageAllocator {
   struct FreeBlock {
     void operator()(std::uint8_t* block) const { std::free(block); }
   };
-  std::unique_ptr<std::uint8_t, FreeBlock> page_;  // page_size_ bytes, block-aligned
-  std::uint64_t page_capacity_ = 0;
+  struct Buffer {
+    std::unique_ptr<std::uint8_t, FreeBlock> data;  // block-aligned
+    std::uint64_t capacity = 0;
+  };
+  Buffer page_;     // the page being filled
+  Buffer writing_;  // the page being written (or free)
   std::uint64_t page_start_ = 0;
   std::uint64_t page_used_ = 0;
   bool page_open_ = false;
   std::uint64_t pages_written_ = 0;
   std::uint64_t heap_bytes_ = 0;
   std::vector<AllocEntry> entries_;
+
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  bool write_pending_ = false;  // writing_ holds a page to write or being written
+  std::uint64_t write_offset_ = 0, write_size_ = 0;
+  std::exception_ptr write_error_;
+  bool stop_ = false;
+  std::thread writer_;
 };
 
 }  // namespace ffcv
