@@ -14,11 +14,6 @@ namespace {
 constexpr const char* kMeta = "data/meta.mat";
 constexpr const char* kGroundTruth = "data/ILSVRC2012_validation_ground_truth.txt";
 
-bool ends_with(const std::string& text, const std::string& tail) {
-  return text.size() >= tail.size() &&
-         text.compare(text.size() - tail.size(), tail.size(), tail) == 0;
-}
-
 // ILSVRC2012_ID -> WNID of the synsets without children.
 std::map<long long, std::string> leaf_synsets(const MatArray& synsets, const std::string& where) {
   if (synsets.kind != MatArray::Kind::kStruct) {
@@ -45,8 +40,8 @@ std::map<long long, std::string> leaf_synsets(const MatArray& synsets, const std
 std::map<std::string, std::string> read_imagenet_devkit(const std::string& archive) {
   std::vector<std::uint8_t> meta, truth;
   walk_archives({archive}, [&](const ArchiveMember& member, MemberData& data) {
-    if (ends_with(member.path, kMeta)) meta = data.read();
-    if (ends_with(member.path, kGroundTruth)) truth = data.read();
+    if (member.path.ends_with(kMeta)) meta = data.read();
+    if (member.path.ends_with(kGroundTruth)) truth = data.read();
   });
   if (meta.empty() || truth.empty()) {
     throw ConfigError(archive + ": not ImageNet's devkit: it lacks " +

@@ -69,9 +69,14 @@ InputNormalizer::Steps InputNormalizer::gpu_decode_steps(const PipelineSpec& pip
                                 {"width", std::int64_t{crop->output_width()}},
                                 {"device", std::int64_t{device_.index()}},
                                 {"interpolation", interpolation_}}))};
-  steps.insert(steps.end(), image_steps_.begin() + static_cast<std::ptrdiff_t>(copy_steps_.size()),
-               image_steps_.end());
+  const Steps after = steps_after_copy();
+  steps.insert(steps.end(), after.begin(), after.end());
   return steps;
+}
+
+InputNormalizer::Steps InputNormalizer::steps_after_copy() const {
+  return Steps(image_steps_.begin() + static_cast<std::ptrdiff_t>(copy_steps_.size()),
+               image_steps_.end());
 }
 
 std::vector<torch_adapter::DeviceStage> InputNormalizer::view_stages(const Loader& loader) const {
@@ -93,9 +98,7 @@ ModelInput InputNormalizer::view_input(const at::Tensor& views, int v,
       {static_cast<std::uint64_t>(one.size(1)), static_cast<std::uint64_t>(one.size(2)), 3},
       one.is_cuda() ? Device::kCuda : Device::kCpu};
   // The normalize and layout steps: the copy (the first step on CUDA) is done.
-  const Steps steps(image_steps_.begin() + static_cast<std::ptrdiff_t>(copy_steps_.size()),
-                    image_steps_.end());
-  const torch_adapter::DeviceStage stage(kImageOutput, state, steps);
+  const torch_adapter::DeviceStage stage(kImageOutput, state, steps_after_copy());
   return (*this)(stage.apply(one), labels);
 }
 

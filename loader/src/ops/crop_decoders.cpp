@@ -37,12 +37,6 @@ struct CropDecoderOptions {
   bool fast_dct = true;
 };
 
-void check_output_size(std::int64_t height, std::int64_t width, const std::string& name) {
-  if (height < 1 || width < 1 || height > 65535 || width > 65535) {
-    throw ConfigError(name + ": give the output `size` (or `height` and `width`), 1..65535");
-  }
-}
-
 // The parameters every crop decoder declares (builtin_steps.cpp).
 CropDecoderOptions read_common(const OpParams& params, const std::string& name) {
   CropDecoderOptions options;
@@ -60,7 +54,7 @@ class CropDecoderBase : public ResizableDecoder {
   explicit CropDecoderBase(CropDecoderOptions options) : options_(options) {}
 
   void set_output_size(int height, int width) override {
-    check_output_size(height, width, name());
+    check_crop_output_size(height, width, name());
     options_.out_height = height;
     options_.out_width = width;
   }
@@ -117,19 +111,6 @@ class CropDecoderBase : public ResizableDecoder {
     return scratch.subspan(region_bytes_);
   }
 
-  static ResizeSource raw_source(const ImageMetadata& image, const PayloadReader& payloads,
-                                 const CropWindow& window) {
-    const std::uint64_t bytes = std::uint64_t{image.width} * image.height * 3;
-    return {payloads.payload(image.data_ptr, bytes).data(),
-            image.width,
-            image.height,
-            std::size_t{image.width} * 3,
-            double(window.left),
-            double(window.top),
-            double(window.width),
-            double(window.height)};
-  }
-
   CropDecoderOptions options_;
 
  private:
@@ -158,7 +139,7 @@ class ResizedCropDecoder final : public CropDecoderBase {
     const CropWindow window = rule_.choose(image.height, image.width, context);
     ResizeSource source;
     if (image.mode == StoredImageMode::kRaw) {
-      source = raw_source(image, payloads, window);
+      source = raw_resize_source(image, payloads, window);
     } else {
       JpegWindowRequest request;
       request.frame_width = image.width;
@@ -237,7 +218,7 @@ class MultiViewCropDecoder final : public CropDecoderBase {
       const CropWindow& w = windows[static_cast<std::size_t>(v)];
       ResizeSource source;
       if (image.mode == StoredImageMode::kRaw) {
-        source = raw_source(image, payloads, w);
+        source = raw_resize_source(image, payloads, w);
       } else {
         if (v == 0) {
           region =

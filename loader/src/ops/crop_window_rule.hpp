@@ -11,6 +11,8 @@
 
 #include "ffcv/crop.hpp"
 #include "ffcv/fields/rgb_image_field.hpp"
+#include "ffcv/image/resize.hpp"
+#include "ffcv/payload_reader.hpp"
 #include "ffcv/reader.hpp"
 #include "ffcv/steps/op_params.hpp"
 #include "ffcv/steps/operation.hpp"
@@ -60,16 +62,35 @@ inline std::array<double, 2> number_pair(const OpParams& params, const std::stri
   return {values[0], values[1]};
 }
 
+// Throws ConfigError naming `op` unless both output sides are within 1..65535.
+inline void check_crop_output_size(std::int64_t height, std::int64_t width, const std::string& op) {
+  if (height < 1 || width < 1 || height > 65535 || width > 65535) {
+    throw ConfigError(op + ": give the output `size` (or `height` and `width`), 1..65535");
+  }
+}
+
 // The output (height, width) of a crop decoder: `height` and `width`, each defaulting to `size`,
 // which has no default. ConfigError outside 1..65535, naming `op`.
 inline std::pair<int, int> crop_output_size(const OpParams& params, const std::string& op) {
   const std::int64_t size = params.get_int("size", 0);
   const std::int64_t height = params.get_int("height", size);
   const std::int64_t width = params.get_int("width", size);
-  if (height < 1 || width < 1 || height > 65535 || width > 65535) {
-    throw ConfigError(op + ": give the output `size` (or `height` and `width`), 1..65535");
-  }
+  check_crop_output_size(height, width, op);
   return {static_cast<int>(height), static_cast<int>(width)};
+}
+
+// The resize source of `window` of a raw (uncompressed) stored image, straight from its page.
+inline ResizeSource raw_resize_source(const ImageMetadata& image, const PayloadReader& payloads,
+                                      const CropWindow& window) {
+  const std::uint64_t bytes = std::uint64_t{image.width} * image.height * 3;
+  return {payloads.payload(image.data_ptr, bytes).data(),
+          image.width,
+          image.height,
+          std::size_t{image.width} * 3,
+          double(window.left),
+          double(window.top),
+          double(window.width),
+          double(window.height)};
 }
 
 // Throws ConfigError unless `field` of `reader` is an RGBImage field, naming decoder `op`.

@@ -38,9 +38,7 @@ class EncodedCropDecoder final : public ResizableDecoder {
   std::string name() const override { return name_; }
 
   void set_output_size(int height, int width) override {
-    if (height < 1 || width < 1 || height > 65535 || width > 65535) {
-      throw ConfigError(name() + ": output sides must be 1..65535");
-    }
+    check_crop_output_size(height, width, name());
     out_height_ = height;
     out_width_ = width;
   }
@@ -112,17 +110,8 @@ class EncodedCropDecoder final : public ResizableDecoder {
                     ": the output size changed after declare(); call set_output_size "
                     "between epochs");
       }
-      const std::uint64_t bytes = std::uint64_t{image.width} * image.height * 3;
-      const CropWindow& w = header.window;
-      const ResizeSource source{payloads.payload(image.data_ptr, bytes).data(),
-                                image.width,
-                                image.height,
-                                std::size_t{image.width} * 3,
-                                double(w.left),
-                                double(w.top),
-                                double(w.width),
-                                double(w.height)};
-      resize_rgb(source, payload, out_width_, out_height_, interpolation_, scratch);
+      resize_rgb(raw_resize_source(image, payloads, header.window), payload, out_width_,
+                 out_height_, interpolation_, scratch);
       if (header.flip) mirror_rgb_rows(payload, out_height_, out_width_);
     }
     header.store(out);

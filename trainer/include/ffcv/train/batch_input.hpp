@@ -60,6 +60,8 @@ class InputNormalizer {
   using Steps = std::vector<std::shared_ptr<torch_adapter::DeviceOperation>>;
 
   Steps gpu_decode_steps(const PipelineSpec& pipeline) const;
+  // The image steps after the copy to the device (normalize, layout).
+  Steps steps_after_copy() const;
 
   at::Device device_;
   at::ScalarType dtype_;
