@@ -82,7 +82,7 @@ int run(int argc, char** argv) {
     for (std::size_t o = 0; o < batch->num_outputs(); ++o) {
       const BatchTensor t = batch->output(o);
       files[o].write(reinterpret_cast<const char*>(t.data),
-                     static_cast<std::streamsize>(t.count * t.state->byte_size()));
+                     static_cast<std::streamsize>(t.byte_size()));
     }
     ++batches;
   }

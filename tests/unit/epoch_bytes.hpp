@@ -8,12 +8,17 @@
 
 namespace ffcv::test {
 
-// Every byte of every output of one batch, output after output.
+// Every byte of every output of one batch, output after output (a ragged output's offsets or
+// lengths after its values).
 inline std::vector<std::uint8_t> batch_bytes(const Batch& batch) {
   std::vector<std::uint8_t> bytes;
   for (std::size_t o = 0; o < batch.num_outputs(); ++o) {
     const BatchTensor t = batch.output(o);
-    bytes.insert(bytes.end(), t.data, t.data + t.count * t.state->byte_size());
+    bytes.insert(bytes.end(), t.data, t.data + t.byte_size());
+    const std::int64_t* index = t.offsets ? t.offsets : t.lengths;
+    const std::uint64_t words = t.offsets ? t.count + 1 : t.lengths ? t.count : 0;
+    const auto* first = reinterpret_cast<const std::uint8_t*>(index);
+    if (words > 0) bytes.insert(bytes.end(), first, first + words * sizeof(std::int64_t));
   }
   return bytes;
 }

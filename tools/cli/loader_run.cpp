@@ -80,7 +80,7 @@ std::optional<std::size_t> scalar_label_output(const Loader& loader) {
     const TensorState& state = outputs[i].second;
     const bool integer = state.dtype.kind == 'i' || state.dtype.kind == 'u';
     if (outputs[i].first == "label" && integer && state.element_count() == 1 &&
-        state.dtype.itemsize <= 8) {
+        !loader.output_layouts()[i] && state.dtype.itemsize <= 8) {
       return i;
     }
   }

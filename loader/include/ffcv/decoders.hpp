@@ -3,6 +3,9 @@
 //   int        Int field -> int64 [1]                   (FFCV's IntDecoder, shape (1,))
 //   float      Float field -> float64 [1]               (FloatDecoder)
 //   ndarray    NDArray field -> its dtype and shape     (NDArrayDecoder)
+//   ragged     RaggedNDArray field -> its rows (a ragged output; `layout` packed: values
+//              [rows of the batch, ...] + offsets [B + 1], padded: values [B, largest, ...] +
+//              lengths [B]); its default decoder, packed
 //   bytes      Bytes/JSON field -> uint8 [max size + 8]: the payload, zero-padded, followed by
 //              its length as a little-endian u64 (FFCV leaves garbage and gives no length)
 //   image      RGBImage field -> uint8 [H, W, 3] when every image of the dataset has the same

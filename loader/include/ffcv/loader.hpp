@@ -108,12 +108,27 @@ struct LoaderStats {
 class EpochState;
 struct PageLayout;
 
-// One output of one batch: `count` samples of `state`, contiguous.
+// One output of one batch: `count` samples of `state`, contiguous, shaped [count, ...state].
+// A ragged output (`layout` set; its decoder's, e.g. "ragged") holds a varying number of rows of
+// `state` per sample instead:
+//   packed  data [rows, ...state]: every sample's rows back to back; offsets[count + 1] says
+//           where each sample's rows start (offsets[0] = 0, offsets[count] = rows), as torch's
+//           nested jagged tensors take them;
+//   padded  data [count, rows, ...state]: each sample's rows, then zero rows up to `rows`, the
+//           batch's largest sample's; lengths[count] gives each sample's own.
+// The batch's memory holds the index too, so a held batch keeps it.
 struct BatchTensor {
   const std::string* name = nullptr;
-  const TensorState* state = nullptr;
+  const TensorState* state = nullptr;  // one sample; one row for a ragged output
   const std::uint8_t* data = nullptr;
   std::uint64_t count = 0;
+  std::optional<RaggedLayout> layout;
+  std::uint64_t rows = 0;
+  const std::int64_t* offsets = nullptr;  // packed only
+  const std::int64_t* lengths = nullptr;  // padded only
+
+  std::vector<std::uint64_t> shape() const;  // of `data`
+  std::uint64_t byte_size() const;           // of `data`
 };
 
 // A lease on one batch slot. Movable; the slot returns to the ring when it is destroyed.
@@ -212,6 +227,9 @@ class Loader {
   // construction, then at each epoch()) found them; reading them never re-runs declare(), which
   // may scan the dataset and must not run while an epoch uses the steps.
   const std::vector<std::pair<std::string, TensorState>>& outputs() const { return outputs_; }
+  // The batch layout of each output, in output order: nullopt for a fixed shape, or how a ragged
+  // output's rows share the batch (outputs() then gives the state of one row).
+  const std::vector<std::optional<RaggedLayout>>& output_layouts() const { return output_layouts_; }
   // The pipelines as given, in output order (a null decoder: the field's default), e.g. to read
   // the output size of a resizable decoder when building the device steps that finish it.
   const std::vector<PipelineSpec>& pipelines() const { return pipelines_; }
@@ -225,6 +243,7 @@ class Loader {
   std::vector<std::uint64_t> page_of_sample_;
   std::weak_ptr<EpochState> running_;
   std::vector<std::pair<std::string, TensorState>> outputs_;
+  std::vector<std::optional<RaggedLayout>> output_layouts_;
   bool window_from_budget_ = false;  // the QUASI_RANDOM window was chosen from the cache budget
 
   // The constructors' work once reader_, pipelines_ and options_ are set.

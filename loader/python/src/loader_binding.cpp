@@ -49,20 +49,35 @@ PipelineSpec pipeline_spec(const nb::handle& output) {
   return spec;
 }
 
-// The outputs of `batch` as numpy arrays over its memory, sharing one reference to its lease.
+// A numpy array over `data` (of a batch whose lease `lease` holds), keeping one reference to it.
+nb::object lease_array(const std::shared_ptr<Batch>& lease, const void* data,
+                       const std::vector<std::uint64_t>& dims, const DType& dtype) {
+  const std::vector<std::size_t> shape(dims.begin(), dims.end());
+  nb::capsule owner(new std::shared_ptr<Batch>(lease),
+                    [](void* held) noexcept { delete static_cast<std::shared_ptr<Batch>*>(held); });
+  return nb::cast(nb::ndarray<nb::numpy>(const_cast<void*>(data), shape.size(), shape.data(), owner,
+                                         nullptr, dlpack_dtype(dtype)));
+}
+
+// The outputs of `batch` as numpy arrays over its memory, sharing one reference to its lease. A
+// ragged output is a pair: (values, offsets [B + 1]) packed, (values [B, rows, ...], lengths [B])
+// padded.
 nb::list batch_arrays(Batch batch) {
   auto lease = std::make_shared<Batch>(std::move(batch));
+  static const DType kIndexType = DType::parse("<i8");
   nb::list arrays;
   for (std::size_t i = 0; i < lease->num_outputs(); ++i) {
     const BatchTensor output = lease->output(i);
-    std::vector<std::size_t> shape{static_cast<std::size_t>(output.count)};
-    for (std::uint64_t extent : output.state->shape) shape.push_back(extent);
-    nb::capsule owner(new std::shared_ptr<Batch>(lease), [](void* held) noexcept {
-      delete static_cast<std::shared_ptr<Batch>*>(held);
-    });
-    arrays.append(nb::ndarray<nb::numpy>(const_cast<std::uint8_t*>(output.data), shape.size(),
-                                         shape.data(), owner, nullptr,
-                                         dlpack_dtype(output.state->dtype)));
+    nb::object values = lease_array(lease, output.data, output.shape(), output.state->dtype);
+    if (!output.layout) {
+      arrays.append(values);
+    } else if (*output.layout == RaggedLayout::kPacked) {
+      arrays.append(nb::make_tuple(
+          values, lease_array(lease, output.offsets, {output.count + 1}, kIndexType)));
+    } else {
+      arrays.append(
+          nb::make_tuple(values, lease_array(lease, output.lengths, {output.count}, kIndexType)));
+    }
   }
   return arrays;
 }
@@ -217,11 +232,17 @@ class NativeLoader {
   std::uint64_t window_pages() const { return loader_->options().order.window_pages; }
   int num_workers() const { return loader_->options().num_workers; }
 
-  // (name, numpy typestr, per-sample shape) of every output, in order.
+  // (name, numpy typestr, per-sample shape, layout) of every output, in order; a ragged
+  // output's layout is "packed" or "padded" and its shape that of one row, a fixed one's None.
   nb::list outputs() const {
     nb::list out;
-    for (const auto& [name, state] : loader_->outputs()) {
-      out.append(nb::make_tuple(name, state.dtype.typestr(), nb::tuple(nb::cast(state.shape))));
+    const auto& layouts = loader_->output_layouts();
+    for (std::size_t i = 0; i < loader_->outputs().size(); ++i) {
+      const auto& [name, state] = loader_->outputs()[i];
+      nb::object layout = nb::none();
+      if (layouts[i]) layout = nb::str(*layouts[i] == RaggedLayout::kPacked ? "packed" : "padded");
+      out.append(
+          nb::make_tuple(name, state.dtype.typestr(), nb::tuple(nb::cast(state.shape)), layout));
     }
     return out;
   }

@@ -44,6 +44,7 @@ nb::ndarray<nb::ro, nb::device::cpu> contiguous_array(nb::handle value, const st
   if (!nb::try_cast(value, array, false)) {
     throw ConfigError(what + " must be an array on the CPU (numpy), got " + type_of(value));
   }
+  if (array.size() == 0) return array;  // no element to read: any strides will do
   std::int64_t expected = 1;
   for (std::size_t d = array.ndim(); d-- > 0;) {
     if (array.shape(d) > 1 && array.stride(d) != expected) {
@@ -166,7 +167,7 @@ FieldValue field_value(nb::handle value, const std::string& kind, const std::str
     }
     return nb::cast<double>(value.attr("__float__")());
   }
-  if (kind == "ndarray") {
+  if (kind == "ndarray" || kind == "ragged_ndarray") {
     const auto array = contiguous_array(value, what);
     NdArray result;
     result.dtype = dtype_of(array.dtype(), what);

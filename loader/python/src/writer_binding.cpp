@@ -11,6 +11,7 @@
 #include "ffcv/dataset_writer.hpp"
 #include "ffcv/fields/bytes_fields.hpp"
 #include "ffcv/fields/ndarray_field.hpp"
+#include "ffcv/fields/ragged_ndarray_field.hpp"
 #include "ffcv/fields/rgb_image_field.hpp"
 #include "ffcv/fields/scalar_fields.hpp"
 #include "ffcv/util/errors.hpp"
@@ -64,6 +65,10 @@ FieldSpec field_spec(nb::handle entry) {
     spec.field =
         std::make_shared<NdArrayField>(DType::parse(nb::cast<std::string>(item(params, "dtype"))),
                                        nb::cast<std::vector<std::uint64_t>>(item(params, "shape")));
+  } else if (spec.kind == "ragged_ndarray") {
+    spec.field = std::make_shared<RaggedNdArrayField>(
+        DType::parse(nb::cast<std::string>(item(params, "dtype"))),
+        nb::cast<std::vector<std::uint64_t>>(item(params, "row_shape")));
   } else {
     throw ConfigError("field '" + spec.name + "': unknown kind '" + spec.kind + "'");
   }

@@ -4,6 +4,7 @@
 
 #include "ffcv/fields/bytes_fields.hpp"
 #include "ffcv/fields/ndarray_field.hpp"
+#include "ffcv/fields/ragged_ndarray_field.hpp"
 #include "ffcv/fields/rgb_image_field.hpp"
 #include "ffcv/fields/scalar_fields.hpp"
 
@@ -23,6 +24,11 @@ FieldRegistry::FieldRegistry() {
   factories_[NdArrayField::kTorchTensorTypeId] = [](const FieldArgs& args) {
     return std::make_shared<NdArrayField>(
         NdArrayField::from_args(args, NdArrayField::kTorchTensorTypeId));
+  };
+  // Custom fields: this project's own are known by their argument blob; others stay unknown.
+  factories_[kCustomFieldTypeId] = [](const FieldArgs& args) -> FieldPtr {
+    if (!RaggedNdArrayField::recognizes(args)) return nullptr;
+    return std::make_shared<RaggedNdArrayField>(RaggedNdArrayField::from_args(args));
   };
 }
 
@@ -50,16 +56,16 @@ FieldPtr FieldRegistry::make(const FieldDescriptor& descriptor,
     std::lock_guard lock(mutex_);
     if (auto it = factories_.find(descriptor.type_id); it != factories_.end()) factory = it->second;
   }
-  if (!factory) {
-    if (descriptor.type_id == kCustomFieldTypeId) {
-      throw std::runtime_error("field '" + descriptor.name +
-                               "' is a custom field (type id 255); reading it needs a custom "
-                               "field factory registered under that name");
-    }
-    throw std::runtime_error("field '" + descriptor.name + "' has unknown type id " +
-                             std::to_string(descriptor.type_id));
+  FieldPtr field = factory ? factory(descriptor.args) : nullptr;
+  if (field) return field;
+  if (descriptor.type_id == kCustomFieldTypeId) {
+    throw std::runtime_error("field '" + descriptor.name +
+                             "' is a custom field (type id 255) of a kind this build does not "
+                             "know; reading it needs a custom field factory registered under "
+                             "that name");
   }
-  return factory(descriptor.args);
+  throw std::runtime_error("field '" + descriptor.name + "' has unknown type id " +
+                           std::to_string(descriptor.type_id));
 }
 
 }  // namespace ffcv

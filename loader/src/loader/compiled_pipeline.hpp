@@ -2,6 +2,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,10 @@ struct CompiledPipeline {
   std::uint64_t intermediate_bytes = 0;   // largest state that is not the output
   std::uint64_t scratch_bytes = 0;        // largest scratch of any step
   std::uint32_t stream_base = 0;          // random stream of step s is stream_base + s
+  // Ragged outputs (the decoder's layout): states[0] is one row, and a batch is a block of
+  // ragged_batch.hpp with ragged_capacity_rows rows (set per epoch by EpochState).
+  std::optional<RaggedLayout> ragged;
+  std::uint64_t ragged_capacity_rows = 0;
 
   // What the per-sample steps write, and what the output holds after the batch operations.
   const TensorState& sample_state() const { return states.back(); }

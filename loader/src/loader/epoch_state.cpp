@@ -8,6 +8,7 @@
 
 #include "ffcv/util/cpu_count.hpp"
 #include "ffcv/util/errors.hpp"
+#include "ragged_batch.hpp"
 
 namespace ffcv {
 namespace {
@@ -74,6 +75,7 @@ EpochState::EpochState(std::shared_ptr<const Reader> reader,
   skip_failed_samples_ = options.on_error == OnSampleError::kSkip;
   max_skipped_ = static_cast<std::uint64_t>(
       std::ceil(options.max_skipped_fraction * static_cast<double>(plan_.order.size())));
+  size_ragged_outputs();
   buffers_.resize(slots_.size());
   staging_.resize(slots_.size());
   spare_.resize(slots_.size());
@@ -117,10 +119,40 @@ EpochState::~EpochState() {
   }
 }
 
+void EpochState::size_ragged_outputs() {
+  for (CompiledPipeline& pipeline : pipelines_) {
+    if (!pipeline.ragged) continue;
+    // The most rows any batch of this epoch needs, from the metadata alone.
+    std::uint64_t capacity = 0;
+    for (std::uint64_t batch = plan_.first_batch; batch < plan_.num_batches; ++batch) {
+      std::uint64_t sum = 0, largest = 0;
+      for (const std::uint64_t index : batch_indices(batch)) {
+        const std::uint64_t rows = pipeline.decoder->rows(reader_->column(index, pipeline.field));
+        sum += rows;
+        largest = std::max(largest, rows);
+      }
+      capacity =
+          std::max(capacity, ragged_rows_needed(*pipeline.ragged, batch_size(batch), sum, largest));
+    }
+    pipeline.ragged_capacity_rows = capacity;
+  }
+}
+
+RaggedBatchView EpochState::ragged_view(std::uint64_t slot, std::size_t output) const {
+  const CompiledPipeline& pipeline = pipelines_[output];
+  return RaggedBatchView::over(*pipeline.ragged, output_data(slot, output), plan_.batch_size,
+                               pipeline.sample_state().byte_size());
+}
+
 std::vector<void*> EpochState::allocate_outputs() {
   std::vector<void*> outputs;
   for (const CompiledPipeline& pipeline : pipelines_) {
-    outputs.push_back(allocator_.allocate(plan_.batch_size * pipeline.output_state().byte_size()));
+    const std::uint64_t bytes =
+        pipeline.ragged
+            ? RaggedBatchView::block_bytes(plan_.batch_size, pipeline.ragged_capacity_rows,
+                                           pipeline.sample_state().byte_size())
+            : plan_.batch_size * pipeline.output_state().byte_size();
+    outputs.push_back(allocator_.allocate(bytes));
   }
   return outputs;
 }
@@ -200,6 +232,10 @@ void EpochState::process_sample(std::uint64_t slot, std::uint64_t position_in_ba
   const SourcePayloads payloads(*reader_, *source_);
   for (std::size_t p = 0; p < pipelines_.size(); ++p) {
     const CompiledPipeline& pipeline = pipelines_[p];
+    if (pipeline.ragged) {
+      process_ragged_sample(slot, p, position_in_batch, index, payloads);
+      continue;
+    }
     std::uint8_t* stage_output = pipeline.has_batch_stage()
                                      ? static_cast<std::uint8_t*>(staging_[slot][p])
                                      : output_data(slot, p);
@@ -229,6 +265,26 @@ void EpochState::process_sample(std::uint64_t slot, std::uint64_t position_in_ba
   }
 }
 
+void EpochState::process_ragged_sample(std::uint64_t slot, std::size_t output,
+                                       std::uint64_t position_in_batch, std::uint64_t index,
+                                       const PayloadReader& payloads) const {
+  const CompiledPipeline& pipeline = pipelines_[output];
+  const RaggedBatchView view = ragged_view(slot, output);
+  std::uint8_t* target = view.sample_values(position_in_batch);
+  const std::uint64_t rows = view.sample_rows(position_in_batch);
+  const SampleContext context{plan_.epoch, index, pipeline.stream_base, plan_.epoch_key};
+  try {
+    pipeline.decoder->decode(reader_->column(index, pipeline.field), payloads, target, {}, context);
+  } catch (const std::exception& error) {
+    throw Error("epoch " + std::to_string(plan_.epoch) + ", sample " + std::to_string(index) +
+                ", output '" + pipeline.name + "', step '" + pipeline.decoder->name() +
+                "': " + error.what());
+  }
+  if (view.layout == RaggedLayout::kPadded) {  // zero rows up to the batch's largest sample
+    std::memset(target + rows * view.row_bytes, 0, (view.rows_word() - rows) * view.row_bytes);
+  }
+}
+
 void EpochState::compact(Slot& slot, std::uint64_t slot_index) {
   std::sort(slot.failed.begin(), slot.failed.end());
   const std::span<const std::uint64_t> indices = batch_indices(slot.batch);
@@ -237,6 +293,7 @@ void EpochState::compact(Slot& slot, std::uint64_t slot_index) {
   for (std::uint64_t position = 0; position < slot.size; ++position) {
     if (std::binary_search(slot.failed.begin(), slot.failed.end(), position)) continue;
     for (std::size_t p = 0; p < pipelines_.size(); ++p) {
+      if (pipelines_[p].ragged) continue;  // below, all at once
       const std::uint64_t bytes = pipelines_[p].sample_state().byte_size();
       std::uint8_t* base = pipelines_[p].has_batch_stage()
                                ? static_cast<std::uint8_t*>(staging_[slot_index][p])
@@ -245,6 +302,9 @@ void EpochState::compact(Slot& slot, std::uint64_t slot_index) {
     }
     slot.kept_indices.push_back(indices[position]);
     ++kept;
+  }
+  for (std::size_t p = 0; p < pipelines_.size(); ++p) {
+    if (pipelines_[p].ragged) ragged_view(slot_index, p).drop_samples(slot.size, slot.failed);
   }
   slot.size = kept;
 }
@@ -302,6 +362,16 @@ bool EpochState::prepare_batch(Slot& slot, std::uint64_t batch,
   slot.batch = batch;
   slot.size = batch_size(batch);
   lock.unlock();
+  // Ragged outputs: where each sample's rows go, from the metadata (the slot is this thread's
+  // until it is working).
+  for (std::size_t p = 0; p < pipelines_.size(); ++p) {
+    const CompiledPipeline& pipeline = pipelines_[p];
+    if (!pipeline.ragged) continue;
+    const std::span<const std::uint64_t> indices = batch_indices(batch);
+    ragged_view(batch % slots_.size(), p).write_index(slot.size, [&](std::uint64_t position) {
+      return pipeline.decoder->rows(reader_->column(indices[position], pipeline.field));
+    });
+  }
   std::string error;
   const auto waited = Clock::now();
   try {

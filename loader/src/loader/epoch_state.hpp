@@ -19,6 +19,7 @@
 #include "compiled_pipeline.hpp"
 #include "ffcv/loader.hpp"
 #include "ffcv/util/thread_group.hpp"
+#include "ragged_batch.hpp"
 
 namespace ffcv {
 
@@ -49,6 +50,7 @@ class EpochState {
   void release(std::uint64_t slot, std::uint64_t batch);
 
   std::uint64_t num_batches() const { return plan_.num_batches; }
+  std::uint64_t batch_capacity() const { return plan_.batch_size; }  // samples a batch may hold
   LoaderPosition position() const;
   LoaderStats stats() const;
   std::vector<SkippedSample> skipped() const;
@@ -103,6 +105,14 @@ class EpochState {
   // workers. So a consumer may keep any number of batches, each costing one batch of memory,
   // and the ring never reuses memory a lease can still read.
   void hand_over(Slot& slot, std::uint64_t slot_index, std::unique_lock<std::mutex>& lock);
+  // Sets each ragged output's rows per batch block: the most any batch of the epoch needs.
+  void size_ragged_outputs();
+  // The block of ragged output `output` in slot `slot`'s memory.
+  RaggedBatchView ragged_view(std::uint64_t slot, std::size_t output) const;
+  // A ragged output's part of process_sample: its rows straight into their place in the batch.
+  void process_ragged_sample(std::uint64_t slot, std::size_t output,
+                             std::uint64_t position_in_batch, std::uint64_t index,
+                             const PayloadReader& payloads) const;
   std::vector<void*> allocate_outputs();
   void deallocate_outputs(std::vector<void*>& outputs);
   std::uint64_t batch_start(std::uint64_t batch) const;  // first position in the order

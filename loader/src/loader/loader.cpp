@@ -36,11 +36,38 @@ void Batch::release() {
 
 std::size_t Batch::num_outputs() const { return state_ ? state_->pipelines().size() : 0; }
 
+std::vector<std::uint64_t> BatchTensor::shape() const {
+  std::vector<std::uint64_t> dims;
+  if (!layout || *layout == RaggedLayout::kPadded) dims.push_back(count);
+  if (layout) dims.push_back(rows);
+  dims.insert(dims.end(), state->shape.begin(), state->shape.end());
+  return dims;
+}
+
+std::uint64_t BatchTensor::byte_size() const {
+  std::uint64_t bytes = state->dtype.itemsize;
+  for (const std::uint64_t extent : shape()) bytes *= extent;
+  return bytes;
+}
+
 BatchTensor Batch::output(std::size_t i) const {
   if (!state_) throw ConfigError("this batch was released");
   const CompiledPipeline& pipeline = state_->pipelines().at(i);
-  return {&pipeline.name, &pipeline.output_state(), state_->held_output_data(slot_, index_, i),
-          size_};
+  std::uint8_t* memory = state_->held_output_data(slot_, index_, i);
+  BatchTensor tensor;
+  tensor.name = &pipeline.name;
+  tensor.state = &pipeline.output_state();
+  tensor.data = memory;
+  tensor.count = size_;
+  if (pipeline.ragged) {
+    const RaggedBatchView view = RaggedBatchView::over(
+        *pipeline.ragged, memory, state_->batch_capacity(), pipeline.sample_state().byte_size());
+    tensor.data = view.values;
+    tensor.layout = pipeline.ragged;
+    tensor.rows = view.rows_word();
+    (*pipeline.ragged == RaggedLayout::kPacked ? tensor.offsets : tensor.lengths) = view.index + 1;
+  }
+  return tensor;
 }
 
 BatchTensor Batch::output(const std::string& name) const {
@@ -97,7 +124,13 @@ CompiledPipeline compile(const Reader& reader, const PipelineSpec& spec, std::ui
   pipeline.decoder = spec.decoder ? spec.decoder : default_decoder(reader, pipeline.field);
   pipeline.operations = spec.operations;
   pipeline.stream_base = stream;
+  pipeline.ragged = pipeline.decoder->ragged_layout();
   const std::string where = "pipeline '" + pipeline.name + "': ";
+  if (pipeline.ragged && (!spec.operations.empty() || !spec.batch_operations.empty())) {
+    throw ConfigError(where + "its decoder '" + pipeline.decoder->name() +
+                      "' gives a ragged output (a varying number of rows per sample), which "
+                      "takes no operations");
+  }
   try {
     pipeline.states.push_back(pipeline.decoder->declare(reader, pipeline.field));
     pipeline.scratch_bytes = pipeline.decoder->scratch_bytes();
@@ -168,6 +201,7 @@ void Loader::initialize(const std::string& path) {
       throw ConfigError("two outputs are named '" + compiled.name + "'");
     }
     outputs_.emplace_back(compiled.name, compiled.output_state());
+    output_layouts_.push_back(compiled.ragged);
   }
   page_of_sample_ = reader_->page_of_samples();
   options_.order.batch_size = options_.batch_size;
@@ -230,10 +264,12 @@ EpochIterator Loader::epoch(std::uint64_t epoch, std::uint64_t first_batch) {
   std::vector<CompiledPipeline> compiled;
   bool reads_payload = false;
   outputs_.clear();
+  output_layouts_.clear();
   for (std::size_t i = 0; i < pipelines_.size(); ++i) {
     compiled.push_back(compile(*reader_, pipelines_[i], static_cast<std::uint32_t>(i * 1024)));
     reads_payload = reads_payload || compiled.back().decoder->reads_payload();
     outputs_.emplace_back(compiled.back().name, compiled.back().output_state());
+    output_layouts_.push_back(compiled.back().ragged);
   }
   EpochSchedule plan;
   plan.epoch = epoch;

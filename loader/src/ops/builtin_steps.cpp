@@ -88,6 +88,17 @@ void register_decoders(OpRegistry& registry) {
   registry.register_decoder("ndarray", "NDArray field -> its dtype and shape", {},
                             [](const OpParams&) { return std::make_shared<NdArrayDecoder>(); });
   registry.register_decoder(
+      "ragged",
+      "RaggedNDArray field -> its rows: packed (values [rows in all, ...] + offsets [B + 1]) or "
+      "padded (values [B, rows of the largest sample, ...] + lengths [B])",
+      {{"layout", Kind::kText, defaults_to("packed"), one_of({"packed", "padded"}),
+        "packed: torch's jagged layout; padded: zero rows up to the batch's largest sample"}},
+      [](const OpParams& params) {
+        return std::make_shared<RaggedDecoder>(params.require_string("layout") == "padded"
+                                                   ? RaggedLayout::kPadded
+                                                   : RaggedLayout::kPacked);
+      });
+  registry.register_decoder(
       "bytes", "Bytes/JSON field -> uint8 [max size + 8]: zero-padded payload, then its u64 length",
       {}, [](const OpParams&) { return std::make_shared<BytesDecoder>(); });
   registry.register_decoder("image", "RGBImage field of one image size -> uint8 [H, W, 3]", {},

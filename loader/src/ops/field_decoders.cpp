@@ -5,6 +5,7 @@
 #include "ffcv/decoders.hpp"
 #include "ffcv/fields/bytes_fields.hpp"
 #include "ffcv/fields/ndarray_field.hpp"
+#include "ffcv/fields/ragged_ndarray_field.hpp"
 #include "ffcv/fields/rgb_image_field.hpp"
 #include "ffcv/fields/scalar_fields.hpp"
 #include "ffcv/image/jpeg_codec.hpp"
@@ -82,6 +83,23 @@ void BytesDecoder::decode(const std::uint8_t* column, const PayloadReader& paylo
   store_le<std::uint64_t>(out + max_size_, payload.size());
 }
 
+TensorState RaggedDecoder::declare(const Reader& reader, std::size_t field) {
+  const auto& ragged = field_as<RaggedNdArrayField>(reader, field, "ragged", "RaggedNDArray");
+  row_bytes_ = ragged.row_bytes();
+  return {ragged.dtype(), ragged.inner_shape()};
+}
+
+std::uint64_t RaggedDecoder::rows(const std::uint8_t* column) const {
+  return RaggedNdArrayField::rows(column);
+}
+
+void RaggedDecoder::decode(const std::uint8_t* column, const PayloadReader& payloads,
+                           std::uint8_t* out, std::span<std::uint8_t>, const SampleContext&) const {
+  const std::uint64_t bytes = RaggedNdArrayField::rows(column) * row_bytes_;  // checked on open
+  if (bytes == 0) return;
+  std::memcpy(out, payloads.payload(RaggedNdArrayField::pointer(column), bytes).data(), bytes);
+}
+
 TensorState SimpleImageDecoder::declare(const Reader& reader, std::size_t field) {
   field_as<RgbImageField>(reader, field, "image", "RGBImage");
   for (std::uint64_t i = 0; i < reader.num_samples(); ++i) {
@@ -121,6 +139,9 @@ std::shared_ptr<Decoder> default_decoder(const Reader& reader, std::size_t field
   if (dynamic_cast<const NdArrayField*>(f)) return std::make_shared<NdArrayDecoder>();
   if (dynamic_cast<const BytesField*>(f)) return std::make_shared<BytesDecoder>();
   if (dynamic_cast<const RgbImageField*>(f)) return std::make_shared<SimpleImageDecoder>();
+  if (dynamic_cast<const RaggedNdArrayField*>(f)) {
+    return std::make_shared<RaggedDecoder>(RaggedLayout::kPacked);
+  }
   throw ConfigError("field '" + reader.fields()[field].name + "' of type " + f->type_name() +
                     " has no default decoder; give its pipeline a decoder");
 }

@@ -45,6 +45,21 @@ class BytesDecoder final : public Decoder {
   std::uint64_t max_size_ = 0;
 };
 
+class RaggedDecoder final : public Decoder {
+ public:
+  explicit RaggedDecoder(RaggedLayout layout) : layout_(layout) {}
+  std::string name() const override { return "ragged"; }
+  TensorState declare(const Reader& reader, std::size_t field) override;
+  std::optional<RaggedLayout> ragged_layout() const override { return layout_; }
+  std::uint64_t rows(const std::uint8_t* column) const override;
+  void decode(const std::uint8_t* column, const PayloadReader& payloads, std::uint8_t* out,
+              std::span<std::uint8_t> scratch, const SampleContext& context) const override;
+
+ private:
+  RaggedLayout layout_;
+  std::uint64_t row_bytes_ = 0;
+};
+
 class SimpleImageDecoder final : public Decoder {
  public:
   std::string name() const override { return "image"; }

@@ -75,6 +75,12 @@ std::vector<at::Tensor> to_tensors(Batch batch) {
   std::vector<at::Tensor> tensors;
   for (std::size_t i = 0; i < lease->num_outputs(); ++i) {
     const BatchTensor output = lease->output(i);
+    if (output.layout) {
+      throw ConfigError("output '" + *output.name +
+                        "' is ragged (a varying number of rows per sample), which the torch "
+                        "adapter does not hand out as one tensor; read its values and offsets or "
+                        "lengths from the Batch (BatchTensor), or load it from Python");
+    }
     std::vector<std::int64_t> shape = {static_cast<std::int64_t>(output.count)};
     for (const std::uint64_t d : output.state->shape) shape.push_back(static_cast<std::int64_t>(d));
     // The deleter owns a reference to the lease: the slot is released with the last tensor.

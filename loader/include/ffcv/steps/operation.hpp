@@ -13,6 +13,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 
@@ -40,6 +41,13 @@ struct SampleContext {
   double uniform(std::uint32_t n) const;
 };
 
+// How the samples of a ragged output (a variable number of rows each) share their batch.
+enum class RaggedLayout {
+  kPacked,  // every sample's rows back to back, with count + 1 row offsets (torch's jagged layout)
+  kPadded,  // [count, rows, ...]: each sample's rows, then zero rows up to the batch's largest
+            // sample, with count lengths
+};
+
 class Decoder {
  public:
   virtual ~Decoder() = default;
@@ -51,7 +59,13 @@ class Decoder {
   virtual std::uint64_t scratch_bytes() const { return 0; }
   // Whether decode() reads the payload (heap data); false lets the loader skip reading pages.
   virtual bool reads_payload() const { return true; }
-  // Decodes one sample into `out` (declare()'s byte_size() bytes).
+  // Ragged decoders only (variable-length fields): the layout of their batches. Their declare()
+  // gives the state of one row, rows() a sample's number of rows read from its metadata column
+  // alone (the loader sizes each batch from it before anything is decoded), and decode() writes
+  // that many rows.
+  virtual std::optional<RaggedLayout> ragged_layout() const { return std::nullopt; }
+  virtual std::uint64_t rows(const std::uint8_t* /*column*/) const { return 1; }
+  // Decodes one sample into `out` (declare()'s byte_size() bytes; times rows() when ragged).
   virtual void decode(const std::uint8_t* column, const PayloadReader& payloads, std::uint8_t* out,
                       std::span<std::uint8_t> scratch, const SampleContext& context) const = 0;
 };

@@ -3,7 +3,8 @@ from .basics import FloatField, IntField
 from .bytes import BytesField
 from .json import JSONField
 from .ndarray import NDArrayField
+from .ragged import RaggedNDArrayField
 from .rgb_image import RGBImageField
 
 __all__ = ["Field", "BytesField", "IntField", "FloatField", "RGBImageField", "NDArrayField",
-           "JSONField"]
+           "JSONField", "RaggedNDArrayField"]

@@ -20,6 +20,7 @@ from typing import List, Optional
 
 from ..pipeline.plan import OutputPlan
 from .batch_memory import cuda_device_of
+from .ragged import ragged_batch
 
 _live: "weakref.WeakSet[EpochIterator]" = weakref.WeakSet()
 
@@ -37,6 +38,20 @@ def _cuda_side_stream(plans: List[OutputPlan]):
     import torch
 
     return torch.cuda.Stream(device=device)
+
+
+def _plain_tensors(outputs):
+    """The tensors of a batch's outputs, a ragged output's parts one by one."""
+    import torch
+
+    for output in outputs:
+        if isinstance(output, tuple):
+            yield from (item for item in output if isinstance(item, torch.Tensor))
+        elif isinstance(output, torch.Tensor) and output.is_nested:
+            yield output.values()
+            yield output.offsets()
+        elif isinstance(output, torch.Tensor):
+            yield output
 
 
 class EpochIterator:
@@ -66,6 +81,8 @@ class EpochIterator:
     def _run_steps(self, arrays) -> tuple:
         outputs = []
         for plan, batch in zip(self._plans, arrays):
+            if plan.layout is not None:
+                batch = ragged_batch(plan.layout, batch)
             for step in plan.batch_steps:
                 batch = step.apply(batch)
             outputs.append(batch)
@@ -83,8 +100,8 @@ class EpochIterator:
             self._ahead = self._issue(self._native.next())
         consumer = torch.cuda.current_stream(self._stream.device)
         consumer.wait_stream(self._stream)
-        for tensor in current:
-            if isinstance(tensor, torch.Tensor) and tensor.is_cuda:
+        for tensor in _plain_tensors(current):
+            if tensor.is_cuda:
                 tensor.record_stream(consumer)
         return current
 

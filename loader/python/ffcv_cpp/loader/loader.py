@@ -121,6 +121,8 @@ class Loader:
         self._native = _native.NativeLoader(self._file, self.batch_size, dict(self._settings),
                                             self.rank, self.world_size, 0, indices,
                                             [plan.native() for plan in self.plans], memory)
+        for plan, (_, _, _, layout) in zip(self.plans, self._native.outputs()):
+            plan.layout = layout
         return fields
 
     @staticmethod
@@ -135,7 +137,9 @@ class Loader:
         return self._native.window_pages
 
     def outputs(self) -> List:
-        """(name, numpy type, per-sample shape) of each output of the native part."""
+        """(name, numpy type, per-sample shape, layout) of each output of the native part; a
+        ragged output's layout is "packed" or "padded" and its shape that of one row, a fixed
+        one's layout None."""
         return self._native.outputs()
 
     def __len__(self) -> int:

@@ -24,6 +24,7 @@ class OutputPlan:
     operations: List[NativeStep] = field(default_factory=list)
     batch_operations: List[NativeStep] = field(default_factory=list)
     batch_steps: List[BatchStep] = field(default_factory=list)
+    layout: Optional[str] = None  # a ragged output's, once the native loader declared it
 
     def native(self):
         return (self.name, self.source, self.decoder.native() if self.decoder else None,

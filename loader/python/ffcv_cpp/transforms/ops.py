@@ -22,6 +22,8 @@ class ToTensor(BatchStep):
 
     def apply(self, batch):
         torch = _torch()
+        if hasattr(batch, "to_tensor"):  # a ragged output's pair (ffcv_cpp.loader.ragged)
+            return batch.to_tensor()
         return batch if isinstance(batch, torch.Tensor) else torch.from_numpy(batch)
 
 

@@ -23,7 +23,8 @@ at::ScalarType scalar_type(const DType& dtype);
 DType numpy_dtype(at::ScalarType type);
 
 // One tensor per output, shaped [batch size, ...sample shape], on the CPU, sharing the batch's
-// memory. The batch is consumed: it is released when every returned tensor is gone.
+// memory. The batch is consumed: it is released when every returned tensor is gone. Throws
+// ConfigError for a ragged output (BatchTensor::layout), which is no single tensor.
 std::vector<at::Tensor> to_tensors(Batch batch);
 
 // Batch memory from LibTorch's pinned host allocator when CUDA is available (so host-to-device

@@ -1,0 +1,50 @@
+"""RaggedNDArray fields: a varying number of rows per sample, each of one dtype and row shape."""
+
+from __future__ import annotations
+
+from typing import Tuple
+
+import numpy as np
+
+from ..pipeline.operation import NativeStep
+from .base import Field
+
+
+class RaggedNDArrayField(Field):
+    """Rows of ``dtype`` and ``row_shape`` per sample, any number of them (0 too): detection
+    boxes (``np.float32, (4,)``), their labels (``np.int64, ()``), polygons, token ids. A sample's
+    value is an array of shape ``(n, *row_shape)``, or a list of rows.
+
+    The file stays readable by Python FFCV through
+    ``custom_fields={name: ffcv_cpp.python_ffcv.RaggedNDArrayField}``."""
+
+    kind = "ragged_ndarray"
+
+    def __init__(self, dtype: np.dtype, row_shape: Tuple[int, ...] = ()) -> None:
+        self.dtype = np.dtype(dtype)
+        self.row_shape = tuple(int(extent) for extent in row_shape)
+
+    def params(self):
+        return {"dtype": self.dtype.str, "row_shape": list(self.row_shape)}
+
+    def to_native(self, value):
+        if hasattr(value, "numpy"):
+            value = value.numpy()
+        array = np.asarray(value, dtype=self.dtype)
+        if array.size == 0:
+            array = array.reshape((0,) + self.row_shape)
+        if array.ndim != len(self.row_shape) + 1 or array.shape[1:] != self.row_shape:
+            raise ValueError(f"RaggedNDArrayField of rows {self.row_shape} takes arrays of shape "
+                             f"(n, {', '.join(map(str, self.row_shape))}), got {array.shape}")
+        return np.ascontiguousarray(array)
+
+
+class RaggedDecoder(NativeStep):
+    """The sample's rows. ``layout="packed"``: the batch's rows back to back with ``B + 1``
+    offsets (``ToTensor()`` makes a nested jagged tensor); ``"padded"``: ``(B, largest, ...)``
+    with zero rows after each sample's own, and ``B`` lengths."""
+
+    kind = "decoder"
+
+    def __init__(self, layout: str = "packed") -> None:
+        super().__init__("ragged", layout=layout)

@@ -1,0 +1,143 @@
+"""Classes for Python FFCV (the ``ffcv`` package), so that it reads and writes this project's
+RaggedNDArray fields (docs/format.md, "RaggedNDArray").
+
+Reading with Python FFCV::
+
+    from ffcv.loader import Loader
+    from ffcv.pipeline import PipelineSpec
+    from ffcv_cpp.python_ffcv import RaggedNDArrayField, RaggedRowCountDecoder
+
+    loader = Loader("coco.beton", batch_size=16,
+                    custom_fields={"boxes": RaggedNDArrayField},
+                    pipelines={"boxes": None,  # or [PaddedRaggedDecoder()]
+                               "box_count": PipelineSpec("boxes", RaggedRowCountDecoder())})
+
+Python FFCV's pipelines hold one fixed shape per output, so its decoder pads every sample to the
+dataset's largest (``PaddedRaggedDecoder``) and ``RaggedRowCountDecoder`` gives each sample's
+rows; this project's own loader pads to the batch's largest, or packs (``ffcv_cpp``'s
+``RaggedDecoder``). ``DatasetWriter(fields={"boxes": RaggedNDArrayField(np.float32, (4,))})``
+writes the field from Python FFCV, the same bytes as ``ffcv_cpp.writer``'s.
+
+Importing this module needs Python FFCV (and numba, which it uses).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Callable, Tuple
+
+import numpy as np
+from ffcv.fields.base import ARG_TYPE, Field
+from ffcv.libffcv import memcpy
+from ffcv.pipeline.allocation_query import AllocationQuery
+from ffcv.pipeline.compiler import Compiler
+from ffcv.pipeline.operation import Operation
+from ffcv.pipeline.state import State
+
+_MAGIC = b"RaggedNDArray"
+_VERSION = 1
+_MAX_INNER_DIMS = 16
+_ARGS = np.dtype([("magic", "S16"), ("version", "<u4"), ("rank", "<u4"),
+                  ("extents", "<u8", _MAX_INNER_DIMS), ("dtype", "S16")])
+
+
+class RaggedNDArrayField(Field):
+    """Rows of ``dtype`` and ``row_shape`` per sample, any number of them; a sample's value is an
+    array of shape ``(n, *row_shape)``. Metadata: ``ptr`` and ``rows`` (u64 each); a sample of 0
+    rows has no data and ``ptr`` 0."""
+
+    TYPE_ID = 255
+
+    def __init__(self, dtype: np.dtype, row_shape: Tuple[int, ...] = ()) -> None:
+        self.dtype = np.dtype(dtype)
+        self.row_shape = tuple(int(extent) for extent in row_shape)
+        if len(self.row_shape) > _MAX_INNER_DIMS or 0 in self.row_shape:
+            raise ValueError(f"row shape {self.row_shape} must have at most 16 non-zero extents")
+        self.row_bytes = int(self.dtype.itemsize * np.prod(self.row_shape, dtype=np.int64))
+
+    @property
+    def metadata_type(self) -> np.dtype:
+        return np.dtype([("ptr", "<u8"), ("rows", "<u8")])
+
+    @staticmethod
+    def from_binary(binary: ARG_TYPE) -> Field:
+        args = np.frombuffer(binary.tobytes()[:_ARGS.itemsize], dtype=_ARGS)[0]
+        if args["magic"] != _MAGIC:
+            raise ValueError("not a RaggedNDArray field: its arguments lack the magic")
+        if args["version"] != _VERSION:
+            raise ValueError(f"RaggedNDArray version {args['version']} is not 1")
+        rank = int(args["rank"])
+        if rank > _MAX_INNER_DIMS:
+            raise ValueError(f"RaggedNDArray row rank {rank} is over 16")
+        return RaggedNDArrayField(np.dtype(args["dtype"].decode("ascii")),
+                                  tuple(int(e) for e in args["extents"][:rank]))
+
+    def to_binary(self) -> ARG_TYPE:
+        args = np.zeros(1, dtype=_ARGS)
+        args["magic"] = _MAGIC
+        args["version"] = _VERSION
+        args["rank"] = len(self.row_shape)
+        args["extents"][0, :len(self.row_shape)] = self.row_shape
+        args["dtype"] = self.dtype.str.encode("ascii")
+        result = np.zeros(1, dtype=ARG_TYPE)[0]
+        result[0][:_ARGS.itemsize] = args.view("<u1")
+        return result
+
+    def encode(self, destination, field, malloc):
+        array = np.ascontiguousarray(field, dtype=self.dtype)
+        if array.size == 0:
+            array = array.reshape((0,) + self.row_shape)
+        if array.shape[1:] != self.row_shape:
+            raise ValueError(f"rows of shape {self.row_shape} expected, got {array.shape}")
+        destination["rows"] = array.shape[0]
+        destination["ptr"] = 0
+        if array.shape[0] > 0:
+            destination["ptr"], region = malloc(array.nbytes)
+            region[:] = array.reshape(-1).view("<u1")
+
+    def get_decoder_class(self):
+        return PaddedRaggedDecoder
+
+
+class PaddedRaggedDecoder(Operation):
+    """Each sample's rows, then zero rows up to the dataset's largest sample (at least 1 row)."""
+
+    def declare_state_and_memory(self, previous_state: State):
+        largest = max(1, int(self.metadata["rows"].max())) if len(self.metadata) else 1
+        shape = (largest,) + self.field.row_shape
+        return (replace(previous_state, jit_mode=True, shape=shape, dtype=self.field.dtype),
+                AllocationQuery(shape, self.field.dtype))
+
+    def generate_code(self) -> Callable:
+        mem_read = self.memory_read
+        my_memcpy = Compiler.compile(memcpy)
+        my_range = Compiler.get_iterator()
+
+        def decoder(indices, destination, metadata, storage_state):
+            for ix in my_range(indices.shape[0]):
+                sample = indices[ix]
+                target = destination[ix].reshape(-1).view(np.uint8)
+                target[:] = 0
+                if metadata[sample]["rows"] > 0:
+                    my_memcpy(mem_read(metadata[sample]["ptr"], storage_state), target)
+            return destination[:indices.shape[0]]
+
+        return decoder
+
+
+class RaggedRowCountDecoder(Operation):
+    """Each sample's number of rows, as int64 of shape (1,)."""
+
+    def declare_state_and_memory(self, previous_state: State):
+        return (replace(previous_state, jit_mode=True, shape=(1,), dtype=np.dtype("<i8")),
+                AllocationQuery((1,), np.dtype("<i8")))
+
+    def generate_code(self) -> Callable:
+        my_range = Compiler.get_iterator()
+
+        def decoder(indices, destination, metadata, storage_state):
+            for ix in my_range(indices.shape[0]):
+                destination[ix, 0] = metadata[indices[ix]]["rows"]
+            return destination[:indices.shape[0]]
+
+        return decoder
