@@ -177,3 +177,129 @@ def test_we_read_python_ffcvs_file_exactly(tmp_path):
     rows = python_ffcv_rows(path)
     assert [b.tobytes() for b, _ in rows] == [b.tobytes() for b in source.boxes]
     assert [l.tolist() for _, l in rows] == [l.tolist() for l in source.labels]
+
+
+# ---- Boxes that follow their image, against torchvision's transforms.v2 -------------------------
+
+OUT = 64
+PAD = 8
+
+
+class Scenes:
+    """Raw images of varied sizes with boxes inside them (float pixels, xyxy), some thin or at
+    the edges; labels number the boxes, so a kept label names its box."""
+
+    def __init__(self, count: int = 40) -> None:
+        rng = np.random.default_rng(21)
+        self.images, self.boxes = [], []
+        for _ in range(count):
+            height, width = (int(v) for v in rng.integers(40, 121, size=2))
+            self.images.append(rng.integers(0, 256, size=(height, width, 3), dtype=np.uint8))
+            n = int(rng.integers(0, 7))
+            x = np.sort(rng.uniform(0, width, size=(n, 2)), axis=1)
+            y = np.sort(rng.uniform(0, height, size=(n, 2)), axis=1)
+            boxes = np.stack([x[:, 0], y[:, 0], x[:, 1], y[:, 1]], axis=1).astype(np.float32)
+            if n > 1:
+                boxes[0] = [0, 0, width, height]  # the whole image
+                boxes[1, 2] = boxes[1, 0] + 0.5  # thinner than a pixel: always dropped
+            self.boxes.append(boxes.reshape(n, 4))
+
+    def __len__(self) -> int:
+        return len(self.images)
+
+    def __getitem__(self, i: int):
+        boxes = self.boxes[i]
+        xywh = boxes.copy()
+        xywh[:, 2:] -= boxes[:, :2]
+        return self.images[i], boxes, xywh, np.arange(len(boxes), dtype=np.int64), i
+
+
+@pytest.fixture(scope="module")
+def scenes_file(tmp_path_factory) -> str:
+    from ffcv_cpp.fields import RGBImageField
+
+    path = str(tmp_path_factory.mktemp("scenes") / "scenes.beton")
+    DatasetWriter(path, {"image": RGBImageField(write_mode="raw"),
+                         "boxes": RaggedNDArrayField(np.float32, (4,)),
+                         "coco": RaggedNDArrayField(np.float32, (4,)),
+                         "labels": RaggedNDArrayField(np.int64), "index": IntField()},
+                  num_workers=2, progress=False).from_indexed_dataset(Scenes())
+    return path
+
+
+def torchvision_boxes(boxes, fmt, canvas, maps):
+    """The boxes and kept labels torchvision's transforms.v2 gives for the window, flip and shift
+    that `maps` (our crop, flip, translate) record."""
+    torch = pytest.importorskip("torch")
+    tv_tensors = pytest.importorskip("torchvision.tv_tensors")
+    from torchvision.transforms import v2
+    from torchvision.transforms.v2 import functional as F
+
+    (crop_sx, crop_tx, crop_sy, crop_ty, _, _), flip, shift = maps
+    width, height = round(OUT / crop_sx), round(OUT / crop_sy)
+    left, top = round(-crop_tx / crop_sx), round(-crop_ty / crop_sy)
+    value = tv_tensors.BoundingBoxes(torch.from_numpy(boxes), format=fmt, canvas_size=canvas)
+    value = F.resized_crop(value, top, left, height, width, [OUT, OUT])
+    if flip[0] < 0:
+        value = F.horizontal_flip(value)
+    dx, dy = -shift[1], -shift[3]  # input x lands at x - dx
+    value = F.pad(value, [PAD, PAD, PAD, PAD])
+    value = F.crop(value, int(dy) + PAD, int(dx) + PAD, OUT, OUT)
+    kept = v2.SanitizeBoundingBoxes(min_size=1, min_area=1)(
+        {"boxes": value, "labels": torch.arange(len(boxes))})
+    return kept["boxes"].numpy(), kept["labels"].numpy()
+
+
+def test_boxes_follow_the_crop_flip_and_translate_of_their_image_as_torchvision_moves_them(
+        scenes_file):
+    pytest.importorskip("torchvision")
+    from ffcv_cpp.fields.decoders import RandomResizedCropRGBImageDecoder
+    from ffcv_cpp.transforms import RandomHorizontalFlip, RandomTranslate
+
+    source = Scenes()
+    loader = Loader(scenes_file, batch_size=8, num_workers=2, order=OrderOption.RANDOM, seed=9,
+                    drop_last=False, pipelines={
+                        "image": [RandomResizedCropRGBImageDecoder((OUT, OUT), scale=(0.2, 1.0)),
+                                  RandomHorizontalFlip(0.5), RandomTranslate(PAD)],
+                        "boxes": [RaggedDecoder(follows="image", rows="boxes_xyxy")],
+                        "coco": [RaggedDecoder("padded", follows="image", rows="boxes_xywh")],
+                        "labels": [RaggedDecoder(follows="boxes")],
+                        "index": [IntDecoder()]})
+    geometry = [loader.sample_geometry("image", 0, i) for i in range(len(source))]
+    flips = dropped = moved = 0
+    for _, (boxes, offsets), (coco, coco_rows), (labels, label_offsets), index in \
+            loader.epoch(0):
+        for k, i in enumerate(index[:, 0]):
+            maps = geometry[i]
+            flips += maps[1][0] < 0
+            canvas = source.images[i].shape[:2]
+            want, want_labels = torchvision_boxes(source.boxes[i], "XYXY", canvas, maps)
+            mine = boxes[offsets[k]:offsets[k + 1]]
+            assert labels[label_offsets[k]:label_offsets[k + 1]].tolist() == want_labels.tolist()
+            np.testing.assert_allclose(mine, want, atol=1e-3)
+            want_xywh, xywh_labels = torchvision_boxes(source[i][2], "XYWH", canvas, maps)
+            assert xywh_labels.tolist() == want_labels.tolist()
+            np.testing.assert_allclose(coco[k, :coco_rows[k]], want_xywh, atol=1e-3)
+            assert not coco[k, coco_rows[k]:].any()
+            dropped += len(source.boxes[i]) - len(want)
+            moved += len(want)
+    # The check covered mirrored and unmirrored samples, and kept and dropped boxes.
+    assert 0 < flips < len(source) and dropped > 0 and moved > 0
+
+
+def test_the_same_seed_gives_the_same_boxes_for_any_number_of_workers(scenes_file):
+    from ffcv_cpp.fields.decoders import RandomResizedCropRGBImageDecoder
+    from ffcv_cpp.transforms import RandomHorizontalFlip
+
+    def epoch(workers):
+        loader = Loader(scenes_file, batch_size=8, num_workers=workers, order=OrderOption.RANDOM,
+                        seed=3, pipelines={
+                            "image": [RandomResizedCropRGBImageDecoder((OUT, OUT)),
+                                      RandomHorizontalFlip(0.5)],
+                            "boxes": [RaggedDecoder(follows="image", rows="boxes_xyxy")],
+                            "labels": [RaggedDecoder(follows="boxes")],
+                            "coco": None, "index": None})
+        return [(image.tobytes(), boxes.tobytes(), offsets.tobytes(), labels.tobytes())
+                for image, (boxes, offsets), (labels, _) in loader.epoch(1)]
+
+    assert epoch(1) == epoch(3)

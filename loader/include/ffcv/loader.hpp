@@ -107,6 +107,7 @@ struct LoaderStats {
 
 class EpochState;
 struct PageLayout;
+struct CompiledPipeline;
 
 // One output of one batch: `count` samples of `state`, contiguous, shaped [count, ...state].
 // A ragged output (`layout` set; its decoder's, e.g. "ragged") holds a varying number of rows of
@@ -230,6 +231,13 @@ class Loader {
   // The batch layout of each output, in output order: nullopt for a fixed shape, or how a ragged
   // output's rows share the batch (outputs() then gives the state of one row).
   const std::vector<std::optional<RaggedLayout>>& output_layouts() const { return output_layouts_; }
+  // Where sample `index`'s pixels of image output `output` go in epoch `epoch`: the maps of its
+  // decoder and of each pixel-moving step, in order (ffcv/steps/plane_map.hpp), from the same
+  // keyed draws as the epoch's batches, e.g. to see which window a sample was cropped to. It
+  // declares the pipelines again, so it refuses to run while an epoch of the loader runs.
+  // Throws ConfigError for an unknown output or one whose steps do not say where pixels go.
+  std::vector<PlaneMap> sample_geometry(const std::string& output, std::uint64_t epoch,
+                                        std::uint64_t index);
   // The pipelines as given, in output order (a null decoder: the field's default), e.g. to read
   // the output size of a resizable decoder when building the device steps that finish it.
   const std::vector<PipelineSpec>& pipelines() const { return pipelines_; }
@@ -246,6 +254,8 @@ class Loader {
   std::vector<std::optional<RaggedLayout>> output_layouts_;
   bool window_from_budget_ = false;  // the QUASI_RANDOM window was chosen from the cache budget
 
+  // Compiles every pipeline and links the ragged outputs that follow others; sets outputs_.
+  std::vector<CompiledPipeline> compile_all();
   // The constructors' work once reader_, pipelines_ and options_ are set.
   void initialize(const std::string& path);
   PageLayout page_layout() const;

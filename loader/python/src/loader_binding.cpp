@@ -251,6 +251,21 @@ class NativeLoader {
     loader_->set_indices(std::move(indices));
   }
 
+  // Loader::sample_geometry as (scale_x, shift_x, scale_y, shift_y, width, height) per map.
+  nb::list sample_geometry(const std::string& output, std::uint64_t epoch, std::uint64_t index) {
+    std::vector<PlaneMap> maps;
+    {
+      nb::gil_scoped_release unlocked;
+      maps = loader_->sample_geometry(output, epoch, index);
+    }
+    nb::list out;
+    for (const PlaneMap& map : maps) {
+      out.append(nb::make_tuple(map.scale_x, map.shift_x, map.scale_y, map.shift_y, map.width,
+                                map.height));
+    }
+    return out;
+  }
+
  private:
   std::unique_ptr<Loader> loader_;
 };
@@ -290,7 +305,11 @@ void bind_loader(nb::module_& module) {
       .def_prop_ro("window_pages", &NativeLoader::window_pages)
       .def_prop_ro("num_workers", &NativeLoader::num_workers)
       .def("outputs", &NativeLoader::outputs)
-      .def("set_indices", &NativeLoader::set_indices, nb::arg("indices").none());
+      .def("set_indices", &NativeLoader::set_indices, nb::arg("indices").none())
+      .def("sample_geometry", &NativeLoader::sample_geometry, nb::arg("output"), nb::arg("epoch"),
+           nb::arg("index"),
+           "Where sample `index`'s pixels of image output `output` go in epoch `epoch`: one "
+           "(scale_x, shift_x, scale_y, shift_y, width, height) per pixel-moving step.");
 }
 
 }  // namespace ffcv::python

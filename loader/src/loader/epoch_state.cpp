@@ -133,8 +133,10 @@ void EpochState::size_ragged_outputs() {
       }
       capacity =
           std::max(capacity, ragged_rows_needed(*pipeline.ragged, batch_size(batch), sum, largest));
+      pipeline.ragged_largest_rows = std::max(pipeline.ragged_largest_rows, largest);
     }
     pipeline.ragged_capacity_rows = capacity;
+    rows_shrink_ |= !pipeline.follows.empty();
   }
 }
 
@@ -226,63 +228,99 @@ void EpochState::stop() {
 }
 
 void EpochState::process_sample(std::uint64_t slot, std::uint64_t position_in_batch,
-                                std::uint64_t index, std::vector<std::uint8_t>& ping,
-                                std::vector<std::uint8_t>& pong,
-                                std::vector<std::uint8_t>& scratch) const {
+                                std::uint64_t index, SampleBuffers& buffers) const {
   const SourcePayloads payloads(*reader_, *source_);
   for (std::size_t p = 0; p < pipelines_.size(); ++p) {
     const CompiledPipeline& pipeline = pipelines_[p];
+    if (pipeline.follows_rows()) continue;  // below, once the rows they follow are done
     if (pipeline.ragged) {
-      process_ragged_sample(slot, p, position_in_batch, index, payloads);
+      process_ragged_sample(slot, p, position_in_batch, index, payloads, buffers);
       continue;
     }
-    std::uint8_t* stage_output = pipeline.has_batch_stage()
-                                     ? static_cast<std::uint8_t*>(staging_[slot][p])
-                                     : output_data(slot, p);
-    std::uint8_t* final_output =
-        stage_output + position_in_batch * pipeline.sample_state().byte_size();
-    SampleContext context{plan_.epoch, index, pipeline.stream_base, plan_.epoch_key};
-    const std::size_t steps = pipeline.operations.size();
-    std::uint8_t* target = steps == 0 ? final_output : ping.data();
-    std::size_t step = 0;  // for the error message
-    try {
-      pipeline.decoder->decode(reader_->column(index, pipeline.field), payloads, target, scratch,
-                               context);
-      const std::uint8_t* input = target;
-      for (std::size_t k = 0; k < steps; ++k) {
-        step = k + 1;
-        context.stream = pipeline.stream_base + static_cast<std::uint32_t>(k + 1);
-        target = k + 1 == steps ? final_output : (input == ping.data() ? pong.data() : ping.data());
-        pipeline.operations[k]->apply(input, target, scratch, context);
-        input = target;
-      }
-    } catch (const std::exception& error) {
-      throw Error("epoch " + std::to_string(plan_.epoch) + ", sample " + std::to_string(index) +
-                  ", output '" + pipeline.name + "', step '" +
-                  (step == 0 ? pipeline.decoder->name() : pipeline.operations[step - 1]->name()) +
-                  "': " + error.what());
+    process_fixed_sample(slot, p, position_in_batch, index, payloads, buffers);
+  }
+  for (std::size_t p = 0; p < pipelines_.size(); ++p) {
+    if (pipelines_[p].follows_rows()) {
+      process_ragged_sample(slot, p, position_in_batch, index, payloads, buffers);
     }
+  }
+}
+
+void EpochState::process_fixed_sample(std::uint64_t slot, std::size_t p,
+                                      std::uint64_t position_in_batch, std::uint64_t index,
+                                      const PayloadReader& payloads, SampleBuffers& buffers) const {
+  std::vector<std::uint8_t>& ping = buffers.ping;
+  std::vector<std::uint8_t>& pong = buffers.pong;
+  std::vector<std::uint8_t>& scratch = buffers.scratch;
+  const CompiledPipeline& pipeline = pipelines_[p];
+  std::uint8_t* stage_output = pipeline.has_batch_stage()
+                                   ? static_cast<std::uint8_t*>(staging_[slot][p])
+                                   : output_data(slot, p);
+  std::uint8_t* final_output =
+      stage_output + position_in_batch * pipeline.sample_state().byte_size();
+  SampleContext context{plan_.epoch, index, pipeline.stream_base, plan_.epoch_key};
+  const std::size_t steps = pipeline.operations.size();
+  std::uint8_t* target = steps == 0 ? final_output : ping.data();
+  std::size_t step = 0;  // for the error message
+  try {
+    pipeline.decoder->decode(reader_->column(index, pipeline.field), payloads, target, scratch,
+                             context);
+    const std::uint8_t* input = target;
+    for (std::size_t k = 0; k < steps; ++k) {
+      step = k + 1;
+      context.stream = pipeline.stream_base + static_cast<std::uint32_t>(k + 1);
+      target = k + 1 == steps ? final_output : (input == ping.data() ? pong.data() : ping.data());
+      pipeline.operations[k]->apply(input, target, scratch, context);
+      input = target;
+    }
+  } catch (const std::exception& error) {
+    throw Error("epoch " + std::to_string(plan_.epoch) + ", sample " + std::to_string(index) +
+                ", output '" + pipeline.name + "', step '" +
+                (step == 0 ? pipeline.decoder->name() : pipeline.operations[step - 1]->name()) +
+                "': " + error.what());
   }
 }
 
 void EpochState::process_ragged_sample(std::uint64_t slot, std::size_t output,
                                        std::uint64_t position_in_batch, std::uint64_t index,
-                                       const PayloadReader& payloads) const {
+                                       const PayloadReader& payloads,
+                                       SampleBuffers& buffers) const {
   const CompiledPipeline& pipeline = pipelines_[output];
   const RaggedBatchView view = ragged_view(slot, output);
   std::uint8_t* target = view.sample_values(position_in_batch);
   const std::uint64_t rows = view.sample_rows(position_in_batch);
-  const SampleContext context{plan_.epoch, index, pipeline.stream_base, plan_.epoch_key};
+  SampleContext context{plan_.epoch, index, pipeline.stream_base, plan_.epoch_key};
+  std::uint64_t kept = rows;
   try {
     pipeline.decoder->decode(reader_->column(index, pipeline.field), payloads, target, {}, context);
+    buffers.rows[output] = rows;
+    std::uint8_t* mask = buffers.kept[output].data();
+    if (pipeline.follows_image()) {
+      sample_geometry(*pipeline.follows_output, index, buffers.maps);
+      kept = pipeline.decoder->move_rows(target, rows, buffers.maps, mask);
+    } else if (pipeline.follows_output) {
+      const std::size_t leader = *pipeline.follows_output;
+      if (buffers.rows[leader] != rows) {
+        throw Error("it has " + std::to_string(rows) + " rows, but '" + pipelines_[leader].name +
+                    "', whose kept rows it follows, has " + std::to_string(buffers.rows[leader]));
+      }
+      std::memcpy(mask, buffers.kept[leader].data(), rows);
+      kept = keep_rows(target, rows, view.row_bytes, mask);
+    }
   } catch (const std::exception& error) {
     throw Error("epoch " + std::to_string(plan_.epoch) + ", sample " + std::to_string(index) +
                 ", output '" + pipeline.name + "', step '" + pipeline.decoder->name() +
                 "': " + error.what());
   }
-  if (view.layout == RaggedLayout::kPadded) {  // zero rows up to the batch's largest sample
-    std::memset(target + rows * view.row_bytes, 0, (view.rows_word() - rows) * view.row_bytes);
+  view.set_kept(position_in_batch, kept, plan_.batch_size);
+  // Padded blocks: zero rows after the kept ones, up to the block's end.
+  if (view.layout == RaggedLayout::kPadded) {
+    std::memset(target + kept * view.row_bytes, 0, (view.rows_word() - kept) * view.row_bytes);
   }
+}
+
+void EpochState::sample_geometry(std::size_t output, std::uint64_t index, PlaneMaps& maps) const {
+  map_pipeline_geometry(pipelines_[output], *reader_, plan_.epoch, plan_.epoch_key, index, maps);
 }
 
 void EpochState::compact(Slot& slot, std::uint64_t slot_index) {
@@ -304,7 +342,9 @@ void EpochState::compact(Slot& slot, std::uint64_t slot_index) {
     ++kept;
   }
   for (std::size_t p = 0; p < pipelines_.size(); ++p) {
-    if (pipelines_[p].ragged) ragged_view(slot_index, p).drop_samples(slot.size, slot.failed);
+    if (pipelines_[p].ragged) {
+      ragged_view(slot_index, p).settle(slot.size, plan_.batch_size, slot.failed);
+    }
   }
   slot.size = kept;
 }
@@ -351,8 +391,14 @@ EpochState::SampleBuffers EpochState::sample_buffers() const {
     intermediate = std::max(intermediate, pipeline.intermediate_bytes);
     scratch_size = std::max(scratch_size, pipeline.scratch_bytes);
   }
-  return {std::vector<std::uint8_t>(intermediate), std::vector<std::uint8_t>(intermediate),
-          std::vector<std::uint8_t>(scratch_size)};
+  SampleBuffers buffers{
+      std::vector<std::uint8_t>(intermediate),       std::vector<std::uint8_t>(intermediate),
+      std::vector<std::uint8_t>(scratch_size),       {},
+      std::vector<std::uint64_t>(pipelines_.size()), {}};
+  for (const CompiledPipeline& pipeline : pipelines_) {
+    buffers.kept.emplace_back(pipeline.ragged ? pipeline.ragged_largest_rows : 0);
+  }
+  return buffers;
 }
 
 bool EpochState::prepare_batch(Slot& slot, std::uint64_t batch,
@@ -368,9 +414,10 @@ bool EpochState::prepare_batch(Slot& slot, std::uint64_t batch,
     const CompiledPipeline& pipeline = pipelines_[p];
     if (!pipeline.ragged) continue;
     const std::span<const std::uint64_t> indices = batch_indices(batch);
-    ragged_view(batch % slots_.size(), p).write_index(slot.size, [&](std::uint64_t position) {
-      return pipeline.decoder->rows(reader_->column(indices[position], pipeline.field));
-    });
+    ragged_view(batch % slots_.size(), p)
+        .write_index(slot.size, plan_.batch_size, [&](std::uint64_t position) {
+          return pipeline.decoder->rows(reader_->column(indices[position], pipeline.field));
+        });
   }
   std::string error;
   const auto waited = Clock::now();
@@ -404,8 +451,7 @@ EpochState::RunResult EpochState::process_run(std::uint64_t slot_index, std::uin
   const std::uint64_t cpu_began = thread_cpu_nanoseconds();
   for (std::uint64_t position = first; position < first + count && run.error.empty(); ++position) {
     try {
-      process_sample(slot_index, position - batch_start(batch), plan_.order[position], buffers.ping,
-                     buffers.pong, buffers.scratch);
+      process_sample(slot_index, position - batch_start(batch), plan_.order[position], buffers);
     } catch (const std::exception& e) {
       if (skip_failed_samples_) {
         run.failed.emplace_back(position, e.what());
@@ -440,7 +486,7 @@ void EpochState::record_run(Slot& slot, std::uint64_t batch, std::uint64_t count
 
 void EpochState::finish_batch(Slot& slot, std::uint64_t slot_index, std::uint64_t batch,
                               std::unique_lock<std::mutex>& lock) {
-  if (slot.error.empty() && !slot.failed.empty()) {
+  if (slot.error.empty() && (!slot.failed.empty() || rows_shrink_)) {
     lock.unlock();
     compact(slot, slot_index);
     lock.lock();

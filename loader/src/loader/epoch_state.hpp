@@ -74,6 +74,11 @@ class EpochState {
   // Per-worker buffers for process_sample, sized once for the largest pipeline.
   struct SampleBuffers {
     std::vector<std::uint8_t> ping, pong, scratch;
+    // Ragged outputs, per output: which of the sample's rows were kept (sized for the epoch's
+    // largest sample) and how many rows it had, for the outputs that follow them.
+    std::vector<std::vector<std::uint8_t>> kept;
+    std::vector<std::uint64_t> rows;
+    PlaneMaps maps;  // of the image the sample's boxes follow
   };
   // What became of a run of samples one worker claimed.
   struct RunResult {
@@ -110,9 +115,18 @@ class EpochState {
   // The block of ragged output `output` in slot `slot`'s memory.
   RaggedBatchView ragged_view(std::uint64_t slot, std::size_t output) const;
   // A ragged output's part of process_sample: its rows straight into their place in the batch.
+  // Rows that follow an image are moved through its maps (some dropped), rows that follow other
+  // rows keep what those kept; either way the rows kept are recorded in the batch's index.
   void process_ragged_sample(std::uint64_t slot, std::size_t output,
                              std::uint64_t position_in_batch, std::uint64_t index,
-                             const PayloadReader& payloads) const;
+                             const PayloadReader& payloads, SampleBuffers& buffers) const;
+  // A fixed-shape output's part of process_sample: decoder and operations, through the
+  // worker's ping-pong buffers into the batch (or its staging memory).
+  void process_fixed_sample(std::uint64_t slot, std::size_t output, std::uint64_t position_in_batch,
+                            std::uint64_t index, const PayloadReader& payloads,
+                            SampleBuffers& buffers) const;
+  // The pixel maps of image output `output` for sample `index` in this epoch.
+  void sample_geometry(std::size_t output, std::uint64_t index, PlaneMaps& maps) const;
   std::vector<void*> allocate_outputs();
   void deallocate_outputs(std::vector<void*>& outputs);
   std::uint64_t batch_start(std::uint64_t batch) const;  // first position in the order
@@ -125,9 +139,10 @@ class EpochState {
   void compact(Slot& slot, std::uint64_t slot_index);
   // Under mutex_: counts a skipped sample; returns the epoch's error once past the limit.
   std::string record_skipped(std::uint64_t index, const std::string& error);
+  // Runs sample `index` through every pipeline into its place in the slot's batch: the outputs
+  // that follow other rows last.
   void process_sample(std::uint64_t slot, std::uint64_t position_in_batch, std::uint64_t index,
-                      std::vector<std::uint8_t>& ping, std::vector<std::uint8_t>& pong,
-                      std::vector<std::uint8_t>& scratch) const;
+                      SampleBuffers& buffers) const;
 
   std::shared_ptr<const Reader> reader_;
   std::vector<CompiledPipeline> pipelines_;
@@ -141,6 +156,7 @@ class EpochState {
   // batch operations go from there through spare[slot][output] (ping-pong) to the output.
   std::vector<std::vector<void*>> staging_, spare_;
   bool has_batch_stage_ = false;
+  bool rows_shrink_ = false;  // some ragged output follows another: batches settle their rows
   bool skip_failed_samples_ = false;
   std::uint64_t max_skipped_ = 0;
 

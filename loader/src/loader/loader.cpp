@@ -194,14 +194,10 @@ void Loader::initialize(const std::string& path) {
   if (pipelines_.empty()) throw ConfigError("the loader has no outputs");
   // Compile once now so that a bad pipeline is an error here, not at the first epoch.
   std::set<std::string> names;
-  for (std::size_t i = 0; i < pipelines_.size(); ++i) {
-    const CompiledPipeline compiled =
-        compile(*reader_, pipelines_[i], static_cast<std::uint32_t>(i * 1024));
+  for (const CompiledPipeline& compiled : compile_all()) {
     if (!names.insert(compiled.name).second) {
       throw ConfigError("two outputs are named '" + compiled.name + "'");
     }
-    outputs_.emplace_back(compiled.name, compiled.output_state());
-    output_layouts_.push_back(compiled.ragged);
   }
   page_of_sample_ = reader_->page_of_samples();
   options_.order.batch_size = options_.batch_size;
@@ -261,15 +257,10 @@ EpochIterator Loader::epoch(std::uint64_t epoch, std::uint64_t first_batch) {
                       std::to_string(first_batch) + ": it has " + std::to_string(num_batches) +
                       " batches");
   }
-  std::vector<CompiledPipeline> compiled;
+  std::vector<CompiledPipeline> compiled = compile_all();
   bool reads_payload = false;
-  outputs_.clear();
-  output_layouts_.clear();
-  for (std::size_t i = 0; i < pipelines_.size(); ++i) {
-    compiled.push_back(compile(*reader_, pipelines_[i], static_cast<std::uint32_t>(i * 1024)));
-    reads_payload = reads_payload || compiled.back().decoder->reads_payload();
-    outputs_.emplace_back(compiled.back().name, compiled.back().output_state());
-    output_layouts_.push_back(compiled.back().ragged);
+  for (const CompiledPipeline& pipeline : compiled) {
+    reads_payload = reads_payload || pipeline.decoder->reads_payload();
   }
   EpochSchedule plan;
   plan.epoch = epoch;
@@ -295,6 +286,47 @@ EpochIterator Loader::epoch(std::uint64_t epoch, std::uint64_t first_batch) {
   state->start();
   running_ = state;
   return EpochIterator(std::move(state));
+}
+
+std::vector<CompiledPipeline> Loader::compile_all() {
+  std::vector<CompiledPipeline> compiled;
+  for (std::size_t i = 0; i < pipelines_.size(); ++i) {
+    compiled.push_back(compile(*reader_, pipelines_[i], static_cast<std::uint32_t>(i * 1024)));
+  }
+  link_followers(compiled);
+  outputs_.clear();
+  output_layouts_.clear();
+  for (const CompiledPipeline& pipeline : compiled) {
+    outputs_.emplace_back(pipeline.name, pipeline.output_state());
+    output_layouts_.push_back(pipeline.ragged);
+  }
+  return compiled;
+}
+
+std::vector<PlaneMap> Loader::sample_geometry(const std::string& output, std::uint64_t epoch,
+                                              std::uint64_t index) {
+  if (index >= reader_->num_samples()) {
+    throw ConfigError("sample " + std::to_string(index) + " is past the dataset's " +
+                      std::to_string(reader_->num_samples()) + " samples");
+  }
+  if (running_.lock()) {
+    throw ConfigError(
+        "sample_geometry declares the pipelines again, which an epoch still "
+        "running uses; ask between epochs");
+  }
+  std::vector<CompiledPipeline> compiled = compile_all();
+  for (const CompiledPipeline& pipeline : compiled) {
+    if (pipeline.name != output) continue;
+    if (pipeline.ragged) {
+      throw ConfigError("output '" + output + "' is ragged: its rows have no pixel geometry");
+    }
+    check_followable_image(pipeline, "output '" + output + "', ");
+    PlaneMaps maps;
+    map_pipeline_geometry(pipeline, *reader_, epoch,
+                          SampleContext::make_epoch_key(options_.order.seed, epoch), index, maps);
+    return {maps.begin(), maps.end()};
+  }
+  throw ConfigError("no output named '" + output + "'");
 }
 
 void Loader::drop_os_cache() { source_->drop_os_cache(); }

@@ -6,7 +6,7 @@
 namespace ffcv {
 
 std::uint64_t RaggedBatchView::index_bytes(std::uint64_t batch_size) {
-  return ((batch_size + 2) * sizeof(std::int64_t) + 63) / 64 * 64;
+  return ((2 * batch_size + 2) * sizeof(std::int64_t) + 63) / 64 * 64;
 }
 
 std::uint64_t RaggedBatchView::block_bytes(std::uint64_t batch_size, std::uint64_t capacity_rows,
@@ -35,8 +35,10 @@ std::uint8_t* RaggedBatchView::sample_values(std::uint64_t position) const {
   return values + first_row * row_bytes;
 }
 
-void RaggedBatchView::drop_samples(std::uint64_t count, std::span<const std::uint64_t> failed) {
+void RaggedBatchView::settle(std::uint64_t count, std::uint64_t batch_size,
+                             std::span<const std::uint64_t> failed) {
   std::int64_t* words = index + 1;
+  const std::int64_t* kept_rows = index + batch_size + 2;
   const auto is_failed = [&](std::uint64_t position) {
     return std::binary_search(failed.begin(), failed.end(), position);
   };
@@ -48,9 +50,9 @@ void RaggedBatchView::drop_samples(std::uint64_t count, std::span<const std::uin
     for (std::uint64_t position = 0; position < count; ++position) {
       const std::int64_t end = words[position + 1];
       if (!is_failed(position)) {
-        const std::int64_t rows = end - start;
+        const std::int64_t rows = kept_rows[position];
         const std::int64_t to = words[kept];
-        if (to != start) {
+        if (to != start && rows > 0) {
           std::memmove(values + to * row_bytes, values + start * row_bytes, rows * row_bytes);
         }
         words[kept + 1] = to + rows;
@@ -64,18 +66,31 @@ void RaggedBatchView::drop_samples(std::uint64_t count, std::span<const std::uin
   const std::uint64_t old_stride = rows_word();
   std::uint64_t stride = 0;
   for (std::uint64_t position = 0; position < count; ++position) {
-    if (!is_failed(position)) stride = std::max<std::uint64_t>(stride, words[position]);
+    if (!is_failed(position)) stride = std::max<std::uint64_t>(stride, kept_rows[position]);
   }
-  // Each kept block moves to an earlier or equal place with a stride no larger, and the rows past
-  // its sample's own are zeros already (the loader zeroes each block's tail).
+  // Each kept block moves to an earlier or equal place with a stride no larger: its rows first,
+  // then zeros up to the new stride, before any later block's rows are read.
   for (std::uint64_t position = 0; position < count; ++position) {
     if (is_failed(position)) continue;
-    std::memmove(values + kept * stride * row_bytes, values + position * old_stride * row_bytes,
-                 stride * row_bytes);
-    words[kept] = words[position];
+    const auto rows = static_cast<std::uint64_t>(kept_rows[position]);
+    std::uint8_t* to = values + kept * stride * row_bytes;
+    std::memmove(to, values + position * old_stride * row_bytes, rows * row_bytes);
+    std::memset(to + rows * row_bytes, 0, (stride - rows) * row_bytes);
+    words[kept] = static_cast<std::int64_t>(rows);
     ++kept;
   }
   index[0] = static_cast<std::int64_t>(stride);
+}
+
+std::uint64_t keep_rows(std::uint8_t* rows, std::uint64_t count, std::uint64_t row_bytes,
+                        const std::uint8_t* kept) {
+  std::uint64_t out = 0;
+  for (std::uint64_t i = 0; i < count; ++i) {
+    if (!kept[i]) continue;
+    if (out != i) std::memmove(rows + out * row_bytes, rows + i * row_bytes, row_bytes);
+    ++out;
+  }
+  return out;
 }
 
 std::uint64_t ragged_rows_needed(RaggedLayout layout, std::uint64_t count, std::uint64_t sum,

@@ -92,11 +92,24 @@ void register_decoders(OpRegistry& registry) {
       "RaggedNDArray field -> its rows: packed (values [rows in all, ...] + offsets [B + 1]) or "
       "padded (values [B, rows of the largest sample, ...] + lengths [B])",
       {{"layout", Kind::kText, defaults_to("packed"), one_of({"packed", "padded"}),
-        "packed: torch's jagged layout; padded: zero rows up to the batch's largest sample"}},
+        "packed: torch's jagged layout; padded: zero rows up to the batch's largest sample"},
+       {"follows", Kind::kText, defaults_to(""), any(),
+        "another output of the sample that the rows follow: an image output (boxes move, are "
+        "clipped and dropped with it) or a boxes output (the rows its boxes dropped are dropped)"},
+       {"rows", Kind::kText, defaults_to("values"), one_of({"values", "boxes_xyxy", "boxes_xywh"}),
+        "what the rows are: values, or float32 boxes [x1, y1, x2, y2] / [x, y, w, h] in pixels"},
+       {"min_size", Kind::kNumber, defaults_to(1.0), at_least(0),
+        "boxes: a moved box narrower or lower than this many output pixels is dropped"},
+       {"min_area", Kind::kNumber, defaults_to(1.0), at_least(0),
+        "boxes: a moved box of less area than this (output pixels) is dropped"}},
       [](const OpParams& params) {
-        return std::make_shared<RaggedDecoder>(params.require_string("layout") == "padded"
-                                                   ? RaggedLayout::kPadded
-                                                   : RaggedLayout::kPacked);
+        RaggedDecoderOptions options;
+        options.layout = params.require_string("layout") == "padded" ? RaggedLayout::kPadded
+                                                                     : RaggedLayout::kPacked;
+        options.follows = params.require_string("follows");
+        options.rows = parse_row_kind(params.require_string("rows"));
+        options.limits = {params.require_double("min_size"), params.require_double("min_area")};
+        return std::make_shared<RaggedDecoder>(options);
       });
   registry.register_decoder(
       "bytes", "Bytes/JSON field -> uint8 [max size + 8]: zero-padded payload, then its u64 length",

@@ -20,6 +20,7 @@ class ColorJitter final : public Operation {
  public:
   ColorJitter(Jitter kind, double magnitude, double probability)
       : kind_(kind), magnitude_(magnitude), probability_(probability) {}
+  PixelGeometry pixel_geometry() const override { return PixelGeometry::kKeeps; }
   std::string name() const override {
     switch (kind_) {
       case Jitter::kBrightness:

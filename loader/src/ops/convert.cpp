@@ -100,6 +100,7 @@ class Convert final : public Operation {
     }
   }
   std::string name() const override { return "convert"; }
+  PixelGeometry pixel_geometry() const override { return PixelGeometry::kKeeps; }
   TensorState declare(const TensorState& input) override {
     if (input.dtype.byte_order == '>' || input.dtype.kind == 'c') {
       throw ConfigError("convert: unsupported input dtype " + input.dtype.typestr());

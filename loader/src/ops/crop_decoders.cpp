@@ -132,6 +132,14 @@ class ResizedCropDecoder final : public CropDecoderBase {
     return state;
   }
 
+  bool maps_geometry() const override { return true; }
+  void map_geometry(const std::uint8_t* column, const SampleContext& context,
+                    PlaneMaps& maps) const override {
+    const ImageMetadata image = ImageMetadata::load(column);
+    maps.push(crop_map(rule_.choose(image.height, image.width, context), options_.out_height,
+                       options_.out_width));
+  }
+
   void decode(const std::uint8_t* column, const PayloadReader& payloads, std::uint8_t* out,
               std::span<std::uint8_t> scratch, const SampleContext& context) const override {
     const std::span<std::uint8_t> decoded = region_scratch(scratch);

@@ -55,6 +55,18 @@ class CropWindowRule {
   double center_ratio_;
 };
 
+// Where a window cut from an image and resized to out_width x out_height puts the image's points.
+inline PlaneMap crop_map(const CropWindow& window, int out_height, int out_width) {
+  const double scale_x = static_cast<double>(out_width) / window.width;
+  const double scale_y = static_cast<double>(out_height) / window.height;
+  return {scale_x,
+          -window.left * scale_x,
+          scale_y,
+          -window.top * scale_y,
+          static_cast<double>(out_width),
+          static_cast<double>(out_height)};
+}
+
 // A parameter declared as two numbers.
 inline std::array<double, 2> number_pair(const OpParams& params, const std::string& key) {
   const std::vector<double> values = params.require_list(key);

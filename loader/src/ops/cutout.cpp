@@ -13,6 +13,7 @@ class Cutout final : public Operation {
  public:
   Cutout(std::int64_t size, std::vector<double> fill) : size_(size), fill_(std::move(fill)) {}
   std::string name() const override { return "cutout"; }
+  PixelGeometry pixel_geometry() const override { return PixelGeometry::kKeeps; }
 
   TensorState declare(const TensorState& input) override {
     require_u8_image(input, "cutout");

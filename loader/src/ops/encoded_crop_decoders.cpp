@@ -69,6 +69,19 @@ class EncodedCropDecoder final : public ResizableDecoder {
     return {DType::parse("|u1"), {record_bytes_}};
   }
 
+  // The crop and its resize, then the mirror when the sample is flipped: where the GPU's image
+  // of the record puts the stored image's points.
+  bool maps_geometry() const override { return true; }
+  void map_geometry(const std::uint8_t* column, const SampleContext& context,
+                    PlaneMaps& maps) const override {
+    const ImageMetadata image = ImageMetadata::load(column);
+    maps.push(crop_map(rule_.choose(image.height, image.width, context), out_height_, out_width_));
+    if (flipped(context)) {
+      maps.push({-1, static_cast<double>(out_width_), 1, 0, static_cast<double>(out_width_),
+                 static_cast<double>(out_height_)});
+    }
+  }
+
   void decode(const std::uint8_t* column, const PayloadReader& payloads, std::uint8_t* out,
               std::span<std::uint8_t> scratch, const SampleContext& context) const override {
     const ImageMetadata image = ImageMetadata::load(column);
@@ -78,10 +91,7 @@ class EncodedCropDecoder final : public ResizableDecoder {
     header.frame_height = image.height;
     header.frame_width = image.width;
     header.window = rule_.choose(image.height, image.width, context);
-    // The draw random_horizontal_flip would make as the next step of the pipeline.
-    SampleContext flip_context = context;
-    flip_context.stream = context.stream + 1;
-    header.flip = flip_ > 0 && flip_context.uniform(0) < flip_;
+    header.flip = flipped(context);
     header.sample = context.index;
     std::uint8_t* payload = out + kEncodedCropHeaderBytes;
     if (image.mode == StoredImageMode::kJpg) {
@@ -121,6 +131,14 @@ class EncodedCropDecoder final : public ResizableDecoder {
   }
 
  private:
+  // Whether the sample is mirrored: the draw random_horizontal_flip would make as the next step
+  // of the pipeline.
+  bool flipped(const SampleContext& context) const {
+    SampleContext flip_context = context;
+    flip_context.stream = context.stream + 1;
+    return flip_ > 0 && flip_context.uniform(0) < flip_;
+  }
+
   std::string name_;
   int out_height_, out_width_;
   Interpolation interpolation_;

@@ -83,10 +83,31 @@ void BytesDecoder::decode(const std::uint8_t* column, const PayloadReader& paylo
   store_le<std::uint64_t>(out + max_size_, payload.size());
 }
 
+RaggedDecoder::RaggedDecoder(RaggedDecoderOptions options) : options_(std::move(options)) {
+  if (options_.rows != RowKind::kValues && options_.follows.empty()) {
+    throw ConfigError("ragged: boxes move with an image only when `follows` names its output");
+  }
+}
+
 TensorState RaggedDecoder::declare(const Reader& reader, std::size_t field) {
   const auto& ragged = field_as<RaggedNdArrayField>(reader, field, "ragged", "RaggedNDArray");
+  if (options_.rows != RowKind::kValues &&
+      !(ragged.dtype() == DType::parse("<f4") &&
+        ragged.inner_shape() == std::vector<std::uint64_t>{4})) {
+    throw ConfigError("ragged: boxes are rows of <f4 [4], but '" + reader.fields()[field].name +
+                      "' holds rows of " + ragged.dtype().typestr() + " " +
+                      TensorState{ragged.dtype(), ragged.inner_shape()}.to_string());
+  }
   row_bytes_ = ragged.row_bytes();
   return {ragged.dtype(), ragged.inner_shape()};
+}
+
+std::uint64_t RaggedDecoder::move_rows(std::uint8_t* rows, std::uint64_t count,
+                                       const PlaneMaps& maps, std::uint8_t* kept) const {
+  // Rows are 4-byte aligned in the batch: they follow 64-byte aligned index words in rows of
+  // 16 bytes.
+  return move_boxes(reinterpret_cast<float*>(rows), count, options_.rows, maps, options_.limits,
+                    kept);
 }
 
 std::uint64_t RaggedDecoder::rows(const std::uint8_t* column) const {
@@ -120,6 +141,12 @@ TensorState SimpleImageDecoder::declare(const Reader& reader, std::size_t field)
 
 std::uint64_t SimpleImageDecoder::scratch_bytes() const { return 0; }
 
+void SimpleImageDecoder::map_geometry(const std::uint8_t* column, const SampleContext&,
+                                      PlaneMaps& maps) const {
+  const ImageMetadata image = ImageMetadata::load(column);  // every pixel stays in place
+  maps.push({1, 0, 1, 0, static_cast<double>(image.width), static_cast<double>(image.height)});
+}
+
 void SimpleImageDecoder::decode(const std::uint8_t* column, const PayloadReader& payloads,
                                 std::uint8_t* out, std::span<std::uint8_t>,
                                 const SampleContext&) const {
@@ -140,7 +167,7 @@ std::shared_ptr<Decoder> default_decoder(const Reader& reader, std::size_t field
   if (dynamic_cast<const BytesField*>(f)) return std::make_shared<BytesDecoder>();
   if (dynamic_cast<const RgbImageField*>(f)) return std::make_shared<SimpleImageDecoder>();
   if (dynamic_cast<const RaggedNdArrayField*>(f)) {
-    return std::make_shared<RaggedDecoder>(RaggedLayout::kPacked);
+    return std::make_shared<RaggedDecoder>(RaggedDecoderOptions{});
   }
   throw ConfigError("field '" + reader.fields()[field].name + "' of type " + f->type_name() +
                     " has no default decoder; give its pipeline a decoder");

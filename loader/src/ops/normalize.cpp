@@ -81,6 +81,7 @@ class Normalize final : public Operation {
       : table_(make_normalize_table(mean, std, "normalize")),
         dtype_(normalize_dtype(dtype, "normalize")) {}
   std::string name() const override { return "normalize"; }
+  PixelGeometry pixel_geometry() const override { return PixelGeometry::kKeeps; }
 
   TensorState declare(const TensorState& input) override {
     if (input.shape.empty() || input.shape.back() != table_.channels || input.dtype.kind != 'u' ||

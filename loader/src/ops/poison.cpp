@@ -30,6 +30,7 @@ class Poison final : public Operation {
     if (alpha_.empty()) throw ConfigError("poison: alpha must have 1 or H*W values");
   }
   std::string name() const override { return "poison"; }
+  PixelGeometry pixel_geometry() const override { return PixelGeometry::kKeeps; }
 
   TensorState declare(const TensorState& input) override {
     if (input.dtype.kind != 'u' || input.dtype.itemsize != 1 || input.shape.size() != 3) {

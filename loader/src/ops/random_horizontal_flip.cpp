@@ -12,6 +12,15 @@ class RandomHorizontalFlip final : public Operation {
  public:
   explicit RandomHorizontalFlip(double probability) : probability_(probability) {}
   std::string name() const override { return "random_horizontal_flip"; }
+  PixelGeometry pixel_geometry() const override { return PixelGeometry::kMoves; }
+
+  // x -> width - x when the sample is mirrored (the draw apply() makes), else in place.
+  void map_geometry(const SampleContext& context, PlaneMaps& maps) const override {
+    const auto width = static_cast<double>(state_.shape[1]);
+    const auto height = static_cast<double>(state_.shape[0]);
+    const bool mirrored = context.uniform(0) < probability_;
+    maps.push({mirrored ? -1.0 : 1.0, mirrored ? width : 0.0, 1, 0, width, height});
+  }
 
   TensorState declare(const TensorState& input) override {
     if (input.shape.size() != 3) {

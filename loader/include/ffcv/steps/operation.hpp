@@ -19,6 +19,7 @@
 
 #include "ffcv/field.hpp"
 #include "ffcv/payload_reader.hpp"
+#include "ffcv/steps/plane_map.hpp"
 #include "ffcv/steps/tensor_state.hpp"
 #include "ffcv/util/counter_random.hpp"
 
@@ -65,6 +66,25 @@ class Decoder {
   // that many rows.
   virtual std::optional<RaggedLayout> ragged_layout() const { return std::nullopt; }
   virtual std::uint64_t rows(const std::uint8_t* /*column*/) const { return 1; }
+  // A ragged decoder's rows may follow another output of the same sample, named here ("" when
+  // they follow none): an image output, through whose pixel maps they move (boxes: moved,
+  // clipped, the small ones dropped; move_rows()), or a ragged output that follows an image,
+  // whose kept rows they keep (labels beside their boxes).
+  virtual std::string follows() const { return {}; }
+  // Whether the rows are coordinates that move with the followed image (boxes).
+  virtual bool rows_move() const { return false; }
+  // Moves `count` decoded rows through `maps` in place, leaving the kept ones first in order;
+  // sets kept[i] to 1 or 0 for each original row; returns how many were kept.
+  virtual std::uint64_t move_rows(std::uint8_t* /*rows*/, std::uint64_t count,
+                                  const PlaneMaps& /*maps*/, std::uint8_t* kept) const {
+    for (std::uint64_t i = 0; i < count; ++i) kept[i] = 1;
+    return count;
+  }
+  // Image decoders that can say where a sample's pixels go: its maps, from the sample's column
+  // and `context`, drawn exactly as decode() draws them. Others cannot be followed.
+  virtual bool maps_geometry() const { return false; }
+  virtual void map_geometry(const std::uint8_t* /*column*/, const SampleContext& /*context*/,
+                            PlaneMaps& /*maps*/) const {}
   // Decodes one sample into `out` (declare()'s byte_size() bytes; times rows() when ragged).
   virtual void decode(const std::uint8_t* column, const PayloadReader& payloads, std::uint8_t* out,
                       std::span<std::uint8_t> scratch, const SampleContext& context) const = 0;
@@ -77,6 +97,10 @@ class Operation {
   // The output state for `input`. Throws ConfigError when the input does not fit.
   virtual TensorState declare(const TensorState& input) = 0;
   virtual std::uint64_t scratch_bytes() const { return 0; }
+  // How the step treats pixel positions, for boxes that follow its image (plane_map.hpp); a
+  // kMoves step adds its map of the sample to `maps`, drawn exactly as apply() draws.
+  virtual PixelGeometry pixel_geometry() const { return PixelGeometry::kUnknown; }
+  virtual void map_geometry(const SampleContext& /*context*/, PlaneMaps& /*maps*/) const {}
   // Transforms one sample: `input` holds the input state's bytes, `output` receives the output
   // state's bytes (the two never alias).
   virtual void apply(const std::uint8_t* input, std::uint8_t* output,

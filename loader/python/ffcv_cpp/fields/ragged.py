@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Tuple
+from typing import Optional, Tuple
 
 import numpy as np
 
@@ -42,9 +42,18 @@ class RaggedNDArrayField(Field):
 class RaggedDecoder(NativeStep):
     """The sample's rows. ``layout="packed"``: the batch's rows back to back with ``B + 1``
     offsets (``ToTensor()`` makes a nested jagged tensor); ``"padded"``: ``(B, largest, ...)``
-    with zero rows after each sample's own, and ``B`` lengths."""
+    with zero rows after each sample's own, and ``B`` lengths.
+
+    ``follows`` names another output of the loader: with ``rows="boxes_xyxy"`` or
+    ``"boxes_xywh"`` (float32 rows of 4, in pixels of the stored image) an image output, whose
+    crop, resize, flip and translate the boxes follow with the same random draws; a box is
+    clipped to the image after each step and dropped when it is left narrower or lower than
+    ``min_size`` or smaller than ``min_area`` (torchvision's ``SanitizeBoundingBoxes``). With
+    ``rows="values"`` (labels) a boxes output, whose dropped rows are dropped here too."""
 
     kind = "decoder"
 
-    def __init__(self, layout: str = "packed") -> None:
-        super().__init__("ragged", layout=layout)
+    def __init__(self, layout: str = "packed", follows: Optional[str] = None,
+                 rows: str = "values", min_size: float = 1.0, min_area: float = 1.0) -> None:
+        super().__init__("ragged", layout=layout, follows=follows, rows=rows, min_size=min_size,
+                         min_area=min_area)

@@ -142,6 +142,15 @@ class Loader:
         one's layout None."""
         return self._native.outputs()
 
+    def sample_geometry(self, output: str, epoch: int, index: int) -> List[tuple]:
+        """Where sample ``index``'s pixels of image output ``output`` go in epoch ``epoch``, with
+        the same random draws as that epoch's batches: one ``(scale_x, shift_x, scale_y,
+        shift_y, width, height)`` per pixel-moving step (the decoder's crop, a flip, a
+        translate), a point ``(x, y)`` landing at ``(scale_x * x + shift_x, scale_y * y +
+        shift_y)`` on a canvas of ``width`` x ``height``. Boxes that follow the image
+        (``RaggedDecoder(follows=...)``) move by these maps. Ask between epochs."""
+        return self._native.sample_geometry(output, epoch, index)
+
     def __len__(self) -> int:
         return self._native.batches_per_epoch
 
