@@ -9,7 +9,7 @@ DEBIAN_PACKAGES=(
   build-essential cmake ninja-build pkg-config git python3 python3-venv python3-dev
   clang libclang-rt-14-dev llvm
   libturbojpeg0-dev libjpeg62-turbo-dev libpng-dev libtiff-dev libwebp-dev libopencv-dev zlib1g-dev
-  libcurl4-openssl-dev openssl libarchive-dev
+  libcurl4-openssl-dev openssl libarchive-dev nlohmann-json3-dev
   libtomlplusplus-dev libgloo-dev catch2 libbenchmark-dev
   dataset-fashion-mnist libjxl-testdata
   plasma-workspace-wallpapers lomiri-wallpapers-16.04 mate-backgrounds

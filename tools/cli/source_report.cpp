@@ -87,6 +87,30 @@ std::string archive_notes(const ArchiveSource& source, const std::vector<Skipped
   return out + skipped_lines(skipped) + "the lists in full: " + sidecar + "\n";
 }
 
+std::string coco_sources_json(const std::string& images_dir, const std::string& annotations,
+                              const CocoSource& source, const std::vector<SkippedSource>& skipped,
+                              const WriteSummary& summary) {
+  std::string out = "{\"images_dir\": " + json_quote(images_dir) +
+                    ",\n \"annotations\": " + json_quote(annotations) + ",\n \"box_format\": " +
+                    json_quote(source.box_format() == BoxFormat::kXywh ? "xywh" : "xyxy") +
+                    ",\n \"entries\": " + std::to_string(source.size()) +
+                    ",\n \"boxes\": " + std::to_string(source.annotations().boxes);
+  return out + images_and_skipped_tail(summary, skipped);
+}
+
+std::string coco_notes(const CocoSource& source, const std::vector<SkippedSource>& skipped,
+                       const std::string& sidecar) {
+  std::uint64_t without_boxes = 0;
+  for (const CocoImage& image : source.annotations().images) without_boxes += image.boxes.empty();
+  std::string out =
+      "boxes: " + std::to_string(source.annotations().boxes) + " over " +
+      std::to_string(source.size()) + " images (" + std::to_string(without_boxes) +
+      " without any), " +
+      (source.box_format() == BoxFormat::kXywh ? "[x, y, width, height]" : "[x1, y1, x2, y2]") +
+      " in pixels of the stored images\n";
+  return out + skipped_lines(skipped) + "the list in full: " + sidecar + "\n";
+}
+
 std::string packed_npy_sources_json(const std::string& features, const std::string& targets,
                                     std::uint64_t packed_bits) {
   return "{\"features\": " + json_quote(features) + ",\n \"targets\": " + json_quote(targets) +

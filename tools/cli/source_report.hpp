@@ -11,6 +11,9 @@
 // file), the class map, the members left out (no image extension) and the images skipped, in the
 // same sidecar.
 //
+// For `coco`: the images folder, the annotation file, the box format, the counts of entries and
+// boxes, and the images skipped, in the same sidecar.
+//
 // For `npy --pack-bits`: the number of booleans per sample, which the packed bytes cannot tell
 // (the last byte's padding bits look like features), in the same sidecar.
 #pragma once
@@ -21,6 +24,7 @@
 
 #include "ffcv/dataset_writer.hpp"
 #include "sources/archive_source.hpp"
+#include "sources/coco_source.hpp"
 #include "sources/image_folder_source.hpp"
 
 namespace ffcv::tools {
@@ -48,6 +52,14 @@ std::string archive_sources_json(const std::vector<std::string>& archives,
                                  const WriteSummary& summary);
 
 // The npy sidecar's JSON: {"features", "targets", "packed_bits": booleans per sample}.
+// The sidecar of `coco`: {"images_dir", "annotations", "box_format", "entries", "boxes",
+// "file_bytes", "images", "skipped"}; and its summary lines.
+std::string coco_sources_json(const std::string& images_dir, const std::string& annotations,
+                              const CocoSource& source, const std::vector<SkippedSource>& skipped,
+                              const WriteSummary& summary);
+std::string coco_notes(const CocoSource& source, const std::vector<SkippedSource>& skipped,
+                       const std::string& sidecar);
+
 std::string packed_npy_sources_json(const std::string& features, const std::string& targets,
                                     std::uint64_t packed_bits);
 

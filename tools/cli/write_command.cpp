@@ -48,11 +48,14 @@ Arguments write_arguments() {
       "  tar ARCHIVE     a tar archive (gzip, bzip2, xz or zstd too), or a folder of\n"
       "                  .tar/.tar.gz shards, read as it streams, never extracted:\n"
       "                  CLASS/IMAGE members, one tar per class (ImageNet's training\n"
-      "                  tar), or WebDataset's KEY.jpg with KEY.cls or KEY.json (image, label)");
-  args.positional("KIND", "folder | fashion-mnist | npy | imagenet-like | tar")
+      "                  tar), or WebDataset's KEY.jpg with KEY.cls or KEY.json (image, label)\n"
+      "  coco DIR        --annotations FILE: the images in DIR with their COCO boxes (image,\n"
+      "                  boxes, labels, crowd, image_id; boxes and labels as RaggedNDArray\n"
+      "                  fields, a varying number of rows per image)");
+  args.positional("KIND", "folder | fashion-mnist | npy | imagenet-like | tar | coco")
       .positional("PATH",
-                  "the image folder (KIND folder), IDX directory (fashion-mnist) or archive or "
-                  "folder of shards (tar)",
+                  "the image folder (KIND folder, coco), IDX directory (fashion-mnist) or archive "
+                  "or folder of shards (tar)",
                   false)
       .option("output", "OUT.beton", "the file to write (replaced only when complete)")
       .option("split", "train|test", "Fashion-MNIST split", "train")
@@ -93,12 +96,18 @@ Arguments write_arguments() {
               "KIND tar: each image's class from FILE's \"IMAGE,CLASS\" lines (IMAGE without "
               "extension; e.g. ImageNet's LOC_val_solution.csv), or from ImageNet's devkit "
               "archive (ILSVRC2012_devkit_t12.tar.gz); labels in class-name order")
+      .option("annotations", "FILE",
+              "KIND coco: the annotation file (COCO's instances JSON: images, annotations)")
+      .option("box-format", "xyxy|xywh",
+              "KIND coco: boxes stored as [x1, y1, x2, y2] or as COCO's [x, y, width, height]",
+              "xyxy")
       .option("label-key", "KEY",
               "KIND tar: the key of WebDataset's KEY.json members that holds the class index "
               "(a KEY.cls beside it wins)",
               "label")
       .option("on-bad-image", "fail|skip",
-              "a source image that cannot be decoded (KIND folder, imagenet-like, tar): stop, or "
+              "a source image that cannot be decoded (KIND folder, imagenet-like, tar, coco): "
+              "stop, or "
               "leave it out and list it in OUT.beton.sources.json",
               "fail")
       .flag("shuffle",
@@ -338,6 +347,30 @@ int write_archive(const Arguments& args) {
   return write_dataset(args, source, image_label_fields(args), &report);
 }
 
+// `coco`: the images of the annotation file, their boxes, labels and crowd flags.
+int write_coco(const Arguments& args) {
+  if (!args.has("PATH")) throw UsageError("KIND coco needs the images folder PATH");
+  if (!args.has("annotations")) throw UsageError("KIND coco needs --annotations FILE");
+  BoxFormat format = BoxFormat::kXyxy;
+  try {
+    format = parse_box_format(args.get("box-format"));
+  } catch (const ConfigError& error) {
+    throw UsageError(std::string("--box-format: ") + error.what());
+  }
+  const std::string images_dir = args.get("PATH"), annotations = args.get("annotations");
+  check_write_output(args, {annotations}, {{images_dir, /*top_level_allowed=*/true}});
+  const CocoSource source(images_dir, annotations, format,
+                          std::make_shared<RgbImageField>(image_options(args)));
+  const ImageSourceReport report{
+      [&](const std::vector<SkippedSource>& skipped, const WriteSummary& summary) {
+        return coco_sources_json(images_dir, annotations, source, skipped, summary);
+      },
+      [&](const std::vector<SkippedSource>& skipped, const std::string& sidecar) {
+        return coco_notes(source, skipped, sidecar);
+      }};
+  return write_dataset(args, source, source.fields(), &report);
+}
+
 }  // namespace
 
 int write_command(const CommandArgs& argv) {
@@ -351,6 +384,9 @@ int write_command(const CommandArgs& argv) {
   if (args.has("labels") && kind != "tar") throw UsageError("--labels applies to KIND tar only");
   if (args.get("label-key") != "label" && kind != "tar") {
     throw UsageError("--label-key applies to KIND tar only");
+  }
+  if ((args.has("annotations") || args.get("box-format") != "xyxy") && kind != "coco") {
+    throw UsageError("--annotations and --box-format apply to KIND coco only");
   }
   if (kind == "folder") {
     if (!args.has("PATH")) throw UsageError("KIND folder needs the image folder PATH");
@@ -368,7 +404,9 @@ int write_command(const CommandArgs& argv) {
   if (kind == "npy") return write_npy_dataset(args);
   if (kind == "imagenet-like") return write_imagenet_like(args);
   if (kind == "tar") return write_archive(args);
-  throw UsageError("unknown KIND '" + kind + "' (folder, fashion-mnist, npy, imagenet-like, tar)");
+  if (kind == "coco") return write_coco(args);
+  throw UsageError("unknown KIND '" + kind +
+                   "' (folder, fashion-mnist, npy, imagenet-like, tar, coco)");
 }
 
 Arguments write_command_arguments() { return write_arguments(); }

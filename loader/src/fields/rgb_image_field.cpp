@@ -22,7 +22,7 @@ struct Size {
 };
 
 // FFCV's resizer: scale so the longer side is `max_side`, truncating, never upscaling.
-Size stored_size(int width, int height, std::optional<int> max_side) {
+Size downscaled_size(int width, int height, std::optional<int> max_side) {
   if (!max_side) return {width, height};
   const double ratio = static_cast<double>(*max_side) / std::max(width, height);
   if (ratio >= 1.0) return {width, height};
@@ -77,7 +77,7 @@ int dct_denominator(Size frame, Size size) {
 // scales 1/2, 1/4, 1/8 that still covers the stored size (dct_denominator).
 RgbImage decode_source_jpeg(const JpegFile& file, Size frame, std::optional<int> max_side,
                             bool same_as_ffcv, EncodeTally& tally) {
-  const Size size = stored_size(frame.width, frame.height, max_side);
+  const Size size = downscaled_size(frame.width, frame.height, max_side);
   const int denominator = same_as_ffcv ? 1 : dct_denominator(frame, size);
   Stopwatch watch;
   // libjpeg rounds a scaled side up: ceil(side / d) is the size of the 1/d decode.
@@ -105,6 +105,11 @@ void check_side_limit(int width, int height) {
 }
 
 }  // namespace
+
+std::pair<int, int> RgbImageField::stored_size(int width, int height) const {
+  const Size size = downscaled_size(width, height, options_.max_resolution);
+  return {size.width, size.height};
+}
 
 ImageWriteMode parse_image_write_mode(const std::string& text) {
   if (text == "raw") return ImageWriteMode::kRaw;
@@ -176,7 +181,7 @@ bool RgbImageField::choose_jpeg(int width, int height, const EncodeContext& cont
 bool RgbImageField::store_source_jpeg(const JpegFile& file, const JpegCoding& coding,
                                       std::uint8_t* column, std::vector<EncodedAllocation>& heap,
                                       const EncodeContext& context, EncodeTally& tally) const {
-  const Size size = stored_size(coding.width, coding.height, options_.max_resolution);
+  const Size size = downscaled_size(coding.width, coding.height, options_.max_resolution);
   if (!choose_jpeg(size.width, size.height, context)) return false;
   const ReencodeReason reason =
       options_.same_as_ffcv
@@ -214,7 +219,7 @@ void RgbImageField::encode(const FieldValue& value, std::uint8_t* column,
                         std::to_string(input.height) + " holds " +
                         std::to_string(input.pixels.size()) + " bytes, expected width*height*3");
     }
-    const Size size = stored_size(input.width, input.height, options_.max_resolution);
+    const Size size = downscaled_size(input.width, input.height, options_.max_resolution);
     if (size.width == input.width && size.height == input.height) {
       image = &input;
     } else {

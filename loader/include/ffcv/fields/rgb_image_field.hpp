@@ -29,6 +29,7 @@
 #pragma once
 
 #include <optional>
+#include <utility>
 
 #include "ffcv/field.hpp"
 #include "ffcv/image/jpeg_coding.hpp"
@@ -70,6 +71,10 @@ class RgbImageField final : public Field {
 
   explicit RgbImageField(RgbImageOptions options = {});  // throws ConfigError on bad options
   const RgbImageOptions& options() const { return options_; }
+  // The (width, height) an image of width x height is stored at: downscaled as FFCV does, its
+  // longer side to max_resolution (sides truncated), never upscaled. A source that stores
+  // coordinates beside the image (boxes) scales them by it.
+  std::pair<int, int> stored_size(int width, int height) const;
 
   std::uint8_t type_id() const override { return kTypeId; }
   std::string type_name() const override { return "RGBImage"; }

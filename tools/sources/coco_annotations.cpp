@@ -1,0 +1,213 @@
+#include "coco_annotations.hpp"
+
+#include "ffcv/util/errors.hpp"
+
+#ifdef FFCV_HAVE_NLOHMANN_JSON
+#include <cerrno>
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <unordered_map>
+#endif
+
+namespace ffcv::tools {
+
+#ifdef FFCV_HAVE_NLOHMANN_JSON
+namespace {
+
+using Json = nlohmann::json;
+
+// One entry of "images" or "annotations" as it streams by: the fields this reader keeps.
+struct Entry {
+  std::optional<std::int64_t> id, image_id, category_id, iscrowd;
+  std::optional<double> width, height;
+  std::optional<std::string> file_name;
+  std::vector<double> bbox;
+  bool bbox_seen = false;
+};
+
+// The SAX handler: depth 1 is the top object, 2 the "images" or "annotations" array, 3 one
+// entry, 4 the entry's "bbox" (or another value nested in it, passed over).
+class CocoHandler final : public nlohmann::json_sax<Json> {
+ public:
+  explicit CocoHandler(const std::string& path) : path_(path) {}
+
+  bool null() override { return true; }
+  bool boolean(bool value) override { return number(value ? 1 : 0, true); }
+  bool number_integer(number_integer_t value) override {
+    return number(static_cast<double>(value), true);
+  }
+  bool number_unsigned(number_unsigned_t value) override {
+    return number(static_cast<double>(value), true);
+  }
+  bool number_float(number_float_t value, const string_t&) override { return number(value, false); }
+  bool string(string_t& value) override {
+    if (depth_ == 3 && key_ == "file_name") entry_.file_name = value;
+    return true;
+  }
+  bool binary(binary_t&) override { return true; }
+  bool start_object(std::size_t) override {
+    ++depth_;
+    if (depth_ == 3 && section_ != Section::kOther) entry_ = Entry{};
+    return true;
+  }
+  bool key(string_t& value) override {
+    if (depth_ == 1) {
+      section_ = value == "images"        ? Section::kImages
+                 : value == "annotations" ? Section::kAnnotations
+                                          : Section::kOther;
+    }
+    if (depth_ == 3) key_ = value;
+    return true;
+  }
+  bool end_object() override {
+    if (depth_ == 3 && section_ == Section::kImages) add_image();
+    if (depth_ == 3 && section_ == Section::kAnnotations) add_annotation();
+    --depth_;
+    return true;
+  }
+  bool start_array(std::size_t) override {
+    ++depth_;
+    if (depth_ == 4 && key_ == "bbox") entry_.bbox_seen = true;
+    return true;
+  }
+  bool end_array() override {
+    --depth_;
+    return true;
+  }
+  bool parse_error(std::size_t position, const std::string&,
+                   const nlohmann::detail::exception& error) override {
+    throw FormatError(path_, std::string("not valid JSON: ") + error.what(), position);
+  }
+
+  CocoAnnotations finish() {
+    if (images_.empty()) fail("it lists no \"images\"");
+    CocoAnnotations out;
+    std::unordered_map<std::int64_t, std::size_t> image_of;
+    for (std::size_t i = 0; i < images_.size(); ++i) {
+      if (!image_of.emplace(images_[i].id, i).second) {
+        fail("two images have id " + std::to_string(images_[i].id));
+      }
+    }
+    for (const auto& [position, image_id, box, category, crowd] : annotations_) {
+      const auto found = image_of.find(image_id);
+      if (found == image_of.end()) {
+        fail("annotation " + std::to_string(position) + " names image_id " +
+             std::to_string(image_id) + ", which no entry of \"images\" has");
+      }
+      CocoImage& image = images_[found->second];
+      image.boxes.push_back(box);
+      image.categories.push_back(category);
+      image.crowd.push_back(crowd);
+      ++out.boxes;
+    }
+    out.images = std::move(images_);
+    return out;
+  }
+
+ private:
+  enum class Section { kOther, kImages, kAnnotations };
+  struct Annotation {
+    std::uint64_t position;
+    std::int64_t image_id;
+    std::array<float, 4> box;
+    std::int64_t category;
+    std::uint8_t crowd;
+  };
+
+  [[noreturn]] void fail(const std::string& what) const { throw FormatError(path_, what); }
+
+  bool number(double value, bool integral) {
+    if (depth_ == 4 && key_ == "bbox") {
+      entry_.bbox.push_back(value);
+      return true;
+    }
+    if (depth_ != 3) return true;
+    const auto whole = [&]() -> std::optional<std::int64_t> {
+      if (!integral && value != std::floor(value)) return std::nullopt;
+      return static_cast<std::int64_t>(value);
+    };
+    if (key_ == "id") entry_.id = whole();
+    if (key_ == "image_id") entry_.image_id = whole();
+    if (key_ == "category_id") entry_.category_id = whole();
+    if (key_ == "iscrowd") entry_.iscrowd = whole();
+    if (key_ == "width") entry_.width = value;
+    if (key_ == "height") entry_.height = value;
+    return true;
+  }
+
+  void add_image() {
+    const std::string which = "image " + std::to_string(images_.size()) + " of \"images\"";
+    if (!entry_.id) fail(which + " has no whole-number \"id\"");
+    if (!entry_.file_name || entry_.file_name->empty()) fail(which + " has no \"file_name\"");
+    const auto side = [&](const std::optional<double>& value, const char* name) {
+      if (!value || *value != std::floor(*value) || *value < 1 || *value > 65535) {
+        fail(which + " (" + *entry_.file_name + ") has no \"" + name + "\" within 1..65535");
+      }
+      return static_cast<int>(*value);
+    };
+    CocoImage image;
+    image.id = *entry_.id;
+    image.file_name = *entry_.file_name;
+    image.width = side(entry_.width, "width");
+    image.height = side(entry_.height, "height");
+    images_.push_back(std::move(image));
+  }
+
+  void add_annotation() {
+    const std::uint64_t position = annotations_.size();
+    const std::string which = "annotation " + std::to_string(position) +
+                              (entry_.id ? " (id " + std::to_string(*entry_.id) + ")" : "");
+    if (!entry_.image_id) fail(which + " has no whole-number \"image_id\"");
+    if (!entry_.category_id) fail(which + " has no whole-number \"category_id\"");
+    if (!entry_.bbox_seen || entry_.bbox.size() != 4) {
+      fail(which + " has no \"bbox\" of four numbers [x, y, width, height]");
+    }
+    for (const double value : entry_.bbox) {
+      if (!std::isfinite(value)) fail(which + " has a \"bbox\" value that is not finite");
+    }
+    if (entry_.bbox[2] < 0 || entry_.bbox[3] < 0) {
+      fail(which + " has a \"bbox\" of negative width or height");
+    }
+    const std::int64_t crowd = entry_.iscrowd.value_or(0);
+    if (crowd != 0 && crowd != 1) fail(which + " has an \"iscrowd\" other than 0 or 1");
+    annotations_.push_back(
+        {position,
+         *entry_.image_id,
+         {static_cast<float>(entry_.bbox[0]), static_cast<float>(entry_.bbox[1]),
+          static_cast<float>(entry_.bbox[2]), static_cast<float>(entry_.bbox[3])},
+         *entry_.category_id,
+         static_cast<std::uint8_t>(crowd)});
+  }
+
+  const std::string& path_;
+  int depth_ = 0;
+  Section section_ = Section::kOther;
+  std::string key_;
+  Entry entry_;
+  std::vector<CocoImage> images_;
+  std::vector<Annotation> annotations_;
+};
+
+}  // namespace
+
+CocoAnnotations read_coco_annotations(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw IoError(path, "open", errno);
+  CocoHandler handler(path);
+  nlohmann::json::sax_parse(in, &handler);
+  return handler.finish();
+}
+
+#else
+
+CocoAnnotations read_coco_annotations(const std::string& path) {
+  throw ConfigError(path +
+                    ": this build reads no COCO annotations: it was built without "
+                    "nlohmann-json3-dev (tools/setup.sh installs it)");
+}
+
+#endif
+
+}  // namespace ffcv::tools

@@ -1,0 +1,93 @@
+#include "coco_source.hpp"
+
+#include <filesystem>
+
+#include "ffcv/fields/ragged_ndarray_field.hpp"
+#include "ffcv/fields/scalar_fields.hpp"
+#include "ffcv/image/jpeg_coding.hpp"
+#include "ffcv/util/errors.hpp"
+#include "image_file.hpp"
+
+namespace ffcv::tools {
+namespace {
+
+// The pixel size of a source image's value: a JPEG still encoded, or decoded pixels.
+std::pair<int, int> frame_size(const FieldValue& value) {
+  if (const auto* jpeg = std::get_if<JpegFile>(&value)) {
+    const JpegCoding coding = read_jpeg_coding(jpeg->bytes);
+    return {coding.width, coding.height};
+  }
+  const RgbImage& image = std::get<RgbImage>(value);
+  return {image.width, image.height};
+}
+
+template <typename T>
+NdArray rows(const char* dtype, std::vector<std::uint64_t> shape, const T* data) {
+  std::uint64_t bytes = sizeof(T);
+  for (const std::uint64_t extent : shape) bytes *= extent;
+  const auto* first = reinterpret_cast<const std::uint8_t*>(data);
+  return {DType::parse(dtype), std::move(shape), std::vector<std::uint8_t>(first, first + bytes)};
+}
+
+}  // namespace
+
+BoxFormat parse_box_format(const std::string& text) {
+  if (text == "xyxy") return BoxFormat::kXyxy;
+  if (text == "xywh") return BoxFormat::kXywh;
+  throw ConfigError("unknown box format '" + text + "' (xyxy, xywh)");
+}
+
+CocoSource::CocoSource(std::string images_dir, const std::string& annotations, BoxFormat format,
+                       std::shared_ptr<const RgbImageField> image_field)
+    : images_dir_(std::move(images_dir)),
+      annotations_(read_coco_annotations(annotations)),
+      format_(format),
+      image_field_(std::move(image_field)) {
+  if (!std::filesystem::is_directory(images_dir_)) {
+    throw ConfigError("COCO images folder '" + images_dir_ + "' is not a folder");
+  }
+}
+
+std::string CocoSource::describe(std::uint64_t index) const {
+  return (std::filesystem::path(images_dir_) / annotations_.images[index].file_name).string();
+}
+
+std::vector<NamedField> CocoSource::fields() const {
+  return {{"image", image_field_},
+          {"boxes", std::make_shared<RaggedNdArrayField>(DType::parse("<f4"),
+                                                         std::vector<std::uint64_t>{4})},
+          {"labels",
+           std::make_shared<RaggedNdArrayField>(DType::parse("<i8"), std::vector<std::uint64_t>{})},
+          {"crowd",
+           std::make_shared<RaggedNdArrayField>(DType::parse("|u1"), std::vector<std::uint64_t>{})},
+          {"image_id", std::make_shared<IntField>()}};
+}
+
+std::vector<FieldValue> CocoSource::load(std::uint64_t index) const {
+  const CocoImage& entry = annotations_.images[index];
+  FieldValue image = read_image_value(describe(index));
+  const auto [width, height] = frame_size(image);
+  if (width != entry.width || height != entry.height) {
+    throw EncodeError("the annotations give " + std::to_string(entry.width) + "x" +
+                      std::to_string(entry.height) + " px, the file is " + std::to_string(width) +
+                      "x" + std::to_string(height) + " (its boxes would not fit it)");
+  }
+  // Boxes in pixels of the image as stored: scaled as the image field will scale it.
+  const auto [stored_width, stored_height] = image_field_->stored_size(width, height);
+  const double sx = static_cast<double>(stored_width) / width;
+  const double sy = static_cast<double>(stored_height) / height;
+  std::vector<float> boxes;
+  for (const std::array<float, 4>& box : entry.boxes) {
+    const double x = box[0] * sx, y = box[1] * sy, w = box[2] * sx, h = box[3] * sy;
+    const bool xyxy = format_ == BoxFormat::kXyxy;
+    boxes.insert(boxes.end(),
+                 {static_cast<float>(x), static_cast<float>(y),
+                  static_cast<float>(xyxy ? x + w : w), static_cast<float>(xyxy ? y + h : h)});
+  }
+  const std::uint64_t n = entry.boxes.size();
+  return {std::move(image), rows("<f4", {n, 4}, boxes.data()),
+          rows("<i8", {n}, entry.categories.data()), rows("|u1", {n}, entry.crowd.data()),
+          entry.id};
+}
+
+}  // namespace ffcv::tools
