@@ -21,6 +21,7 @@
 #include "sources/image_folder_source.hpp"
 #include "sources/imagenet_like.hpp"
 #include "sources/npy_source.hpp"
+#include "sources/side_rows.hpp"
 #include "write_report.hpp"
 
 namespace ffcv::tools {
@@ -101,6 +102,11 @@ Arguments write_arguments() {
       .option("box-format", "xyxy|xywh",
               "KIND coco: boxes stored as [x1, y1, x2, y2] or as COCO's [x, y, width, height]",
               "xyxy")
+      .repeated_option("rows", "NAME=FILE",
+                       "add a RaggedNDArray field NAME whose sample i holds line i of FILE.jsonl "
+                       "(a JSON array of numbers, or of equal-length arrays: token ids, points) or "
+                       "VALUES[OFFSETS[i]:OFFSETS[i+1]] of FILE = VALUES.npy,OFFSETS.npy; as many "
+                       "samples as the source, in its order (repeatable)")
       .option("label-key", "KEY",
               "KIND tar: the key of WebDataset's KEY.json members that holds the class index "
               "(a KEY.cls beside it wins)",
@@ -167,6 +173,14 @@ void check_write_options(const Arguments& args) {
 // and an existing --output that is not a .beton without --force.
 void check_write_output(const Arguments& args, std::vector<std::string> inputs,
                         std::vector<InputFolder> folders = {}) {
+  for (const std::string& option : args.get_all("rows")) {  // --rows NAME=FILE[,FILE]
+    std::string files = parse_rows_option(option).second;
+    for (std::size_t comma; (comma = files.find(',')) != std::string::npos;) {
+      inputs.push_back(files.substr(0, comma));
+      files.erase(0, comma + 1);
+    }
+    inputs.push_back(files);
+  }
   OutputRules rules;
   rules.input_files = std::move(inputs);
   rules.input_folders = std::move(folders);
@@ -208,9 +222,16 @@ ImageSourceReport folder_report(const ImageFolderSource& folder, const std::stri
 // Runs the writer with a progress bar and prints the summary line; for an image source
 // (`report`) also the class map and what was left out, stored in a sidecar, and
 // --on-bad-image.
-int write_dataset(const Arguments& args, const SampleSource& all_samples,
+int write_dataset(const Arguments& args, const SampleSource& source_samples,
                   std::vector<NamedField> fields, const ImageSourceReport* report = nullptr) {
   const std::string output = output_path(args);
+  std::vector<SideRows> sides;
+  for (const std::string& option : args.get_all("rows")) {
+    const auto [name, file] = parse_rows_option(option);
+    sides.emplace_back(name, file);
+  }
+  const WithSideRows all_samples(source_samples, std::move(sides));
+  fields = all_samples.fields(std::move(fields));
   const FirstSamples first(all_samples, args.has("subset")
                                             ? static_cast<std::uint64_t>(args.get_int("subset"))
                                             : all_samples.size());

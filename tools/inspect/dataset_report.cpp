@@ -5,6 +5,7 @@
 #include <set>
 
 #include "ffcv/fields/ndarray_field.hpp"
+#include "ffcv/fields/ragged_ndarray_field.hpp"
 #include "ffcv/fields/rgb_image_field.hpp"
 #include "ffcv/util/byte_size.hpp"
 #include "ffcv/util/json_text.hpp"
@@ -62,10 +63,18 @@ DatasetReport DatasetReport::build(const Reader& reader) {
       }
       field.args_summary += array->shape().size() == 1 ? ",)" : ")";
     }
+    const auto* ragged = dynamic_cast<const RaggedNdArrayField*>(named.field.get());
+    std::uint64_t fewest_rows = ~std::uint64_t{0}, most_rows = 0, all_rows = 0;
     const bool is_image = dynamic_cast<const RgbImageField*>(named.field.get()) != nullptr;
     double sum_width = 0, sum_height = 0;
     for (std::uint64_t sample = 0; sample < reader.num_samples(); ++sample) {
       const std::uint8_t* column = reader.column(sample, f);
+      if (ragged != nullptr) {
+        const std::uint64_t rows = RaggedNdArrayField::rows(column);
+        fewest_rows = std::min(fewest_rows, rows);
+        most_rows = std::max(most_rows, rows);
+        all_rows += rows;
+      }
       for (const HeapRef& ref : named.field->heap_refs(column)) {
         // The allocation's size, not its bytes: a remote file is not fetched for a report.
         field.heap_bytes += reader.find_allocation(ref.ptr)->size;
@@ -85,6 +94,14 @@ DatasetReport DatasetReport::build(const Reader& reader) {
       field.max_height = std::max<std::uint64_t>(field.max_height, image.height);
       sum_width += image.width;
       sum_height += image.height;
+    }
+    if (ragged != nullptr && reader.num_samples() > 0) {
+      char rows[160];
+      std::snprintf(rows, sizeof rows, "rows of %s, %llu-%llu per sample (mean %.1f)",
+                    ragged->row_text().c_str(), static_cast<unsigned long long>(fewest_rows),
+                    static_cast<unsigned long long>(most_rows),
+                    static_cast<double>(all_rows) / reader.num_samples());
+      field.args_summary = rows;
     }
     if (is_image && reader.num_samples() > 0) {
       field.mean_width = sum_width / reader.num_samples();
@@ -108,7 +125,7 @@ std::string DatasetReport::to_text() const {
   out += line;
   out += "  fields:\n";
   for (const FieldReport& field : fields) {
-    std::snprintf(line, sizeof line, "    %-16s %-11s heap %s (%s per sample)%s%s\n",
+    std::snprintf(line, sizeof line, "    %-16s %-13s heap %s (%s per sample)%s%s\n",
                   field.name.c_str(), field.type.c_str(), byte_size_text(field.heap_bytes).c_str(),
                   byte_size_text(num_samples ? double(field.heap_bytes) / num_samples : 0).c_str(),
                   field.args_summary.empty() ? "" : ", ", field.args_summary.c_str());

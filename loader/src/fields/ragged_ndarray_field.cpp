@@ -73,6 +73,10 @@ RaggedNdArrayField RaggedNdArrayField::from_args(const FieldArgs& args) {
   return RaggedNdArrayField(DType::parse(dtype), std::move(inner));
 }
 
+std::string RaggedNdArrayField::row_text() const {
+  return dtype_.typestr() + " " + shape_text(inner_shape_);
+}
+
 std::uint64_t RaggedNdArrayField::rows(const std::uint8_t* column) {
   return load_le<std::uint64_t>(column + 8);
 }

@@ -95,8 +95,7 @@ TensorState RaggedDecoder::declare(const Reader& reader, std::size_t field) {
       !(ragged.dtype() == DType::parse("<f4") &&
         ragged.inner_shape() == std::vector<std::uint64_t>{4})) {
     throw ConfigError("ragged: boxes are rows of <f4 [4], but '" + reader.fields()[field].name +
-                      "' holds rows of " + ragged.dtype().typestr() + " " +
-                      TensorState{ragged.dtype(), ragged.inner_shape()}.to_string());
+                      "' holds rows of " + ragged.row_text());
   }
   row_bytes_ = ragged.row_bytes();
   return {ragged.dtype(), ragged.inner_shape()};

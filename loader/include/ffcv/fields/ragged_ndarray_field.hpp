@@ -35,6 +35,8 @@ class RaggedNdArrayField final : public Field {
   const DType& dtype() const { return dtype_; }
   const std::vector<std::uint64_t>& inner_shape() const { return inner_shape_; }
   std::uint64_t row_bytes() const { return row_bytes_; }
+  // "<f4 [4]": a row's dtype and shape, for messages and reports.
+  std::string row_text() const;
   // The rows of the sample whose column this is (the column was checked by the reader).
   static std::uint64_t rows(const std::uint8_t* column);
   static std::uint64_t pointer(const std::uint8_t* column);

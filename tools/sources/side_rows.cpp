@@ -1,0 +1,215 @@
+#include "side_rows.hpp"
+
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <optional>
+
+#include "common/arguments.hpp"
+#include "ffcv/fields/ragged_ndarray_field.hpp"
+#include "ffcv/format/npy_array.hpp"
+#include "ffcv/util/errors.hpp"
+
+#ifdef FFCV_HAVE_NLOHMANN_JSON
+#include <nlohmann/json.hpp>
+#endif
+
+namespace ffcv::tools {
+namespace {
+
+bool ends_with(const std::string& text, const std::string& suffix) {
+  return text.size() >= suffix.size() &&
+         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// An integer .npy element as int64 (offsets).
+std::int64_t integer_at(const NpyArray& array, std::uint64_t i) {
+  const std::uint8_t* at = array.data.data() + i * array.dtype.itemsize;
+  switch (array.dtype.itemsize) {
+    case 1:
+      return array.dtype.kind == 'i' ? std::int64_t(std::int8_t(*at)) : std::int64_t(*at);
+    case 2: {
+      std::uint16_t v;
+      std::memcpy(&v, at, 2);
+      return array.dtype.kind == 'i' ? std::int64_t(std::int16_t(v)) : std::int64_t(v);
+    }
+    case 4: {
+      std::uint32_t v;
+      std::memcpy(&v, at, 4);
+      return array.dtype.kind == 'i' ? std::int64_t(std::int32_t(v)) : std::int64_t(v);
+    }
+    default: {
+      std::int64_t v;
+      std::memcpy(&v, at, 8);
+      return v;
+    }
+  }
+}
+
+}  // namespace
+
+std::pair<std::string, std::string> parse_rows_option(const std::string& text) {
+  const std::size_t at = text.find('=');
+  if (at == std::string::npos || at == 0 || at + 1 == text.size()) {
+    throw UsageError("--rows takes NAME=FILE (FILE.jsonl, or VALUES.npy,OFFSETS.npy), got '" +
+                     text + "'");
+  }
+  return {text.substr(0, at), text.substr(at + 1)};
+}
+
+SideRows::SideRows(std::string name, const std::string& file)
+    : name_(std::move(name)), file_(file) {
+  const std::size_t comma = file.find(',');
+  if (comma != std::string::npos && ends_with(file.substr(0, comma), ".npy") &&
+      ends_with(file, ".npy")) {
+    read_npy_pair(file.substr(0, comma), file.substr(comma + 1));
+  } else if (ends_with(file, ".jsonl")) {
+    read_jsonl(file);
+  } else {
+    throw ConfigError("--rows " + name_ + "=" + file +
+                      ": FILE must be NAME.jsonl or VALUES.npy,OFFSETS.npy");
+  }
+}
+
+void SideRows::read_npy_pair(const std::string& values_path, const std::string& offsets_path) {
+  const NpyArray values = read_npy(values_path);
+  const NpyArray offsets = read_npy(offsets_path);
+  if (values.dtype.byte_order == '>') {
+    throw FormatError(values_path,
+                      "big-endian rows; save them little-endian "
+                      "(array.astype(array.dtype.newbyteorder('<')))");
+  }
+  if (values.shape.empty()) throw FormatError(values_path, "a 0-d array holds no rows");
+  if (offsets.shape.size() != 1 || offsets.shape[0] == 0 ||
+      (offsets.dtype.kind != 'i' && offsets.dtype.kind != 'u') || offsets.dtype.byte_order == '>') {
+    throw FormatError(offsets_path,
+                      "offsets must be a 1-d little-endian integer array of N + 1 entries");
+  }
+  dtype_ = values.dtype;
+  row_shape_.assign(values.shape.begin() + 1, values.shape.end());
+  values_ = values.data;
+  for (std::uint64_t i = 0; i < offsets.shape[0]; ++i) {
+    const std::int64_t offset = integer_at(offsets, i);
+    const std::int64_t previous = i == 0 ? 0 : static_cast<std::int64_t>(offsets_.back());
+    if ((i == 0 && offset != 0) || offset < previous ||
+        static_cast<std::uint64_t>(offset) > values.rows()) {
+      throw FormatError(offsets_path,
+                        "offset " + std::to_string(i) + " is " + std::to_string(offset) +
+                            ": offsets start at 0, never decrease and end at the " +
+                            std::to_string(values.rows()) + " rows of " + values_path);
+    }
+    offsets_.push_back(static_cast<std::uint64_t>(offset));
+  }
+  if (offsets_.back() != values.rows()) {
+    throw FormatError(offsets_path, "the last offset is " + std::to_string(offsets_.back()) +
+                                        ", not the " + std::to_string(values.rows()) + " rows of " +
+                                        values_path);
+  }
+}
+
+#ifdef FFCV_HAVE_NLOHMANN_JSON
+void SideRows::read_jsonl(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw IoError(path, "open", errno);
+  std::vector<double> numbers;
+  bool integral = true;
+  std::optional<std::uint64_t> width;  // values per row: nullopt until a row was seen, 0 scalar
+  offsets_.push_back(0);
+  std::string line;
+  for (std::uint64_t number = 1; std::getline(in, line); ++number) {
+    const std::string where = "line " + std::to_string(number);
+    if (line.find_first_not_of(" \t\r") == std::string::npos) {
+      throw FormatError(path, where + " is empty; a sample without rows is []");
+    }
+    nlohmann::json rows;
+    try {
+      rows = nlohmann::json::parse(line);
+    } catch (const nlohmann::json::exception& error) {
+      throw FormatError(path, where + " is not JSON: " + error.what());
+    }
+    if (!rows.is_array()) throw FormatError(path, where + " is not a JSON array of rows");
+    for (const nlohmann::json& row : rows) {
+      const bool scalar = row.is_number();
+      const std::uint64_t values = scalar ? 0 : row.is_array() ? row.size() : 1;
+      if (!scalar && !row.is_array()) {
+        throw FormatError(path, where + ": a row must be a number or an array of numbers");
+      }
+      if (width && *width != values) {
+        throw FormatError(path, where + ": a row of " + std::to_string(values) +
+                                    " values where the rows before held " + std::to_string(*width) +
+                                    " (0: single numbers)");
+      }
+      width = values;
+      const auto add = [&](const nlohmann::json& value) {
+        if (!value.is_number()) throw FormatError(path, where + ": a value is not a number");
+        const double v = value.get<double>();
+        integral = integral && value.is_number_integer() && std::abs(v) < 9.2e18;
+        numbers.push_back(v);
+      };
+      if (scalar) {
+        add(row);
+      } else {
+        for (const nlohmann::json& value : row) add(value);
+      }
+    }
+    offsets_.push_back(offsets_.back() + rows.size());
+  }
+  if (width.value_or(0) > 0) row_shape_ = {*width};
+  dtype_ = DType::parse(integral ? "<i8" : "<f4");
+  values_.resize(numbers.size() * dtype_.itemsize);
+  for (std::size_t i = 0; i < numbers.size(); ++i) {
+    if (integral) {
+      const auto v = static_cast<std::int64_t>(numbers[i]);
+      std::memcpy(&values_[i * 8], &v, 8);
+    } else {
+      const auto v = static_cast<float>(numbers[i]);
+      std::memcpy(&values_[i * 4], &v, 4);
+    }
+  }
+}
+#else
+void SideRows::read_jsonl(const std::string& path) {
+  throw ConfigError(path +
+                    ": this build reads no JSON lines: it was built without "
+                    "nlohmann-json3-dev; give VALUES.npy,OFFSETS.npy instead");
+}
+#endif
+
+FieldPtr SideRows::field() const {
+  return std::make_shared<RaggedNdArrayField>(dtype_, row_shape_);
+}
+
+NdArray SideRows::rows(std::uint64_t sample) const {
+  std::uint64_t row_bytes = dtype_.itemsize;
+  for (const std::uint64_t extent : row_shape_) row_bytes *= extent;
+  const std::uint64_t first = offsets_[sample], count = offsets_[sample + 1] - first;
+  NdArray array{dtype_, {count}, {}};
+  array.shape.insert(array.shape.end(), row_shape_.begin(), row_shape_.end());
+  const auto begin = values_.begin() + static_cast<std::ptrdiff_t>(first * row_bytes);
+  array.bytes.assign(begin, begin + static_cast<std::ptrdiff_t>(count * row_bytes));
+  return array;
+}
+
+WithSideRows::WithSideRows(const SampleSource& source, std::vector<SideRows> sides)
+    : source_(source), sides_(std::move(sides)) {
+  for (const SideRows& side : sides_) {
+    if (side.samples() != source_.size()) {
+      throw ConfigError("--rows " + side.name() + ": " + side.file() + " describes " +
+                        std::to_string(side.samples()) + " samples, the source holds " +
+                        std::to_string(source_.size()));
+    }
+  }
+}
+
+std::vector<FieldValue> WithSideRows::load(std::uint64_t index) const {
+  std::vector<FieldValue> values = source_.load(index);
+  for (const SideRows& side : sides_) values.emplace_back(side.rows(index));
+  return values;
+}
+
+std::vector<NamedField> WithSideRows::fields(std::vector<NamedField> fields) const {
+  for (const SideRows& side : sides_) fields.push_back({side.name(), side.field()});
+  return fields;
+}
+
+}  // namespace ffcv::tools
