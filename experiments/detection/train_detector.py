@@ -204,12 +204,49 @@ def evaluate(model, loader):
     return mean_ap(found, truth)
 
 
+# Every key of the recipe, by section, with its type: anything else is refused.
+KEYS = {"data": {"dir": str, "images": int, "val_images": int, "num_workers": int,
+                 "batch_size": int},
+        "augment": {"size": int, "scale": list, "flip": float},
+        "model": {"width": int},
+        "training": {"epochs": int, "lr": float, "weight_decay": float, "seed": int}}
+
+
+def load_recipe(path: Path) -> dict:
+    """The recipe, checked: every section and key known, each of its type (an integer is a
+    number too), the held-out images fewer than the images."""
+    import difflib
+
+    recipe = tomllib.loads(path.read_text())
+    for section, keys in recipe.items():
+        if section not in KEYS:
+            raise SystemExit(f"{path}: unknown section [{section}] (sections: "
+                             f"{', '.join(KEYS)})")
+        for key, value in keys.items():
+            wanted = KEYS[section].get(key)
+            if wanted is None:
+                near = difflib.get_close_matches(key, KEYS[section], 1)
+                raise SystemExit(f"{path}: unknown key '{key}' in [{section}]" +
+                                 (f" (did you mean '{near[0]}'?)" if near else ""))
+            if not isinstance(value, wanted) and not (wanted is float and isinstance(value, int)):
+                raise SystemExit(f"{path}: {section}.{key} must be {wanted.__name__}, got "
+                                 f"{value!r}")
+    missing = [f"{s}.{k}" for s, keys in KEYS.items() for k in keys if k not in recipe.get(s, {})]
+    if missing:
+        raise SystemExit(f"{path}: missing {', '.join(missing)}")
+    if not 0 < recipe["data"]["val_images"] < recipe["data"]["images"]:
+        raise SystemExit(f"{path}: data.val_images must lie between 0 and data.images")
+    return recipe
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("recipe", type=Path)
     parser.add_argument("--epochs", type=int, help="override [training] epochs")
+    parser.add_argument("--output", type=Path,
+                        help="write the run's figures to OUTPUT.json and OUTPUT.md")
     args = parser.parse_args()
-    recipe = tomllib.loads(args.recipe.read_text())
+    recipe = load_recipe(args.recipe)
     if args.epochs is not None:
         recipe["training"]["epochs"] = args.epochs
     torch.manual_seed(recipe["training"]["seed"])
@@ -222,7 +259,9 @@ def main():
     epochs = recipe["training"]["epochs"]
     scheduler = torch.optim.lr_scheduler.OneCycleLR(optimizer, recipe["training"]["lr"],
                                                     total_steps=epochs * len(train_loader))
-    print(f"held-out mAP@0.5 before training: {evaluate(model, val_loader):.3f}", flush=True)
+    before = evaluate(model, val_loader)
+    print(f"held-out mAP@0.5 before training: {before:.3f}", flush=True)
+    log = []
     for epoch in range(epochs):
         start, total, boxes_seen = time.perf_counter(), 0.0, 0
         for images, boxes, labels in train_loader:
@@ -234,9 +273,41 @@ def main():
             scheduler.step()
             total += loss.item()
             boxes_seen += len(centres)
-        print(f"epoch {epoch}: loss {total / len(train_loader):.3f}, {boxes_seen} boxes, "
-              f"{time.perf_counter() - start:.1f} s", flush=True)
-    print(f"held-out mAP@0.5 after {epochs} epochs: {evaluate(model, val_loader):.3f}", flush=True)
+        seconds = time.perf_counter() - start
+        log.append({"epoch": epoch, "loss": total / len(train_loader), "boxes": boxes_seen,
+                    "seconds": seconds})
+        print(f"epoch {epoch}: loss {log[-1]['loss']:.3f}, {boxes_seen} boxes, {seconds:.1f} s",
+              flush=True)
+    after = evaluate(model, val_loader)
+    print(f"held-out mAP@0.5 after {epochs} epochs: {after:.3f}", flush=True)
+    if args.output:
+        write_report(args, recipe, log, before, after)
+
+
+def write_report(args, recipe, log, before, after):
+    sys.path.insert(0, str(ROOT / "experiments"))
+    from benchmark_machine import machine
+
+    command = "python experiments/detection/train_detector.py " + " ".join(sys.argv[1:])
+    result = {"command": command, "machine": machine(), "recipe": recipe, "epochs": log,
+              "map50_before": before, "map50_after": after}
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.with_suffix(".json").write_text(json.dumps(result, indent=1) + "\n")
+    m = result["machine"]
+    data = recipe["data"]
+    lines = ["# A detector trained through ragged fields", "",
+             f"Command: `{command}`  ", f"Machine: {m['cpu']}, {m['cores']} cores, "
+             f"{m['platform']}, PyTorch on the CPU  ",
+             f"Data: the Fashion-MNIST mosaic, {data['images'] - data['val_images']} training "
+             f"images and {data['val_images']} held out, at {recipe['augment']['size']} px; "
+             "boxes following the random-resized crop and flip of their images, labels "
+             "following their boxes", "",
+             f"Held-out mAP@0.5: **{before:.3f}** before training, **{after:.3f}** after "
+             f"{len(log)} epochs.", "", "| epoch | loss | boxes seen | seconds |",
+             "|---|---|---|---|"]
+    lines += [f"| {e['epoch']} | {e['loss']:.3f} | {e['boxes']} | {e['seconds']:.1f} |"
+              for e in log]
+    args.output.with_suffix(".md").write_text("\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@
 #include "ffcv/dataset_writer.hpp"
 #include "ffcv/fields/bytes_fields.hpp"
 #include "ffcv/fields/ndarray_field.hpp"
+#include "ffcv/fields/ragged_ndarray_field.hpp"
 #include "ffcv/fields/rgb_image_field.hpp"
 #include "ffcv/fields/scalar_fields.hpp"
 #include "ffcv/format/npy_array.hpp"
@@ -78,6 +79,20 @@ void beton_seeds(const fs::path& dir, const fs::path& source_dir) {
         return std::vector<FieldValue>{std::int64_t(i), 0.5 * double(i), NdArray{f4, {3}, vector},
                                        Bytes(i + 1, 0xab),
                                        JsonText{"{\"i\": " + std::to_string(i) + "}"}};
+      }));
+  // Variable-length rows: boxes and labels, 0 to 3 rows a sample.
+  DatasetWriter((dir / "ragged.beton").string(),
+                {{"boxes", std::make_shared<RaggedNdArrayField>(f4, std::vector<std::uint64_t>{4})},
+                 {"labels", std::make_shared<RaggedNdArrayField>(DType::parse("<i8"),
+                                                                 std::vector<std::uint64_t>{})}},
+                options)
+      .write(Samples(4, [&](std::uint64_t i) {
+        const std::vector<float> boxes(4 * i, 1.5f * float(i));
+        const std::vector<std::int64_t> labels(i, std::int64_t(i));
+        const auto* b = reinterpret_cast<const std::uint8_t*>(boxes.data());
+        const auto* l = reinterpret_cast<const std::uint8_t*>(labels.data());
+        return std::vector<FieldValue>{NdArray{f4, {i, 4}, ByteVector(b, b + 16 * i)},
+                                       NdArray{DType::parse("<i8"), {i}, ByteVector(l, l + 8 * i)}};
       }));
   for (const auto& [name, mode] : {std::pair{"raw_images.beton", ImageWriteMode::kRaw},
                                    std::pair{"jpg_images.beton", ImageWriteMode::kJpg}}) {

@@ -249,3 +249,43 @@ TEST_CASE("pairings that cannot work are one clear error", "[ragged][follow][err
              Catch::Contains("sample 3, output 'labels'") && Catch::Contains("has 2 rows") &&
                  Catch::Contains("'boxes'"));
 }
+
+TEST_CASE("boxes follow the GPU path's records as they follow the CPU path's images",
+          "[ragged][follow]") {
+  // random_resized_crop_encoded chooses the window and the flip with the draws that
+  // random_resized_crop and random_horizontal_flip make, so boxes move the same way.
+  TempDir dir;
+  const std::string path = scenes_file(dir, 40);
+  std::vector<PipelineSpec> cpu = following_pipelines("packed");
+  std::vector<PipelineSpec> gpu = following_pipelines("packed");
+  gpu[0] = {"image",
+            "image",
+            decoder("random_resized_crop_encoded", {{"size", std::int64_t{kOut}},
+                                                    {"scale", std::vector<double>{0.25, 1.0}},
+                                                    {"flip", 0.5}}),
+            {}};
+  Loader cpu_loader(path, cpu, options());
+  Loader gpu_loader(path, gpu, options());
+  for (const std::uint64_t index : {0, 7, 23}) {
+    const std::vector<PlaneMap> a = cpu_loader.sample_geometry("image", 1, index);
+    const std::vector<PlaneMap> b = gpu_loader.sample_geometry("image", 1, index);
+    // The CPU path maps an unmirrored sample through an identity flip; the GPU path adds none.
+    const bool mirrored = a[1].scale_x < 0;
+    REQUIRE(b.size() == (mirrored ? 2u : 1u));
+    CHECK(b[0].scale_x == a[0].scale_x);
+    CHECK(b[0].shift_y == a[0].shift_y);
+    if (mirrored) CHECK(b[1].shift_x == a[1].shift_x);
+  }
+  auto cpu_epoch = cpu_loader.epoch(1);
+  auto gpu_epoch = gpu_loader.epoch(1);
+  while (auto a = cpu_epoch.next()) {
+    auto b = gpu_epoch.next();
+    REQUIRE(b);
+    for (const char* output : {"boxes", "labels"}) {
+      const BatchTensor x = a->output(output), y = b->output(output);
+      REQUIRE(x.byte_size() == y.byte_size());
+      CHECK(std::memcmp(x.data, y.data, x.byte_size()) == 0);
+      CHECK(std::memcmp(x.offsets, y.offsets, (x.count + 1) * 8) == 0);
+    }
+  }
+}

@@ -105,7 +105,10 @@ EpochMeasurement run_epoch(Loader& loader, std::uint64_t epoch, std::uint64_t ma
                            bool progress, double step_seconds) {
   EpochMeasurement m;
   m.epoch = epoch;
-  for (const auto& [name, state] : loader.outputs()) m.bytes_per_sample += state.byte_size();
+  std::uint64_t fixed_bytes = 0, ragged_bytes = 0;  // ragged outputs: as their batches held them
+  for (std::size_t i = 0; i < loader.outputs().size(); ++i) {
+    if (!loader.output_layouts()[i]) fixed_bytes += loader.outputs()[i].second.byte_size();
+  }
   const std::uint64_t planned =
       max_batches ? std::min(max_batches, loader.batches_per_epoch()) : loader.batches_per_epoch();
   ProgressBar bar("epoch " + std::to_string(epoch), planned, "batches");
@@ -117,12 +120,16 @@ EpochMeasurement run_epoch(Loader& loader, std::uint64_t epoch, std::uint64_t ma
     auto batch = iterator.next();
     if (!batch) break;
     if (label_output) distinct_labels += distinct_values(batch->output(*label_output));
+    for (std::size_t i = 0; i < batch->num_outputs(); ++i) {
+      if (loader.output_layouts()[i]) ragged_bytes += batch->output(i).byte_size();
+    }
     m.samples += batch->size();
     ++m.batches;
     if (step_seconds > 0) std::this_thread::sleep_for(std::chrono::duration<double>(step_seconds));
     if (progress) bar.update(m.batches);
   }
   m.seconds = start.seconds();
+  m.bytes_per_sample = fixed_bytes + (m.samples ? ragged_bytes / m.samples : 0);
   m.distinct_labels_per_batch = m.batches ? distinct_labels / static_cast<double>(m.batches) : 0;
   m.diversity = measure_batch_diversity(loader.order().epoch_order(epoch),
                                         loader.options().batch_size, loader.page_of_samples());
@@ -163,8 +170,14 @@ std::string measurements_text(const Loader& loader, const std::vector<EpochMeasu
                     " samples; batch " + std::to_string(options.batch_size) + ", order " +
                     order_kind_name(options.order.kind) + window_text(options) + ", " +
                     (options.os_cache ? std::string("mmap") : std::string("process cache")) + "\n";
-  for (const auto& [name, state] : loader.outputs()) {
-    out += "  output " + name + ": " + state.to_string() + "\n";
+  for (std::size_t i = 0; i < loader.outputs().size(); ++i) {
+    const auto& [name, state] = loader.outputs()[i];
+    const std::optional<RaggedLayout> layout = loader.output_layouts()[i];
+    out += "  output " + name + ": " +
+           (layout ? std::string("rows of ") + state.to_string() + ", ragged (" +
+                         (*layout == RaggedLayout::kPacked ? "packed" : "padded") + ")"
+                   : state.to_string()) +
+           "\n";
   }
   for (const EpochMeasurement& m : epochs) {
     const LoaderStats& s = m.stats;

@@ -20,7 +20,8 @@ struct EpochMeasurement {
   std::uint64_t samples = 0;
   double seconds = 0;
   double samples_per_s = 0;
-  std::uint64_t bytes_per_sample = 0;  // output bytes of one sample, all outputs
+  std::uint64_t bytes_per_sample = 0;  // output bytes of one sample, all outputs (ragged
+                                       // ones: the epoch's mean)
   BatchDiversity diversity;            // distinct pages per batch of the epoch's order
   // Mean distinct values of the output named "label" per batch (an integer scalar per sample),
   // 0 when there is no such output: how well the order mixes classes.
