@@ -142,6 +142,12 @@ def test_python_ffcv_reads_the_boxes(coco_set, tmp_path, build_bin):
     (lambda d: d["images"].append(dict(d["images"][0])), "two images have id 1000"),
     (lambda d: d["images"][2].pop("width"), "has no \"width\" within 1..65535"),
     (lambda d: d.pop("images"), "lists no \"images\""),
+    (lambda d: d["images"][3].update(file_name="../instances.json"), "leaves the images folder"),
+    (lambda d: d["images"][3].update(file_name="/etc/hostname"), "leaves the images folder"),
+    (lambda d: d["annotations"].append({"image_id": 1000, "category_id": 1,
+                                        "bbox": [0, 0, 1e300, 1]}), "not a finite number"),
+    (lambda d: d["annotations"].append({"image_id": 2**64 - 1, "category_id": 1,
+                                        "bbox": [0, 0, 1, 1]}), "no whole-number \"image_id\""),
 ])
 def test_bad_annotations_are_one_clear_line_and_no_file(coco_set, tmp_path, build_bin, change,
                                                          message):

@@ -12,6 +12,7 @@ from ffcv_cpp import _native
 from ffcv_cpp.fields import NDArrayField
 from ffcv_cpp.fields.basics import FloatDecoder, IntDecoder
 from ffcv_cpp.fields.decoders import (BytesDecoder, CenterCropRGBImageDecoder, NDArrayDecoder,
+                                      RaggedDecoder,
                                       RandomResizedCropRGBImageDecoder,
                                       RandomResizedCropsRGBImageDecoder, SimpleRGBImageDecoder,
                                       RandomResizedCropEncoded, CenterCropEncoded)
@@ -174,7 +175,7 @@ CATALOGUE = {
     "random_horizontal_flip": RandomHorizontalFlip, "random_saturation": RandomSaturation,
     "random_translate": RandomTranslate, "replace_label": ReplaceLabel, "squeeze": Squeeze,
     "unpack_bits": UnpackBits, "image_mixup": ImageMixup, "label_mixup": LabelMixup,
-    "mixup_to_one_hot": MixupToOneHot,
+    "mixup_to_one_hot": MixupToOneHot, "ragged": RaggedDecoder,
 }
 
 

@@ -73,6 +73,8 @@ def test_rows_from_json_lines_and_npy_pairs_read_back_exactly(sources, tmp_path,
     ("object.jsonl", "{\"a\": 1}\n", "line 1 is not a JSON array"),
     ("broken.jsonl", "[1, 2\n", "line 1 is not JSON"),
     ("words.jsonl", "[\"a\"]\n", "a row must be a number"),
+    ("hollow.jsonl", "[[]]\n", "line 1: a row holds no values"),
+    ("huge.jsonl", "[1e300]\n", "beyond float32's range"),
 ])
 def test_bad_json_lines_are_one_clear_line(sources, tmp_path, build_bin, name, text, message):
     root, *_ = sources

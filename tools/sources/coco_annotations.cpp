@@ -5,6 +5,7 @@
 #ifdef FFCV_HAVE_NLOHMANN_JSON
 #include <cerrno>
 #include <cmath>
+#include <cstdint>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -34,14 +35,23 @@ class CocoHandler final : public nlohmann::json_sax<Json> {
   explicit CocoHandler(const std::string& path) : path_(path) {}
 
   bool null() override { return true; }
-  bool boolean(bool value) override { return number(value ? 1 : 0, true); }
+  bool boolean(bool value) override { return number(value ? 1 : 0, value ? 1 : 0); }
   bool number_integer(number_integer_t value) override {
-    return number(static_cast<double>(value), true);
+    return number(static_cast<double>(value), value);
   }
   bool number_unsigned(number_unsigned_t value) override {
-    return number(static_cast<double>(value), true);
+    // Above int64's range a number is no id this reader can keep exactly.
+    const bool fits = value <= static_cast<number_unsigned_t>(INT64_MAX);
+    return number(
+        static_cast<double>(value),
+        fits ? std::optional<std::int64_t>(static_cast<std::int64_t>(value)) : std::nullopt);
   }
-  bool number_float(number_float_t value, const string_t&) override { return number(value, false); }
+  bool number_float(number_float_t value, const string_t&) override {
+    // 3.0 counts as the whole number 3; ids beyond 2^53 must be written as integers.
+    const bool whole = value == std::floor(value) && std::abs(value) < 9.0e15;
+    return number(value, whole ? std::optional<std::int64_t>(static_cast<std::int64_t>(value))
+                               : std::nullopt);
+  }
   bool string(string_t& value) override {
     if (depth_ == 3 && key_ == "file_name") entry_.file_name = value;
     return true;
@@ -118,20 +128,17 @@ class CocoHandler final : public nlohmann::json_sax<Json> {
 
   [[noreturn]] void fail(const std::string& what) const { throw FormatError(path_, what); }
 
-  bool number(double value, bool integral) {
+  // A number of the entry being read: `whole` is its exact integer value, when it has one.
+  bool number(double value, std::optional<std::int64_t> whole) {
     if (depth_ == 4 && key_ == "bbox") {
       entry_.bbox.push_back(value);
       return true;
     }
     if (depth_ != 3) return true;
-    const auto whole = [&]() -> std::optional<std::int64_t> {
-      if (!integral && value != std::floor(value)) return std::nullopt;
-      return static_cast<std::int64_t>(value);
-    };
-    if (key_ == "id") entry_.id = whole();
-    if (key_ == "image_id") entry_.image_id = whole();
-    if (key_ == "category_id") entry_.category_id = whole();
-    if (key_ == "iscrowd") entry_.iscrowd = whole();
+    if (key_ == "id") entry_.id = whole;
+    if (key_ == "image_id") entry_.image_id = whole;
+    if (key_ == "category_id") entry_.category_id = whole;
+    if (key_ == "iscrowd") entry_.iscrowd = whole;
     if (key_ == "width") entry_.width = value;
     if (key_ == "height") entry_.height = value;
     return true;
@@ -165,7 +172,9 @@ class CocoHandler final : public nlohmann::json_sax<Json> {
       fail(which + " has no \"bbox\" of four numbers [x, y, width, height]");
     }
     for (const double value : entry_.bbox) {
-      if (!std::isfinite(value)) fail(which + " has a \"bbox\" value that is not finite");
+      if (!std::isfinite(value) || std::abs(value) > 1e9) {
+        fail(which + " has a \"bbox\" value that is not a finite number of pixels");
+      }
     }
     if (entry_.bbox[2] < 0 || entry_.bbox[3] < 0) {
       fail(which + " has a \"bbox\" of negative width or height");

@@ -1,5 +1,6 @@
 #include "coco_source.hpp"
 
+#include <algorithm>
 #include <filesystem>
 
 #include "ffcv/fields/ragged_ndarray_field.hpp"
@@ -45,6 +46,17 @@ CocoSource::CocoSource(std::string images_dir, const std::string& annotations, B
       image_field_(std::move(image_field)) {
   if (!std::filesystem::is_directory(images_dir_)) {
     throw ConfigError("COCO images folder '" + images_dir_ + "' is not a folder");
+  }
+  // Every file is inside the folder: an annotation file names no other file on the machine.
+  for (const CocoImage& image : annotations_.images) {
+    const std::filesystem::path name(image.file_name);
+    const bool climbs = std::any_of(name.begin(), name.end(),
+                                    [](const std::filesystem::path& part) { return part == ".."; });
+    if (name.is_absolute() || climbs) {
+      throw FormatError(annotations, "image " + std::to_string(image.id) + "'s file_name '" +
+                                         image.file_name +
+                                         "' leaves the images folder (absolute, or with '..')");
+    }
   }
 }
 

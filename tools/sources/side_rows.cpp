@@ -113,7 +113,8 @@ void SideRows::read_jsonl(const std::string& path) {
   if (!in) throw IoError(path, "open", errno);
   std::vector<double> numbers;
   bool integral = true;
-  std::optional<std::uint64_t> width;  // values per row: nullopt until a row was seen, 0 scalar
+  // Values per row: nullopt until a row was seen; 0 for rows of one number.
+  std::optional<std::uint64_t> width;
   offsets_.push_back(0);
   std::string line;
   for (std::uint64_t number = 1; std::getline(in, line); ++number) {
@@ -130,10 +131,11 @@ void SideRows::read_jsonl(const std::string& path) {
     if (!rows.is_array()) throw FormatError(path, where + " is not a JSON array of rows");
     for (const nlohmann::json& row : rows) {
       const bool scalar = row.is_number();
-      const std::uint64_t values = scalar ? 0 : row.is_array() ? row.size() : 1;
       if (!scalar && !row.is_array()) {
         throw FormatError(path, where + ": a row must be a number or an array of numbers");
       }
+      if (!scalar && row.empty()) throw FormatError(path, where + ": a row holds no values");
+      const std::uint64_t values = scalar ? 0 : row.size();
       if (width && *width != values) {
         throw FormatError(path, where + ": a row of " + std::to_string(values) +
                                     " values where the rows before held " + std::to_string(*width) +
@@ -143,6 +145,9 @@ void SideRows::read_jsonl(const std::string& path) {
       const auto add = [&](const nlohmann::json& value) {
         if (!value.is_number()) throw FormatError(path, where + ": a value is not a number");
         const double v = value.get<double>();
+        if (!std::isfinite(v) || std::abs(v) > 3.4e38) {
+          throw FormatError(path, where + ": a value is beyond float32's range");
+        }
         integral = integral && value.is_number_integer() && std::abs(v) < 9.2e18;
         numbers.push_back(v);
       };
@@ -155,6 +160,10 @@ void SideRows::read_jsonl(const std::string& path) {
     offsets_.push_back(offsets_.back() + rows.size());
   }
   if (width.value_or(0) > 0) row_shape_ = {*width};
+  // Every row gave its values: the offsets and the values agree.
+  if (numbers.size() != offsets_.back() * std::max<std::uint64_t>(1, width.value_or(0))) {
+    throw FormatError(path, "the rows and their values disagree");
+  }
   dtype_ = DType::parse(integral ? "<i8" : "<f4");
   values_.resize(numbers.size() * dtype_.itemsize);
   for (std::size_t i = 0; i < numbers.size(); ++i) {

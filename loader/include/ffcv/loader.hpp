@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -253,6 +254,9 @@ class Loader {
   std::vector<std::pair<std::string, TensorState>> outputs_;
   std::vector<std::optional<RaggedLayout>> output_layouts_;
   bool window_from_budget_ = false;  // the QUASI_RANDOM window was chosen from the cache budget
+  // Held while the pipelines are declared again (epoch(), sample_geometry()), which two threads
+  // must not do at once.
+  std::mutex compile_mutex_;
 
   // Compiles every pipeline and links the ragged outputs that follow others; sets outputs_.
   std::vector<CompiledPipeline> compile_all();

@@ -304,7 +304,7 @@ void EpochState::process_ragged_sample(std::uint64_t slot, std::size_t output,
         throw Error("it has " + std::to_string(rows) + " rows, but '" + pipelines_[leader].name +
                     "', whose kept rows it follows, has " + std::to_string(buffers.rows[leader]));
       }
-      std::memcpy(mask, buffers.kept[leader].data(), rows);
+      if (rows > 0) std::memcpy(mask, buffers.kept[leader].data(), rows);
       kept = keep_rows(target, rows, view.row_bytes, mask);
     }
   } catch (const std::exception& error) {

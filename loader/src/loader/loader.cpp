@@ -250,6 +250,7 @@ std::uint64_t Loader::batches_per_epoch() const {
 }
 
 EpochIterator Loader::epoch(std::uint64_t epoch, std::uint64_t first_batch) {
+  const std::lock_guard compiling(compile_mutex_);
   if (auto running = running_.lock()) running->stop();
   const std::uint64_t num_batches = batches_per_epoch();
   if (first_batch > num_batches) {

@@ -137,10 +137,14 @@ class Loader:
         return self._native.window_pages
 
     def outputs(self) -> List:
-        """(name, numpy type, per-sample shape, layout) of each output of the native part; a
-        ragged output's layout is "packed" or "padded" and its shape that of one row, a fixed
-        one's layout None."""
-        return self._native.outputs()
+        """(name, numpy type, per-sample shape) of each output of the native part; a ragged
+        output's shape is that of one row (``ragged_layouts()``)."""
+        return [(name, dtype, shape) for name, dtype, shape, _ in self._native.outputs()]
+
+    def ragged_layouts(self) -> Dict[str, str]:
+        """The ragged outputs (a varying number of rows per sample) and their batch layout,
+        "packed" or "padded"."""
+        return {name: layout for name, _, _, layout in self._native.outputs() if layout}
 
     def sample_geometry(self, output: str, epoch: int, index: int) -> List[tuple]:
         """Where sample ``index``'s pixels of image output ``output`` go in epoch ``epoch``, with
