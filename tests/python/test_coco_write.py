@@ -101,6 +101,43 @@ def test_boxes_labels_and_crowd_read_back_scaled_with_their_images(coco_set, tmp
         np.testing.assert_allclose(boxes, w_boxes, rtol=1e-6, atol=1e-4)
 
 
+def test_polygons_read_back_scaled_beside_the_boxes_they_outline(coco_set, tmp_path, build_bin):
+    root, data = coco_set
+    out = tmp_path / "polygons.beton"
+    done = write(build_bin, root, out, "--polygons")
+    assert done.returncode == 0, done.stderr
+    loader = Loader(str(out), batch_size=4, num_workers=2, order=OrderOption.SEQUENTIAL,
+                    drop_last=False, pipelines={"image": None, "labels": None, "crowd": None,
+                                                "image_id": None})
+    got = []
+    for (boxes, offsets), (points, point_offsets), (sizes, size_offsets), \
+            (owners, owner_offsets) in loader:
+        for k in range(len(offsets) - 1):
+            got.append((boxes[offsets[k]:offsets[k + 1]],
+                        points[point_offsets[k]:point_offsets[k + 1]],
+                        sizes[size_offsets[k]:size_offsets[k + 1]].tolist(),
+                        owners[owner_offsets[k]:owner_offsets[k + 1]].tolist()))
+    assert len(got) == 12
+    for image, (boxes, points, sizes, owners) in zip(data["images"], got):
+        mine = [a for a in data["annotations"] if a["image_id"] == image["id"]]
+        width, height = image["width"], image["height"]
+        ratio = min(1.0, MAX_SIDE / max(width, height))
+        sx = (int(ratio * width) if ratio < 1 else width) / width
+        sy = (int(ratio * height) if ratio < 1 else height) / height
+        want_points, want_sizes, want_owners = [], [], []
+        for box, a in enumerate(mine):
+            if isinstance(a["segmentation"], dict):  # an RLE mask: passed over
+                continue
+            for polygon in a["segmentation"]:
+                want_points += [[x * sx, y * sy] for x, y in zip(polygon[::2], polygon[1::2])]
+                want_sizes.append(len(polygon) // 2)
+                want_owners.append(box)
+        assert sizes == want_sizes and owners == want_owners
+        np.testing.assert_allclose(points, np.array(want_points).reshape(-1, 2), rtol=1e-5,
+                                   atol=1e-3)
+        assert len(boxes) == len(mine)
+
+
 def test_python_ffcv_reads_the_boxes(coco_set, tmp_path, build_bin):
     pytest.importorskip("ffcv", reason="Python FFCV is not installed")
     from ffcv.loader import Loader as FfcvLoader
@@ -143,6 +180,9 @@ def test_python_ffcv_reads_the_boxes(coco_set, tmp_path, build_bin):
     (lambda d: d["images"][2].pop("width"), "has no \"width\" within 1..65535"),
     (lambda d: d.pop("images"), "lists no \"images\""),
     (lambda d: d["images"][3].update(file_name="../instances.json"), "leaves the images folder"),
+    (lambda d: d["annotations"].append({"image_id": 1000, "category_id": 1, "bbox": [0, 0, 1, 1],
+                                        "segmentation": [[0, 0, 1, 1]]}),
+     "a polygon of 4 numbers"),
     (lambda d: d["images"][3].update(file_name="/etc/hostname"), "leaves the images folder"),
     (lambda d: d["annotations"].append({"image_id": 1000, "category_id": 1,
                                         "bbox": [0, 0, 1e300, 1]}), "not a finite number"),
@@ -156,7 +196,7 @@ def test_bad_annotations_are_one_clear_line_and_no_file(coco_set, tmp_path, buil
     change(bad)
     (root / "bad.json").write_text(json.dumps(bad))
     out = tmp_path / "bad.beton"
-    done = write(build_bin, root, out, annotations="bad.json")
+    done = write(build_bin, root, out, "--polygons", annotations="bad.json")
     assert done.returncode == 1 and message in done.stderr, done.stderr
     assert "bad.json" in done.stderr and not out.exists()
 

@@ -107,6 +107,9 @@ Arguments write_arguments() {
                        "(a JSON array of numbers, or of equal-length arrays: token ids, points) or "
                        "VALUES[OFFSETS[i]:OFFSETS[i+1]] of FILE = VALUES.npy,OFFSETS.npy; as many "
                        "samples as the source, in its order (repeatable)")
+      .flag("polygons",
+            "KIND coco: also store each annotation's polygons (polygons, polygon_sizes, "
+            "polygon_boxes: points, points per polygon, the box each outlines)")
       .option("label-key", "KEY",
               "KIND tar: the key of WebDataset's KEY.json members that holds the class index "
               "(a KEY.cls beside it wins)",
@@ -381,7 +384,8 @@ int write_coco(const Arguments& args) {
   const std::string images_dir = args.get("PATH"), annotations = args.get("annotations");
   check_write_output(args, {annotations}, {{images_dir, /*top_level_allowed=*/true}});
   const CocoSource source(images_dir, annotations, format,
-                          std::make_shared<RgbImageField>(image_options(args)));
+                          std::make_shared<RgbImageField>(image_options(args)),
+                          args.get_flag("polygons"));
   const ImageSourceReport report{
       [&](const std::vector<SkippedSource>& skipped, const WriteSummary& summary) {
         return coco_sources_json(images_dir, annotations, source, skipped, summary);
@@ -406,8 +410,9 @@ int write_command(const CommandArgs& argv) {
   if (args.get("label-key") != "label" && kind != "tar") {
     throw UsageError("--label-key applies to KIND tar only");
   }
-  if ((args.has("annotations") || args.get("box-format") != "xyxy") && kind != "coco") {
-    throw UsageError("--annotations and --box-format apply to KIND coco only");
+  if ((args.has("annotations") || args.get("box-format") != "xyxy" || args.get_flag("polygons")) &&
+      kind != "coco") {
+    throw UsageError("--annotations, --box-format and --polygons apply to KIND coco only");
   }
   if (kind == "folder") {
     if (!args.has("PATH")) throw UsageError("KIND folder needs the image folder PATH");

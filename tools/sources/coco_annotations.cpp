@@ -26,13 +26,16 @@ struct Entry {
   std::optional<std::string> file_name;
   std::vector<double> bbox;
   bool bbox_seen = false;
+  std::vector<std::vector<double>> polygons;  // with polygons kept
+  bool segmentation_is_list = false;          // polygons; an object is an RLE mask, passed over
 };
 
 // The SAX handler: depth 1 is the top object, 2 the "images" or "annotations" array, 3 one
-// entry, 4 the entry's "bbox" (or another value nested in it, passed over).
+// entry, 4 the entry's "bbox" or "segmentation" (or another value nested in it, passed over),
+// 5 one polygon of the segmentation.
 class CocoHandler final : public nlohmann::json_sax<Json> {
  public:
-  explicit CocoHandler(const std::string& path) : path_(path) {}
+  CocoHandler(const std::string& path, bool polygons) : path_(path), polygons_(polygons) {}
 
   bool null() override { return true; }
   bool boolean(bool value) override { return number(value ? 1 : 0, value ? 1 : 0); }
@@ -80,6 +83,8 @@ class CocoHandler final : public nlohmann::json_sax<Json> {
   bool start_array(std::size_t) override {
     ++depth_;
     if (depth_ == 4 && key_ == "bbox") entry_.bbox_seen = true;
+    if (depth_ == 4 && key_ == "segmentation") entry_.segmentation_is_list = true;
+    if (depth_ == 5 && keeps_polygon()) entry_.polygons.emplace_back();
     return true;
   }
   bool end_array() override {
@@ -100,13 +105,19 @@ class CocoHandler final : public nlohmann::json_sax<Json> {
         fail("two images have id " + std::to_string(images_[i].id));
       }
     }
-    for (const auto& [position, image_id, box, category, crowd] : annotations_) {
+    for (const auto& [position, image_id, box, category, crowd, polygons] : annotations_) {
       const auto found = image_of.find(image_id);
       if (found == image_of.end()) {
         fail("annotation " + std::to_string(position) + " names image_id " +
              std::to_string(image_id) + ", which no entry of \"images\" has");
       }
       CocoImage& image = images_[found->second];
+      for (const std::vector<double>& polygon : polygons) {
+        for (const double value : polygon)
+          image.polygon_points.push_back(static_cast<float>(value));
+        image.polygon_sizes.push_back(static_cast<std::int64_t>(polygon.size() / 2));
+        image.polygon_boxes.push_back(static_cast<std::int64_t>(image.boxes.size()));
+      }
       image.boxes.push_back(box);
       image.categories.push_back(category);
       image.crowd.push_back(crowd);
@@ -124,15 +135,30 @@ class CocoHandler final : public nlohmann::json_sax<Json> {
     std::array<float, 4> box;
     std::int64_t category;
     std::uint8_t crowd;
+    std::vector<std::vector<double>> polygons;
   };
 
   [[noreturn]] void fail(const std::string& what) const { throw FormatError(path_, what); }
+
+  // Whether the value being read belongs to an annotation's polygons, and they are kept.
+  bool keeps_polygon() const {
+    return polygons_ && section_ == Section::kAnnotations && key_ == "segmentation" &&
+           entry_.segmentation_is_list;
+  }
 
   // A number of the entry being read: `whole` is its exact integer value, when it has one.
   bool number(double value, std::optional<std::int64_t> whole) {
     if (depth_ == 4 && key_ == "bbox") {
       entry_.bbox.push_back(value);
       return true;
+    }
+    if (depth_ == 5 && keeps_polygon()) {
+      entry_.polygons.back().push_back(value);
+      return true;
+    }
+    if (depth_ == 4 && keeps_polygon()) {
+      fail("annotation " + std::to_string(annotations_.size()) +
+           " has a \"segmentation\" of loose numbers; polygons are lists [x1, y1, x2, y2, ...]");
     }
     if (depth_ != 3) return true;
     if (key_ == "id") entry_.id = whole;
@@ -181,16 +207,29 @@ class CocoHandler final : public nlohmann::json_sax<Json> {
     }
     const std::int64_t crowd = entry_.iscrowd.value_or(0);
     if (crowd != 0 && crowd != 1) fail(which + " has an \"iscrowd\" other than 0 or 1");
+    for (const std::vector<double>& polygon : entry_.polygons) {
+      if (polygon.size() < 6 || polygon.size() % 2 != 0) {
+        fail(which + " has a polygon of " + std::to_string(polygon.size()) +
+             " numbers; a polygon is at least three points, x and y each");
+      }
+      for (const double value : polygon) {
+        if (!std::isfinite(value) || std::abs(value) > 1e9) {
+          fail(which + " has a polygon value that is not a finite number of pixels");
+        }
+      }
+    }
     annotations_.push_back(
         {position,
          *entry_.image_id,
          {static_cast<float>(entry_.bbox[0]), static_cast<float>(entry_.bbox[1]),
           static_cast<float>(entry_.bbox[2]), static_cast<float>(entry_.bbox[3])},
          *entry_.category_id,
-         static_cast<std::uint8_t>(crowd)});
+         static_cast<std::uint8_t>(crowd),
+         std::move(entry_.polygons)});
   }
 
   const std::string& path_;
+  bool polygons_;
   int depth_ = 0;
   Section section_ = Section::kOther;
   std::string key_;
@@ -201,17 +240,17 @@ class CocoHandler final : public nlohmann::json_sax<Json> {
 
 }  // namespace
 
-CocoAnnotations read_coco_annotations(const std::string& path) {
+CocoAnnotations read_coco_annotations(const std::string& path, bool polygons) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw IoError(path, "open", errno);
-  CocoHandler handler(path);
+  CocoHandler handler(path, polygons);
   nlohmann::json::sax_parse(in, &handler);
   return handler.finish();
 }
 
 #else
 
-CocoAnnotations read_coco_annotations(const std::string& path) {
+CocoAnnotations read_coco_annotations(const std::string& path, bool) {
   throw ConfigError(path +
                     ": this build reads no COCO annotations: it was built without "
                     "nlohmann-json3-dev (tools/setup.sh installs it)");

@@ -39,11 +39,12 @@ BoxFormat parse_box_format(const std::string& text) {
 }
 
 CocoSource::CocoSource(std::string images_dir, const std::string& annotations, BoxFormat format,
-                       std::shared_ptr<const RgbImageField> image_field)
+                       std::shared_ptr<const RgbImageField> image_field, bool polygons)
     : images_dir_(std::move(images_dir)),
-      annotations_(read_coco_annotations(annotations)),
+      annotations_(read_coco_annotations(annotations, polygons)),
       format_(format),
-      image_field_(std::move(image_field)) {
+      image_field_(std::move(image_field)),
+      polygons_(polygons) {
   if (!std::filesystem::is_directory(images_dir_)) {
     throw ConfigError("COCO images folder '" + images_dir_ + "' is not a folder");
   }
@@ -65,14 +66,26 @@ std::string CocoSource::describe(std::uint64_t index) const {
 }
 
 std::vector<NamedField> CocoSource::fields() const {
-  return {{"image", image_field_},
-          {"boxes", std::make_shared<RaggedNdArrayField>(DType::parse("<f4"),
-                                                         std::vector<std::uint64_t>{4})},
-          {"labels",
-           std::make_shared<RaggedNdArrayField>(DType::parse("<i8"), std::vector<std::uint64_t>{})},
-          {"crowd",
-           std::make_shared<RaggedNdArrayField>(DType::parse("|u1"), std::vector<std::uint64_t>{})},
-          {"image_id", std::make_shared<IntField>()}};
+  std::vector<NamedField> fields = {
+      {"image", image_field_},
+      {"boxes",
+       std::make_shared<RaggedNdArrayField>(DType::parse("<f4"), std::vector<std::uint64_t>{4})},
+      {"labels",
+       std::make_shared<RaggedNdArrayField>(DType::parse("<i8"), std::vector<std::uint64_t>{})},
+      {"crowd",
+       std::make_shared<RaggedNdArrayField>(DType::parse("|u1"), std::vector<std::uint64_t>{})},
+      {"image_id", std::make_shared<IntField>()}};
+  if (polygons_) {
+    const auto scalar_rows = [](const char* dtype) {
+      return std::make_shared<RaggedNdArrayField>(DType::parse(dtype),
+                                                  std::vector<std::uint64_t>{});
+    };
+    fields.push_back({"polygons", std::make_shared<RaggedNdArrayField>(
+                                      DType::parse("<f4"), std::vector<std::uint64_t>{2})});
+    fields.push_back({"polygon_sizes", scalar_rows("<i8")});
+    fields.push_back({"polygon_boxes", scalar_rows("<i8")});
+  }
+  return fields;
 }
 
 std::vector<FieldValue> CocoSource::load(std::uint64_t index) const {
@@ -97,9 +110,21 @@ std::vector<FieldValue> CocoSource::load(std::uint64_t index) const {
                   static_cast<float>(xyxy ? x + w : w), static_cast<float>(xyxy ? y + h : h)});
   }
   const std::uint64_t n = entry.boxes.size();
-  return {std::move(image), rows("<f4", {n, 4}, boxes.data()),
-          rows("<i8", {n}, entry.categories.data()), rows("|u1", {n}, entry.crowd.data()),
-          entry.id};
+  std::vector<FieldValue> values = {std::move(image), rows("<f4", {n, 4}, boxes.data()),
+                                    rows("<i8", {n}, entry.categories.data()),
+                                    rows("|u1", {n}, entry.crowd.data()), entry.id};
+  if (polygons_) {
+    std::vector<float> points(entry.polygon_points.size());
+    for (std::size_t i = 0; i < points.size(); i += 2) {
+      points[i] = static_cast<float>(entry.polygon_points[i] * sx);
+      points[i + 1] = static_cast<float>(entry.polygon_points[i + 1] * sy);
+    }
+    const std::uint64_t polygons = entry.polygon_sizes.size();
+    values.push_back(rows("<f4", {points.size() / 2, 2}, points.data()));
+    values.push_back(rows("<i8", {polygons}, entry.polygon_sizes.data()));
+    values.push_back(rows("<i8", {polygons}, entry.polygon_boxes.data()));
+  }
+  return values;
 }
 
 }  // namespace ffcv::tools

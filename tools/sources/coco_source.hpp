@@ -8,6 +8,10 @@
 //   crowd     RaggedNDArray |u1: each box's iscrowd (crowd regions, which detectors usually
 //             leave out of training)
 //   image_id  Int: the entry's id
+// and, with polygons (each annotation's "segmentation" polygons, for instance masks):
+//   polygons        RaggedNDArray <f4 [2]: every polygon's points, in pixels of the stored image
+//   polygon_sizes   RaggedNDArray <i8: the points of each polygon, in order
+//   polygon_boxes   RaggedNDArray <i8: the box (its row in `boxes`) each polygon outlines
 // An image without annotations is a sample of no boxes. The annotation's width and height must
 // be the file's: boxes are in its pixels, so a file that disagrees (e.g. rotated since) fails,
 // and --on-bad-image decides.
@@ -32,7 +36,7 @@ class CocoSource final : public SampleSource {
   // Reads the annotations. Throws FormatError (coco_annotations.hpp), or ConfigError when
   // `images_dir` is not a folder.
   CocoSource(std::string images_dir, const std::string& annotations, BoxFormat format,
-             std::shared_ptr<const RgbImageField> image_field);
+             std::shared_ptr<const RgbImageField> image_field, bool polygons = false);
 
   std::uint64_t size() const override { return annotations_.images.size(); }
   std::vector<FieldValue> load(std::uint64_t index) const override;
@@ -48,6 +52,7 @@ class CocoSource final : public SampleSource {
   CocoAnnotations annotations_;
   BoxFormat format_;
   std::shared_ptr<const RgbImageField> image_field_;
+  bool polygons_;
 };
 
 }  // namespace ffcv::tools
