@@ -37,6 +37,12 @@ NdArray sample_rows(const DType& dtype, const std::vector<std::uint64_t>& inner,
   return array;
 }
 
+// Whether `size` bytes at `a` and `b` are equal (memcmp, which must not see a null pointer even
+// for 0 bytes).
+bool same_bytes(const void* a, const void* b, std::size_t size) {
+  return size == 0 || std::memcmp(a, b, size) == 0;
+}
+
 // A file of `count` samples: "rows" (ragged) and "index" (the sample's own index).
 std::string ragged_file(const TempDir& dir, const std::string& name, const DType& dtype,
                         const std::vector<std::uint64_t>& inner, std::uint64_t count,
@@ -96,9 +102,9 @@ std::uint64_t check_batches(Loader& loader, const DType& dtype,
         first = rows.data + k * rows.rows * row_bytes;
         // Zero rows after the sample's own, up to the batch's largest.
         const std::vector<std::uint8_t> zeros((rows.rows - n) * row_bytes, 0);
-        CHECK(std::memcmp(first + n * row_bytes, zeros.data(), zeros.size()) == 0);
+        CHECK(same_bytes(first + n * row_bytes, zeros.data(), zeros.size()));
       }
-      CHECK(std::memcmp(first, expected.bytes.data(), expected.bytes.size()) == 0);
+      CHECK(same_bytes(first, expected.bytes.data(), expected.bytes.size()));
       ++seen;
     }
     if (*rows.layout == RaggedLayout::kPacked) {
