@@ -240,3 +240,46 @@ TEST_CASE("a flat archive takes its labels from a labels file, as ImageNet's val
                    "--labels " + dir.file("val.csv")),
              Catch::Contains("exit 2") && Catch::Contains("--labels applies to KIND tar only"));
 }
+
+TEST_CASE("a tar of class tars is listed by reading its headers, not its members", "[archive]") {
+  // ImageNet's training tar: listing it (the first of the writer's two passes) reads each class
+  // tar's headers by position and skips the images, so it costs a fraction of the archive.
+  if (!tools::archives_supported()) return test::skip_test("built without libarchive");
+  namespace fs = std::filesystem;
+  test::TempDir dir;
+  // Class tar names longer than a tar header holds: their own long-name headers come first.
+  const std::string long_name(110, 'n');
+  std::vector<std::string> tars;
+  for (int c = 0; c < 3; ++c) {
+    const std::string folder = dir.file("class" + std::to_string(c));
+    fs::create_directories(folder);
+    for (int i = 0; i < 20; ++i) {
+      // 400 KB of bytes each: the listing never looks inside a member.
+      test::write_file(folder + "/" + std::to_string(i) + ".jpg",
+                       std::vector<std::uint8_t>(400'000, static_cast<std::uint8_t>(c + i)));
+    }
+    tars.push_back(long_name + std::to_string(c) + ".tar");
+    REQUIRE(sh("tar --sort=name -cf " + dir.file(tars.back()) + " -C " + folder + " .") == 0);
+  }
+  std::string names;
+  for (const std::string& tar : tars) names += " " + tar;
+  REQUIRE(sh("tar --sort=name -cf " + dir.file("train.tar") + " -C " + dir.file("") + names) == 0);
+  const auto read_bytes = [] {  // this process's bytes read by read(2) and pread(2)
+    std::ifstream io("/proc/self/io");
+    std::string key;
+    std::uint64_t value = 0;
+    while (io >> key >> value) {
+      if (key == "rchar:") return value;
+    }
+    return std::uint64_t{0};
+  };
+  const std::uint64_t before = read_bytes();
+  const tools::ArchiveSource source({dir.file("train.tar")}, std::nullopt, "label");
+  const std::uint64_t read = read_bytes() - before;
+  CHECK(source.size() == 60);
+  CHECK(source.class_names() ==
+        std::vector<std::string>{long_name + "0", long_name + "1", long_name + "2"});
+  const std::uint64_t archive = fs::file_size(dir.file("train.tar"));
+  INFO("listing read " << read << " of the archive's " << archive << " bytes");
+  CHECK(read < archive / 4);
+}

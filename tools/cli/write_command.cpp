@@ -347,7 +347,8 @@ int write_imagenet_like(const Arguments& args) {
   return write_dataset(args, source, image_label_fields(args), &report);
 }
 
-// `tar`: the archive (or the folder of shards) streamed twice, listed then read (archive_source).
+// `tar`: the archive (or the folder of shards) walked twice, listed then read (archive_source);
+// the listing seeks over a plain tar's data, nested tars' too.
 int write_archive(const Arguments& args) {
   if (!args.has("PATH")) throw UsageError("KIND tar needs the ARCHIVE (or a folder of shards)");
   if (args.get_flag("shuffle")) {

@@ -1,5 +1,6 @@
 #include "archive_walk.hpp"
 
+#include <algorithm>
 #include <string_view>
 
 #include "ffcv/util/errors.hpp"
@@ -7,7 +8,10 @@
 #ifdef FFCV_HAVE_LIBARCHIVE
 #include <archive.h>
 #include <archive_entry.h>
+#include <fcntl.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <memory>
 #endif
 
@@ -96,10 +100,76 @@ la_ssize_t read_nested(archive*, void* input, const void** buffer) {
   return archive_read_data(nested->outer, nested->block.data(), nested->block.size());
 }
 
+// A nested tar read by position from the outer archive's file, when that file is a plain
+// (uncompressed) tar: its members' data that nobody reads is skipped by seeking, so listing
+// ImageNet's training tar reads its headers, not its 140 GB.
+struct NestedRange {
+  int fd;
+  std::uint64_t start, size;
+  std::uint64_t at = 0;  // within the range
+  std::vector<std::uint8_t> block = std::vector<std::uint8_t>(1 << 20);
+  // Reads start small after a skip (a member's headers are a few KB) and double while they run
+  // on (its data, when read), so skipped members cost their headers only.
+  std::uint64_t next_read = kFirstRead;
+  static constexpr std::uint64_t kFirstRead = 2048;
+};
+
+la_ssize_t read_range(archive* reader, void* input, const void** buffer) {
+  auto* range = static_cast<NestedRange*>(input);
+  *buffer = range->block.data();
+  const std::uint64_t want =
+      std::min<std::uint64_t>({range->next_read, range->block.size(), range->size - range->at});
+  if (want == 0) return 0;
+  range->next_read = std::min<std::uint64_t>(2 * range->next_read, range->block.size());
+  const ssize_t got =
+      ::pread(range->fd, range->block.data(), want, static_cast<off_t>(range->start + range->at));
+  if (got < 0) {
+    archive_set_error(reader, errno, "cannot read the nested tar");
+    return ARCHIVE_FATAL;
+  }
+  if (got == 0) {
+    archive_set_error(reader, EIO, "the archive ends inside the nested tar");
+    return ARCHIVE_FATAL;
+  }
+  range->at += static_cast<std::uint64_t>(got);
+  return got;
+}
+
+la_int64_t skip_range(archive*, void* input, la_int64_t request) {
+  auto* range = static_cast<NestedRange*>(input);
+  const std::uint64_t skipped =
+      std::min<std::uint64_t>(static_cast<std::uint64_t>(request), range->size - range->at);
+  range->at += skipped;
+  range->next_read = NestedRange::kFirstRead;
+  return static_cast<la_int64_t>(skipped);
+}
+
+la_int64_t seek_range(archive*, void* input, la_int64_t offset, int whence) {
+  auto* range = static_cast<NestedRange*>(input);
+  const la_int64_t base = whence == SEEK_SET   ? 0
+                          : whence == SEEK_CUR ? static_cast<la_int64_t>(range->at)
+                                               : static_cast<la_int64_t>(range->size);
+  const la_int64_t target = base + offset;
+  if (target < 0 || static_cast<std::uint64_t>(target) > range->size) return ARCHIVE_FATAL;
+  range->at = static_cast<std::uint64_t>(target);
+  range->next_read = NestedRange::kFirstRead;
+  return target;
+}
+
+// The open file of an archive being walked, for nested tars read by position; fd -1 when the
+// archive is compressed (its bytes have no positions to seek to) or no regular file.
+struct PlainFile {
+  int fd = -1;
+  ~PlainFile() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
 struct Walk {
   const MemberVisitor& visit;
   const std::atomic<bool>* stop;
   std::size_t archive_index = 0;
+  int plain_fd = -1;  // the archive's file when it is a plain tar (PlainFile)
 
   bool stopped() const { return stop != nullptr && stop->load(); }
 
@@ -120,7 +190,7 @@ struct Walk {
       const std::string path = archive_entry_pathname(entry);
       const std::uint64_t size = static_cast<std::uint64_t>(archive_entry_size(entry));
       if (prefix.empty() && tar_suffix_length(path) > 0) {
-        nested(reader, name, path);
+        if (!nested_by_position(reader, name, path, size)) nested(reader, name, path);
         continue;
       }
       ArchiveMember member{prefix + path,
@@ -129,6 +199,27 @@ struct Walk {
       EntryData data(reader, name + ": " + member.path, size);
       visit(member, data);
     }
+  }
+
+  // Walks the nested tar `path` (of `size` bytes) through the outer file by position, when the
+  // outer archive is a plain tar file; returns false (having read nothing of it) otherwise, or
+  // when the bytes there are no tar after all, for nested() to stream it instead.
+  bool nested_by_position(archive* outer, const std::string& name, const std::string& path,
+                          std::uint64_t size) {
+    if (plain_fd < 0 || tar_suffix_length(path) != 4) return false;  // ".tar", not compressed
+    // The format reader has consumed the member's headers and none of its data: the data starts
+    // where the (only, "none") filter's consumed bytes end.
+    const la_int64_t start = archive_filter_bytes(outer, 0);
+    if (start < 0) return false;
+    NestedRange range{plain_fd, static_cast<std::uint64_t>(start), size};
+    ArchivePtr inner = new_reader();
+    archive_read_set_callback_data(inner.get(), &range);
+    archive_read_set_read_callback(inner.get(), &read_range);
+    archive_read_set_skip_callback(inner.get(), &skip_range);
+    archive_read_set_seek_callback(inner.get(), &seek_range);
+    if (archive_read_open1(inner.get()) != ARCHIVE_OK) return false;
+    members(inner.get(), name + ": " + path, path + "/", stem_of_tar(path));
+    return true;
   }
 
   void nested(archive* outer, const std::string& name, const std::string& path) {
@@ -154,6 +245,12 @@ void walk_archives(const std::vector<std::string>& archives, const MemberVisitor
     if (archive_read_open_filename(reader.get(), archives[i].c_str(), 1 << 20) != ARCHIVE_OK) {
       throw ConfigError(archives[i] + ": " + archive_error_string(reader.get()));
     }
+    PlainFile plain;
+    if (archive_filter_count(reader.get()) == 1 &&
+        archive_filter_code(reader.get(), 0) == ARCHIVE_FILTER_NONE) {
+      plain.fd = ::open(archives[i].c_str(), O_RDONLY | O_CLOEXEC);
+    }
+    walk.plain_fd = plain.fd;
     walk.members(reader.get(), archives[i], "", "");
     if (walk.stopped()) return;
   }

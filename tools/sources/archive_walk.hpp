@@ -1,7 +1,9 @@
 // Walking the members of tar archives in their stored order, with libarchive: plain, gzip,
 // bzip2, xz or zstd compressed; a member that is itself a tar (ImageNet's training tar holds one
-// tar per class) is walked in place, without extracting it. One sequential pass over the bytes,
-// in constant memory: a member's data is read only when the visitor asks for it.
+// tar per class) is walked in place, without extracting it. One pass in order, in constant
+// memory: a member's data is read only when the visitor asks for it, and in a plain
+// (uncompressed) tar file the data nobody reads is seeked over, nested tars' too (they are read
+// by position from the file), so a walk that reads no data reads only headers.
 //
 // Built only where libarchive was found (FFCV_HAVE_LIBARCHIVE); archives_supported() says so.
 #pragma once
