@@ -274,10 +274,9 @@ void EpochState::process_fixed_sample(std::uint64_t slot, std::size_t p,
       input = target;
     }
   } catch (const std::exception& error) {
-    throw Error("epoch " + std::to_string(plan_.epoch) + ", sample " + std::to_string(index) +
-                ", output '" + pipeline.name + "', step '" +
-                (step == 0 ? pipeline.decoder->name() : pipeline.operations[step - 1]->name()) +
-                "': " + error.what());
+    throw sample_error(index, pipeline,
+                       step == 0 ? pipeline.decoder->name() : pipeline.operations[step - 1]->name(),
+                       error);
   }
 }
 
@@ -293,26 +292,23 @@ void EpochState::process_ragged_sample(std::uint64_t slot, std::size_t output,
   std::uint64_t kept = rows;
   try {
     pipeline.decoder->decode(reader_->column(index, pipeline.field), payloads, target, {}, context);
-    buffers.rows[output] = rows;
-    std::uint8_t* mask = buffers.kept[output].data();
     if (pipeline.follows_image()) {
+      // Rows that follow an image are the ones other outputs may follow: their count and mask.
+      buffers.rows[output] = rows;
       sample_geometry(*pipeline.follows_output, index, buffers.maps);
-      kept = pipeline.decoder->move_rows(target, rows, buffers.maps, mask);
+      kept = pipeline.decoder->move_rows(target, rows, buffers.maps, buffers.kept[output].data());
     } else if (pipeline.follows_output) {
       const std::size_t leader = *pipeline.follows_output;
       if (buffers.rows[leader] != rows) {
         throw Error("it has " + std::to_string(rows) + " rows, but '" + pipelines_[leader].name +
                     "', whose kept rows it follows, has " + std::to_string(buffers.rows[leader]));
       }
-      if (rows > 0) std::memcpy(mask, buffers.kept[leader].data(), rows);
-      kept = keep_rows(target, rows, view.row_bytes, mask);
+      kept = keep_rows(target, rows, view.row_bytes, buffers.kept[leader].data());
     }
   } catch (const std::exception& error) {
-    throw Error("epoch " + std::to_string(plan_.epoch) + ", sample " + std::to_string(index) +
-                ", output '" + pipeline.name + "', step '" + pipeline.decoder->name() +
-                "': " + error.what());
+    throw sample_error(index, pipeline, pipeline.decoder->name(), error);
   }
-  view.set_kept(position_in_batch, kept, plan_.batch_size);
+  view.set_kept(position_in_batch, kept);
   // Padded blocks: zero rows after the kept ones, up to the block's end.
   if (view.layout == RaggedLayout::kPadded) {
     std::memset(target + kept * view.row_bytes, 0, (view.rows_word() - kept) * view.row_bytes);
@@ -323,15 +319,28 @@ void EpochState::sample_geometry(std::size_t output, std::uint64_t index, PlaneM
   map_pipeline_geometry(pipelines_[output], *reader_, plan_.epoch, plan_.epoch_key, index, maps);
 }
 
-void EpochState::compact(Slot& slot, std::uint64_t slot_index) {
+Error EpochState::sample_error(std::uint64_t index, const CompiledPipeline& pipeline,
+                               const std::string& step, const std::exception& error) const {
+  return Error("epoch " + std::to_string(plan_.epoch) + ", sample " + std::to_string(index) +
+               ", output '" + pipeline.name + "', step '" + step + "': " + error.what());
+}
+
+void EpochState::settle(Slot& slot, std::uint64_t slot_index) {
   std::sort(slot.failed.begin(), slot.failed.end());
+  for (std::size_t p = 0; p < pipelines_.size(); ++p) {
+    if (pipelines_[p].ragged) ragged_view(slot_index, p).settle(slot.size, slot.failed);
+  }
+  if (!slot.failed.empty()) compact(slot, slot_index);
+}
+
+void EpochState::compact(Slot& slot, std::uint64_t slot_index) {
   const std::span<const std::uint64_t> indices = batch_indices(slot.batch);
   slot.kept_indices.clear();
   std::uint64_t kept = 0;
   for (std::uint64_t position = 0; position < slot.size; ++position) {
     if (std::binary_search(slot.failed.begin(), slot.failed.end(), position)) continue;
     for (std::size_t p = 0; p < pipelines_.size(); ++p) {
-      if (pipelines_[p].ragged) continue;  // below, all at once
+      if (pipelines_[p].ragged) continue;  // settled by settle()
       const std::uint64_t bytes = pipelines_[p].sample_state().byte_size();
       std::uint8_t* base = pipelines_[p].has_batch_stage()
                                ? static_cast<std::uint8_t*>(staging_[slot_index][p])
@@ -340,11 +349,6 @@ void EpochState::compact(Slot& slot, std::uint64_t slot_index) {
     }
     slot.kept_indices.push_back(indices[position]);
     ++kept;
-  }
-  for (std::size_t p = 0; p < pipelines_.size(); ++p) {
-    if (pipelines_[p].ragged) {
-      ragged_view(slot_index, p).settle(slot.size, plan_.batch_size, slot.failed);
-    }
   }
   slot.size = kept;
 }
@@ -396,7 +400,7 @@ EpochState::SampleBuffers EpochState::sample_buffers() const {
       std::vector<std::uint8_t>(scratch_size),       {},
       std::vector<std::uint64_t>(pipelines_.size()), {}};
   for (const CompiledPipeline& pipeline : pipelines_) {
-    buffers.kept.emplace_back(pipeline.ragged ? pipeline.ragged_largest_rows : 0);
+    buffers.kept.emplace_back(pipeline.follows_image() ? pipeline.ragged_largest_rows : 0);
   }
   return buffers;
 }
@@ -414,10 +418,9 @@ bool EpochState::prepare_batch(Slot& slot, std::uint64_t batch,
     const CompiledPipeline& pipeline = pipelines_[p];
     if (!pipeline.ragged) continue;
     const std::span<const std::uint64_t> indices = batch_indices(batch);
-    ragged_view(batch % slots_.size(), p)
-        .write_index(slot.size, plan_.batch_size, [&](std::uint64_t position) {
-          return pipeline.decoder->rows(reader_->column(indices[position], pipeline.field));
-        });
+    ragged_view(batch % slots_.size(), p).write_index(slot.size, [&](std::uint64_t position) {
+      return pipeline.decoder->rows(reader_->column(indices[position], pipeline.field));
+    });
   }
   std::string error;
   const auto waited = Clock::now();
@@ -488,7 +491,7 @@ void EpochState::finish_batch(Slot& slot, std::uint64_t slot_index, std::uint64_
                               std::unique_lock<std::mutex>& lock) {
   if (slot.error.empty() && (!slot.failed.empty() || rows_shrink_)) {
     lock.unlock();
-    compact(slot, slot_index);
+    settle(slot, slot_index);
     lock.lock();
   }
   if (slot.error.empty() && has_batch_stage_ && slot.size > 0) {

@@ -18,6 +18,7 @@
 
 #include "compiled_pipeline.hpp"
 #include "ffcv/loader.hpp"
+#include "ffcv/util/errors.hpp"
 #include "ffcv/util/thread_group.hpp"
 #include "ragged_batch.hpp"
 
@@ -74,8 +75,9 @@ class EpochState {
   // Per-worker buffers for process_sample, sized once for the largest pipeline.
   struct SampleBuffers {
     std::vector<std::uint8_t> ping, pong, scratch;
-    // Ragged outputs, per output: which of the sample's rows were kept (sized for the epoch's
-    // largest sample) and how many rows it had, for the outputs that follow them.
+    // Ragged outputs that follow an image, per output: which of the sample's rows they kept
+    // (sized for the epoch's largest sample) and how many rows it had, for the outputs that
+    // follow their rows.
     std::vector<std::vector<std::uint8_t>> kept;
     std::vector<std::uint64_t> rows;
     PlaneMaps maps;  // of the image the sample's boxes follow
@@ -134,9 +136,16 @@ class EpochState {
   // Runs the batch operations of every output that has them; returns an error text or "".
   std::string run_batch_stage(std::uint64_t slot, std::uint64_t batch,
                               std::span<const std::uint64_t> indices) const;
-  // Moves the slot's kept samples down over the failed ones, in every output; sets its size and
-  // kept_indices. Called by the worker that finished the batch, before anyone else reads it.
+  // Makes the finished batch what its samples kept, by the worker that finished it, before
+  // anyone else reads it: ragged outputs settle the rows their samples kept (without the failed
+  // samples), then compact() leaves the failed samples out of the others.
+  void settle(Slot& slot, std::uint64_t slot_index);
+  // Moves the slot's kept samples down over the failed ones (slot.failed, sorted), in every
+  // fixed-shape output; sets its size and kept_indices.
   void compact(Slot& slot, std::uint64_t slot_index);
+  // The error of sample `index` failing in `step` of `pipeline`, naming all of them.
+  Error sample_error(std::uint64_t index, const CompiledPipeline& pipeline, const std::string& step,
+                     const std::exception& error) const;
   // Under mutex_: counts a skipped sample; returns the epoch's error once past the limit.
   std::string record_skipped(std::uint64_t index, const std::string& error);
   // Runs sample `index` through every pipeline into its place in the slot's batch: the outputs

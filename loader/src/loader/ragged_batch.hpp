@@ -21,6 +21,7 @@ namespace ffcv {
 struct RaggedBatchView {
   RaggedLayout layout = RaggedLayout::kPacked;
   std::int64_t* index = nullptr;
+  std::int64_t* kept = nullptr;  // the rows each sample kept (index + batch_size + 2)
   std::uint8_t* values = nullptr;
   std::uint64_t row_bytes = 0;
 
@@ -39,15 +40,14 @@ struct RaggedBatchView {
   std::uint8_t* sample_values(std::uint64_t position) const;
 
   // Sample `position` kept its first `rows` rows (at most its own).
-  void set_kept(std::uint64_t position, std::uint64_t rows, std::uint64_t batch_size) const {
-    index[batch_size + 2 + position] = static_cast<std::int64_t>(rows);
+  void set_kept(std::uint64_t position, std::uint64_t rows) const {
+    kept[position] = static_cast<std::int64_t>(rows);
   }
 
   // Writes the index of `count` samples whose rows are rows_of(position), each keeping all.
   template <typename RowsOf>
-  void write_index(std::uint64_t count, std::uint64_t batch_size, const RowsOf& rows_of) {
+  void write_index(std::uint64_t count, const RowsOf& rows_of) {
     std::int64_t* words = index + 1;
-    std::int64_t* kept = index + batch_size + 2;
     index[0] = 0;
     if (layout == RaggedLayout::kPacked) words[0] = 0;
     for (std::uint64_t position = 0; position < count; ++position) {
@@ -67,7 +67,7 @@ struct RaggedBatchView {
   // among `count`) and each other sample's rows past those it kept (set_kept); the rest move
   // down in order and the index is rewritten for them (padded blocks shrink to the largest
   // sample kept, their tails zeroed).
-  void settle(std::uint64_t count, std::uint64_t batch_size, std::span<const std::uint64_t> failed);
+  void settle(std::uint64_t count, std::span<const std::uint64_t> failed);
 };
 
 // Keeps row i of `count` rows of `row_bytes` where kept[i] is 1, moving them first in order;

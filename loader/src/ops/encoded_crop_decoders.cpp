@@ -76,10 +76,7 @@ class EncodedCropDecoder final : public ResizableDecoder {
                     PlaneMaps& maps) const override {
     const ImageMetadata image = ImageMetadata::load(column);
     maps.push(crop_map(rule_.choose(image.height, image.width, context), out_height_, out_width_));
-    if (flipped(context)) {
-      maps.push({-1, static_cast<double>(out_width_), 1, 0, static_cast<double>(out_width_),
-                 static_cast<double>(out_height_)});
-    }
+    if (flipped(context)) maps.push(PlaneMap::mirror(out_width_, out_height_));
   }
 
   void decode(const std::uint8_t* column, const PayloadReader& payloads, std::uint8_t* out,

@@ -143,7 +143,7 @@ std::uint64_t SimpleImageDecoder::scratch_bytes() const { return 0; }
 void SimpleImageDecoder::map_geometry(const std::uint8_t* column, const SampleContext&,
                                       PlaneMaps& maps) const {
   const ImageMetadata image = ImageMetadata::load(column);  // every pixel stays in place
-  maps.push({1, 0, 1, 0, static_cast<double>(image.width), static_cast<double>(image.height)});
+  maps.push(PlaneMap::identity(image.width, image.height));
 }
 
 void SimpleImageDecoder::decode(const std::uint8_t* column, const PayloadReader& payloads,

@@ -18,8 +18,8 @@ class RandomHorizontalFlip final : public Operation {
   void map_geometry(const SampleContext& context, PlaneMaps& maps) const override {
     const auto width = static_cast<double>(state_.shape[1]);
     const auto height = static_cast<double>(state_.shape[0]);
-    const bool mirrored = context.uniform(0) < probability_;
-    maps.push({mirrored ? -1.0 : 1.0, mirrored ? width : 0.0, 1, 0, width, height});
+    maps.push(mirrored(context) ? PlaneMap::mirror(width, height)
+                                : PlaneMap::identity(width, height));
   }
 
   TensorState declare(const TensorState& input) override {
@@ -36,7 +36,7 @@ class RandomHorizontalFlip final : public Operation {
     const std::uint64_t height = state_.shape[0], width = state_.shape[1];
     const std::uint64_t pixel = state_.shape[2] * state_.dtype.itemsize;
     const std::uint64_t row = width * pixel;
-    if (context.uniform(0) >= probability_) {
+    if (!mirrored(context)) {
       std::memcpy(output, input, height * row);
       return;
     }
@@ -59,6 +59,9 @@ class RandomHorizontalFlip final : public Operation {
   }
 
  private:
+  // Whether the sample is mirrored: its step's first draw.
+  bool mirrored(const SampleContext& context) const { return context.uniform(0) < probability_; }
+
   double probability_;
   TensorState state_;
 };

@@ -18,6 +18,11 @@ namespace ffcv {
 struct PlaneMap {
   double scale_x = 1, shift_x = 0, scale_y = 1, shift_y = 0;
   double width = 0, height = 0;  // the canvas after the step
+
+  // Every point stays where it is, on a canvas of width x height.
+  static PlaneMap identity(double width, double height) { return {1, 0, 1, 0, width, height}; }
+  // Left-right mirrored: x -> width - x.
+  static PlaneMap mirror(double width, double height) { return {-1, width, 1, 0, width, height}; }
 };
 
 // The maps of one sample through one pipeline, in order.
