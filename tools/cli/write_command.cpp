@@ -176,13 +176,10 @@ void check_write_options(const Arguments& args) {
 // and an existing --output that is not a .beton without --force.
 void check_write_output(const Arguments& args, std::vector<std::string> inputs,
                         std::vector<InputFolder> folders = {}) {
-  for (const std::string& option : args.get_all("rows")) {  // --rows NAME=FILE[,FILE]
-    std::string files = parse_rows_option(option).second;
-    for (std::size_t comma; (comma = files.find(',')) != std::string::npos;) {
-      inputs.push_back(files.substr(0, comma));
-      files.erase(0, comma + 1);
+  for (const std::string& option : args.get_all("rows")) {
+    for (std::string& file : rows_files(parse_rows_option(option).second)) {
+      inputs.push_back(std::move(file));
     }
-    inputs.push_back(files);
   }
   OutputRules rules;
   rules.input_files = std::move(inputs);

@@ -52,17 +52,10 @@ FieldValue row_value(const MappedNpy& array, std::uint64_t row) {
         if (size == 8) return load_le<double>(p);
         break;
       case 'i':
-        if (size == 1) return std::int64_t{static_cast<std::int8_t>(*p)};
-        if (size == 2) return std::int64_t{load_le<std::int16_t>(p)};
-        if (size == 4) return std::int64_t{load_le<std::int32_t>(p)};
-        return load_le<std::int64_t>(p);
       case 'u':
       case 'b':
-        if (size == 1) return std::int64_t{*p};
-        if (size == 2) return std::int64_t{load_le<std::uint16_t>(p)};
-        if (size == 4) return std::int64_t{load_le<std::uint32_t>(p)};
-        // The constructor refused values an Int cannot hold.
-        return static_cast<std::int64_t>(load_le<std::uint64_t>(p));
+        // The constructor refused uint64 values an Int cannot hold.
+        return little_endian_integer(p, array.dtype);
     }
   }
   NdArray value;

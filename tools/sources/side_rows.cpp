@@ -15,38 +15,6 @@
 #endif
 
 namespace ffcv::tools {
-namespace {
-
-bool ends_with(const std::string& text, const std::string& suffix) {
-  return text.size() >= suffix.size() &&
-         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-// An integer .npy element as int64 (offsets).
-std::int64_t integer_at(const NpyArray& array, std::uint64_t i) {
-  const std::uint8_t* at = array.data.data() + i * array.dtype.itemsize;
-  switch (array.dtype.itemsize) {
-    case 1:
-      return array.dtype.kind == 'i' ? std::int64_t(std::int8_t(*at)) : std::int64_t(*at);
-    case 2: {
-      std::uint16_t v;
-      std::memcpy(&v, at, 2);
-      return array.dtype.kind == 'i' ? std::int64_t(std::int16_t(v)) : std::int64_t(v);
-    }
-    case 4: {
-      std::uint32_t v;
-      std::memcpy(&v, at, 4);
-      return array.dtype.kind == 'i' ? std::int64_t(std::int32_t(v)) : std::int64_t(v);
-    }
-    default: {
-      std::int64_t v;
-      std::memcpy(&v, at, 8);
-      return v;
-    }
-  }
-}
-
-}  // namespace
 
 std::pair<std::string, std::string> parse_rows_option(const std::string& text) {
   const std::size_t at = text.find('=');
@@ -57,13 +25,21 @@ std::pair<std::string, std::string> parse_rows_option(const std::string& text) {
   return {text.substr(0, at), text.substr(at + 1)};
 }
 
+std::vector<std::string> rows_files(const std::string& file) {
+  const std::size_t comma = file.find(',');
+  if (comma != std::string::npos && file.substr(0, comma).ends_with(".npy") &&
+      file.ends_with(".npy")) {
+    return {file.substr(0, comma), file.substr(comma + 1)};
+  }
+  return {file};
+}
+
 SideRows::SideRows(std::string name, const std::string& file)
     : name_(std::move(name)), file_(file) {
-  const std::size_t comma = file.find(',');
-  if (comma != std::string::npos && ends_with(file.substr(0, comma), ".npy") &&
-      ends_with(file, ".npy")) {
-    read_npy_pair(file.substr(0, comma), file.substr(comma + 1));
-  } else if (ends_with(file, ".jsonl")) {
+  const std::vector<std::string> files = rows_files(file);
+  if (files.size() == 2) {
+    read_npy_pair(files[0], files[1]);
+  } else if (file.ends_with(".jsonl")) {
     read_jsonl(file);
   } else {
     throw ConfigError("--rows " + name_ + "=" + file +
@@ -89,7 +65,8 @@ void SideRows::read_npy_pair(const std::string& values_path, const std::string& 
   row_shape_.assign(values.shape.begin() + 1, values.shape.end());
   values_ = values.data;
   for (std::uint64_t i = 0; i < offsets.shape[0]; ++i) {
-    const std::int64_t offset = integer_at(offsets, i);
+    const std::int64_t offset =
+        little_endian_integer(offsets.data.data() + i * offsets.dtype.itemsize, offsets.dtype);
     const std::int64_t previous = i == 0 ? 0 : static_cast<std::int64_t>(offsets_.back());
     if ((i == 0 && offset != 0) || offset < previous ||
         static_cast<std::uint64_t>(offset) > values.rows()) {

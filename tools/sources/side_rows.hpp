@@ -46,6 +46,8 @@ class SideRows {
 
 // "NAME=FILE" of --rows; throws UsageError for another shape or an empty part.
 std::pair<std::string, std::string> parse_rows_option(const std::string& text);
+// The files FILE names: the values and offsets of a "VALUES.npy,OFFSETS.npy" pair, else FILE.
+std::vector<std::string> rows_files(const std::string& file);
 
 // `source` with each of `sides`' rows appended to every sample, as fields after `fields`.
 // Throws ConfigError when a side's sample count is not the source's, naming both.

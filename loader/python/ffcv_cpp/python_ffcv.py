@@ -34,6 +34,8 @@ from ffcv.pipeline.compiler import Compiler
 from ffcv.pipeline.operation import Operation
 from ffcv.pipeline.state import State
 
+from .fields.ragged import rows_array
+
 _MAGIC = b"RaggedNDArray"
 _VERSION = 1
 _MAX_INNER_DIMS = 16
@@ -84,11 +86,7 @@ class RaggedNDArrayField(Field):
         return result
 
     def encode(self, destination, field, malloc):
-        array = np.ascontiguousarray(field, dtype=self.dtype)
-        if array.size == 0:
-            array = array.reshape((0,) + self.row_shape)
-        if array.shape[1:] != self.row_shape:
-            raise ValueError(f"rows of shape {self.row_shape} expected, got {array.shape}")
+        array = rows_array(field, self.dtype, self.row_shape)
         destination["rows"] = array.shape[0]
         destination["ptr"] = 0
         if array.shape[0] > 0:

@@ -163,6 +163,22 @@ MappedNpy map_npy(const std::string& path) {
   return array;
 }
 
+std::int64_t little_endian_integer(const std::uint8_t* p, const DType& dtype) {
+  const bool is_signed = dtype.kind == 'i';
+  switch (dtype.itemsize) {
+    case 1:
+      return is_signed ? std::int64_t{static_cast<std::int8_t>(*p)} : std::int64_t{*p};
+    case 2:
+      return is_signed ? std::int64_t{load_le<std::int16_t>(p)}
+                       : std::int64_t{load_le<std::uint16_t>(p)};
+    case 4:
+      return is_signed ? std::int64_t{load_le<std::int32_t>(p)}
+                       : std::int64_t{load_le<std::uint32_t>(p)};
+    default:
+      return static_cast<std::int64_t>(load_le<std::uint64_t>(p));
+  }
+}
+
 NpyArray read_npy(const std::string& path) {
   const MappedNpy mapped = map_npy(path);
   NpyArray array{mapped.dtype, mapped.shape, {mapped.data.begin(), mapped.data.end()}};

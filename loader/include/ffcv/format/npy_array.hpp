@@ -46,6 +46,10 @@ struct MappedNpy {
 // `file->check_intact()` tells. The data keeps the file's byte order (`dtype.byte_order`).
 MappedNpy map_npy(const std::string& path);
 
+// An integer or bool element (kind 'i', 'u' or 'b', little-endian, 1 to 8 bytes) as int64; a
+// uint64 above 2^63 - 1 wraps to a negative number, which callers that need it refuse.
+std::int64_t little_endian_integer(const std::uint8_t* element, const DType& dtype);
+
 // Reads a whole .npy file into memory; refuses what map_npy refuses.
 NpyArray read_npy(const std::string& path);
 

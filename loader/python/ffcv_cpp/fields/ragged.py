@@ -10,6 +10,20 @@ from ..pipeline.operation import NativeStep
 from .base import Field
 
 
+def rows_array(value, dtype: np.dtype, row_shape: Tuple[int, ...]) -> np.ndarray:
+    """One sample's rows as a C-contiguous array of shape (n, *row_shape) and `dtype`: an array,
+    a list of rows, or an empty list for no rows. ValueError for rows of another shape."""
+    if hasattr(value, "numpy"):
+        value = value.numpy()
+    array = np.asarray(value, dtype=dtype)
+    if array.size == 0:
+        array = array.reshape((0,) + row_shape)
+    if array.ndim != len(row_shape) + 1 or array.shape[1:] != row_shape:
+        raise ValueError(f"RaggedNDArrayField of rows {row_shape} takes arrays of shape "
+                         f"(n, {', '.join(map(str, row_shape))}), got {array.shape}")
+    return np.ascontiguousarray(array)
+
+
 class RaggedNDArrayField(Field):
     """Rows of ``dtype`` and ``row_shape`` per sample, any number of them (0 too): detection
     boxes (``np.float32, (4,)``), their labels (``np.int64, ()``), polygons, token ids. A sample's
@@ -28,15 +42,7 @@ class RaggedNDArrayField(Field):
         return {"dtype": self.dtype.str, "row_shape": list(self.row_shape)}
 
     def to_native(self, value):
-        if hasattr(value, "numpy"):
-            value = value.numpy()
-        array = np.asarray(value, dtype=self.dtype)
-        if array.size == 0:
-            array = array.reshape((0,) + self.row_shape)
-        if array.ndim != len(self.row_shape) + 1 or array.shape[1:] != self.row_shape:
-            raise ValueError(f"RaggedNDArrayField of rows {self.row_shape} takes arrays of shape "
-                             f"(n, {', '.join(map(str, self.row_shape))}), got {array.shape}")
-        return np.ascontiguousarray(array)
+        return rows_array(value, self.dtype, self.row_shape)
 
 
 class RaggedDecoder(NativeStep):
