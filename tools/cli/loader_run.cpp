@@ -175,7 +175,7 @@ std::string measurements_text(const Loader& loader, const std::vector<EpochMeasu
     const std::optional<RaggedLayout> layout = loader.output_layouts()[i];
     out += "  output " + name + ": " +
            (layout ? std::string("rows of ") + state.to_string() + ", ragged (" +
-                         (*layout == RaggedLayout::kPacked ? "packed" : "padded") + ")"
+                         ragged_layout_name(*layout) + ")"
                    : state.to_string()) +
            "\n";
   }

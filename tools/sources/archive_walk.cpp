@@ -206,7 +206,7 @@ struct Walk {
   // when the bytes there are no tar after all, for nested() to stream it instead.
   bool nested_by_position(archive* outer, const std::string& name, const std::string& path,
                           std::uint64_t size) {
-    if (plain_fd < 0 || tar_suffix_length(path) != 4) return false;  // ".tar", not compressed
+    if (plain_fd < 0) return false;  // (a compressed nested tar is decompressed as it is read)
     // The format reader has consumed the member's headers and none of its data: the data starts
     // where the (only, "none") filter's consumed bytes end.
     const la_int64_t start = archive_filter_bytes(outer, 0);

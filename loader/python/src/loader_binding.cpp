@@ -240,7 +240,7 @@ class NativeLoader {
     for (std::size_t i = 0; i < loader_->outputs().size(); ++i) {
       const auto& [name, state] = loader_->outputs()[i];
       nb::object layout = nb::none();
-      if (layouts[i]) layout = nb::str(*layouts[i] == RaggedLayout::kPacked ? "packed" : "padded");
+      if (layouts[i]) layout = nb::str(ragged_layout_name(*layouts[i]));
       out.append(
           nb::make_tuple(name, state.dtype.typestr(), nb::tuple(nb::cast(state.shape)), layout));
     }

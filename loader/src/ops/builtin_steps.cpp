@@ -104,8 +104,10 @@ void register_decoders(OpRegistry& registry) {
         "boxes: a moved box of less area than this (output pixels) is dropped"}},
       [](const OpParams& params) {
         RaggedDecoderOptions options;
-        options.layout = params.require_string("layout") == "padded" ? RaggedLayout::kPadded
-                                                                     : RaggedLayout::kPacked;
+        options.layout =
+            params.require_string("layout") == ragged_layout_name(RaggedLayout::kPadded)
+                ? RaggedLayout::kPadded
+                : RaggedLayout::kPacked;
         options.follows = params.require_string("follows");
         options.rows = parse_row_kind(params.require_string("rows"));
         options.limits = {params.require_double("min_size"), params.require_double("min_area")};

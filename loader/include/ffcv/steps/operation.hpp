@@ -48,6 +48,10 @@ enum class RaggedLayout {
   kPadded,  // [count, rows, ...]: each sample's rows, then zero rows up to the batch's largest
             // sample, with count lengths
 };
+// "packed" | "padded", as the ragged decoder's `layout` spells them.
+inline const char* ragged_layout_name(RaggedLayout layout) {
+  return layout == RaggedLayout::kPacked ? "packed" : "padded";
+}
 
 class Decoder {
  public:
