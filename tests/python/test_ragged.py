@@ -82,7 +82,10 @@ def test_padded_batches_pad_to_the_batchs_largest_sample(boxes_file):
 
 def test_numpy_pairs_before_to_tensor(boxes_file):
     source = Boxes()
-    for boxes, index in loader(boxes_file, boxes=[RaggedDecoder()], labels=None):
+    packed = loader(boxes_file, boxes=[RaggedDecoder()], labels=None)
+    assert packed.ragged_layouts() == {"boxes": "packed"}
+    assert ("boxes", "<f4", (4,)) in packed.outputs()  # the shape of one row
+    for boxes, index in packed:
         assert isinstance(boxes, PackedRows)
         values, offsets = boxes
         assert offsets.dtype == np.int64 and offsets[0] == 0 and offsets[-1] == len(values)

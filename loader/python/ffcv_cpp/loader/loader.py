@@ -144,7 +144,7 @@ class Loader:
     def ragged_layouts(self) -> Dict[str, str]:
         """The ragged outputs (a varying number of rows per sample) and their batch layout,
         "packed" or "padded"."""
-        return {name: layout for name, _, _, layout in self._native.outputs() if layout}
+        return {plan.name: plan.layout for plan in self.plans if plan.layout}
 
     def sample_geometry(self, output: str, epoch: int, index: int) -> List[tuple]:
         """Where sample ``index``'s pixels of image output ``output`` go in epoch ``epoch``, with

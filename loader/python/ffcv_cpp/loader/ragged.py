@@ -18,6 +18,14 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 
+def _tensors(pair) -> tuple:
+    """Both parts of a pair as torch tensors over the same memory."""
+    import torch
+
+    return tuple(item if isinstance(item, torch.Tensor) else torch.from_numpy(item)
+                 for item in pair)
+
+
 class PackedRows(NamedTuple):
     values: Any
     offsets: Any
@@ -25,9 +33,7 @@ class PackedRows(NamedTuple):
     def to_tensor(self):
         import torch
 
-        values, offsets = (item if isinstance(item, torch.Tensor) else torch.from_numpy(item)
-                           for item in self)
-        return torch.nested.nested_tensor_from_jagged(values, offsets)
+        return torch.nested.nested_tensor_from_jagged(*_tensors(self))
 
 
 class PaddedRows(NamedTuple):
@@ -35,10 +41,7 @@ class PaddedRows(NamedTuple):
     lengths: Any
 
     def to_tensor(self):
-        import torch
-
-        return PaddedRows(*(item if isinstance(item, torch.Tensor) else torch.from_numpy(item)
-                            for item in self))
+        return PaddedRows(*_tensors(self))
 
     def to(self, *args, **kwargs):
         return PaddedRows(self.values.to(*args, **kwargs), self.lengths.to(*args, **kwargs))
