@@ -12,12 +12,16 @@
 
 int main(int argc, char** argv) {
   ffcv::tools::CommandArgs args(argv + 1, argv + argc);
-  // `ffcv bench --device cuda` runs here, where LibTorch is (bench_command.cpp).
+  // `ffcv bench --device cuda` and `ffcv doctor --device cuda` run here, where LibTorch is
+  // (bench_command.cpp, doctor_command.cpp).
   const bool bench = !args.empty() && args.front() == ffcv::tools::kDeviceBenchEntry;
-  const char* command = bench ? "ffcv bench" : "ffcv run";
-  if (bench) args.erase(args.begin());
+  const bool doctor = !args.empty() && args.front() == ffcv::tools::kDeviceDoctorEntry;
+  const char* command = bench ? "ffcv bench" : doctor ? "ffcv doctor" : "ffcv run";
+  if (bench || doctor) args.erase(args.begin());
   try {
-    return bench ? ffcv::tools::device_bench_command(args) : ffcv::tools::run_command(args);
+    if (bench) return ffcv::tools::device_bench_command(args);
+    if (doctor) return ffcv::tools::device_doctor_command(args);
+    return ffcv::tools::run_command(args);
   } catch (const ffcv::tools::UsageError& error) {
     std::fprintf(stderr, "%s: %s (see %s --help)\n", command,
                  ffcv::redact_url_passwords(error.what()).c_str(), command);

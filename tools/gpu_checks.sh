@@ -58,9 +58,11 @@
 #                   and evaluation on the GPU path), then ffcv_gpu_decode_benchmark, the image
 #                   pipeline to float16 NCHW on the GPU, on the CPU path and the GPU path with
 #                   the process pinned to each of --cores (OUT/gpu-decode.jsonl), `ffcv bench
-#                   --device cuda --image-decode gpu` once, then
-#                   cores_per_gpu.py at 8 cores with data.image_decode = cpu and = gpu
-#                   (OUT/gpu-decode-training-{cpu,gpu}.json)
+#                   --device cuda --image-decode gpu` and `ffcv doctor --device cuda
+#                   --image-decode gpu` once on 8 cores, then cores_per_gpu.py at 8 cores with
+#                   data.image_decode = gpu and = cpu, ResNet-18 at 160 px and ResNet-50 at
+#                   224 px (OUT/gpu-decode-training-{gpu,cpu}-{rn18,rn50}.json), and ResNet-18
+#                   on the GPU path with 6 workers (...-gpu-rn18-w6.json)
 #   python          the Python package on the GPU: a venv of PY (its torch seen through
 #                   --system-site-packages) gets nanobind and scikit-build-core from --wheels DIR
 #                   (default .devdeps/wheels; fill it here with `.venv/bin/pip download --no-deps
@@ -386,6 +388,8 @@ stage_gpu_decode() {
   stage_imagenet_like || return
   # Every part runs (a failing test does not hide the figures); the stage fails if one did.
   local failed=0 status=0
+  # DeviceTransfer first (the GPU path's batches go through it), then the path itself.
+  "$build/bin/ffcv_device_parity_test" || failed=1
   "$build/bin/ffcv_gpu_image_decode_test" || status=$?
   if ((status != 0)); then
     ((status != 77)) || echo "skipped: no CUDA device was seen"
@@ -402,14 +406,24 @@ stage_gpu_decode() {
       tail -n 1 "$out/gpu-decode.jsonl"
     done
   done
-  # The same pipeline through the CLI, as users run it (ffcv bench runs it in ffcv-train).
-  "$build/bin/ffcv" bench "$beton" --device cuda --image-decode gpu --image-decoder \
-    random_resized_crop --image-size 160 --flip --batch-size 512 --epochs 2 --max-batches 20 ||
+  # The same pipeline through the CLI, as users run it (ffcv-train runs both for ffcv), on the
+  # first 8 cores: the bench, then the doctor's diagnosis of what bounds the feed.
+  taskset -c 0-7 "$build/bin/ffcv" bench "$beton" --device cuda --image-decode gpu \
+    --image-decoder random_resized_crop --image-size 160 --flip --batch-size 512 --epochs 2 \
+    --max-batches 20 || failed=1
+  taskset -c 0-7 "$build/bin/ffcv" doctor "$beton" --device cuda --image-decode gpu \
+    --image-decoder random_resized_crop --image-size 160 --flip --batch-size 512 --batches 30 ||
     failed=1
-  for path in cpu gpu; do
+  # Training at 8 cores on each path: ResNet-18 at 160 px and ResNet-50 at 224 px; ResNet-18 on
+  # the GPU path also with 6 workers, leaving two cores to the preparing and training threads.
+  local run path name resolution workers
+  for run in gpu:rn18:160:0 gpu:rn18:160:6 gpu:rn50:224:0 cpu:rn18:160:0 cpu:rn50:224:0; do
+    IFS=: read -r path name resolution workers <<<"$run"
     local command=("$python" experiments/training_benchmark/cores_per_gpu.py --build "$build"
-      --train "$beton" --cores 8 --resolution 160 --iterations "$iterations" --warmup "$warmup"
-      --set "data.image_decode=$path" --output "$out/gpu-decode-training-$path")
+      --train "$beton" --cores 8 --resolution "$resolution" --iterations "$iterations"
+      --warmup "$warmup" --recipes "recipes/imagenet_like/${name}_throughput.toml"
+      --set "data.image_decode=$path" --set "data.num_workers=$workers"
+      --output "$out/gpu-decode-training-$path-$name$( ((workers)) && echo "-w$workers")")
     add_model_sets command
     "${command[@]}" || failed=1
   done
@@ -426,6 +440,7 @@ pack_outputs() {
   echo "packed ${#files[@]} files into $out/$pack.tar.gz"
 }
 trap pack_outputs EXIT
+trap 'exit 143' TERM  # killed by a time limit: the EXIT trap still packs what there is
 
 export PYTHONUNBUFFERED=1
 for stage in "${stages[@]}"; do

@@ -114,28 +114,37 @@ int main(int argc, char** argv) try {
   }
   int taken = 0;
   Clock::time_point start;
+  torch_adapter::TransferTimings feed;  // the timed batches, over the epochs' transfers
   std::uint64_t images = 0;
   for (std::uint64_t epoch = 0; taken < args.warmup + args.batches; ++epoch) {
     torch_adapter::DeviceTransfer transfer(loader.epoch(epoch), 0, stages);
+    torch_adapter::TransferTimings untimed;  // of this transfer, before the timed batches
     while (taken < args.warmup + args.batches) {
       auto batch = transfer.next();
       if (!batch) break;
       if (taken == args.warmup) {
         torch::cuda::synchronize();
         start = Clock::now();
+        untimed = transfer.timings();
       }
+      if (taken < args.warmup) untimed = transfer.timings();
       if (taken >= args.warmup) images += static_cast<std::uint64_t>((*batch)[0].size(0));
       ++taken;
     }
     torch::cuda::synchronize();
+    if (taken > args.warmup) feed += transfer.timings().since(untimed);
   }
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
   const torch_adapter::GpuDecodeCounts counts = torch_adapter::gpu_decode_counts(*decode);
+  const double fed = std::max<double>(1, double(feed.batches));
   std::printf(
       "{\"path\": \"%s\", \"workers\": %d, \"size\": %d, \"batch\": %d, \"images\": %llu, "
       "\"seconds\": %.4f, \"images_per_s\": %.1f, \"backend\": \"%s\", \"hardware_frames\": %llu, "
       "\"hybrid_frames\": %llu, \"host_frames\": %llu, \"pixel_records\": %llu, "
-      "\"host_ms_per_batch\": %.3f, \"nvjpeg_host_ms_per_batch\": %.3f}\n",
+      "\"host_ms_per_batch\": %.3f, \"nvjpeg_host_ms_per_batch\": %.3f, "
+      "\"nvjpeg_allocations\": %llu, \"nvjpeg_reuses\": %llu, \"feed_loader_wait_ms\": %.3f, "
+      "\"feed_stage_host_ms\": %.3f, \"feed_gpu_ms\": %.3f, \"feed_consumer_wait_ms\": %.3f, "
+      "\"feed_bound\": \"%s\"}\n",
       args.path.c_str(), args.workers, args.size, args.batch,
       static_cast<unsigned long long>(images), seconds, images / seconds, counts.backend.c_str(),
       static_cast<unsigned long long>(counts.hardware_frames),
@@ -143,7 +152,12 @@ int main(int argc, char** argv) try {
       static_cast<unsigned long long>(counts.host_frames),
       static_cast<unsigned long long>(counts.pixel_records),
       counts.batches > 0 ? 1e3 * counts.host_seconds / double(counts.batches) : 0.0,
-      counts.batches > 0 ? 1e3 * counts.nvjpeg_host_seconds / double(counts.batches) : 0.0);
+      counts.batches > 0 ? 1e3 * counts.nvjpeg_host_seconds / double(counts.batches) : 0.0,
+      static_cast<unsigned long long>(counts.nvjpeg_allocations),
+      static_cast<unsigned long long>(counts.nvjpeg_reuses), 1e3 * feed.loader_wait_seconds / fed,
+      1e3 * feed.stage_host_seconds / fed, 1e3 * feed.gpu_seconds / fed,
+      1e3 * feed.consumer_wait_seconds / fed,
+      torch_adapter::feed_bound(feed, seconds).bottleneck.c_str());
   return 0;
 } catch (const std::exception& error) {
   std::fprintf(stderr, "ffcv_gpu_decode_benchmark: %s\n", error.what());

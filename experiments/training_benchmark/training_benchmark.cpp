@@ -11,10 +11,15 @@
 // device, so the host may wait there while the GPU still runs queued work, and only the ratio
 // says what the loader cost.
 #include <torch/torch.h>
+#ifdef FFCV_WITH_CUDA
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#endif
 
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "common/arguments.hpp"
@@ -46,6 +51,8 @@ struct Measurement {
   double epoch_start_wait = 0;  // seconds, mean per epoch start
   double epoch_setup = 0;       // of which Loader::epoch() (order, pipelines, workers started)
   std::uint64_t batches_per_epoch = 0;
+  // Where the timed batches' time went on the device feed (zeros on the CPU).
+  torch_adapter::TransferTimings feed;
 };
 
 Measurement measure(const Recipe& recipe, int resolution, int warmup, int iterations,
@@ -69,6 +76,7 @@ Measurement measure(const Recipe& recipe, int resolution, int warmup, int iterat
   StepResult last;
   double wait = 0, start_wait = 0, setup = 0;
   Clock::time_point start;
+  torch_adapter::TransferTimings feeds_done, feed_at_start;
   for (int i = 0; i < warmup + iterations; ++i) {
     if (i == warmup) {
       synchronize(device, last);
@@ -77,12 +85,15 @@ Measurement measure(const Recipe& recipe, int resolution, int warmup, int iterat
       start_wait = 0;
       setup = 0;
       m.epoch_starts = 0;
+      feed_at_start = feed->timings();
     }
     const auto wait_start = Clock::now();
     auto tensors = feed->next();
     bool new_epoch = false;
     double setup_seconds = 0;
     while (!tensors) {
+      if (i >= warmup) feeds_done += feed->timings().since(feed_at_start);
+      feed_at_start = {};
       feed.reset();  // its slots go back before the next epoch takes its own
       const auto setup_start = Clock::now();
       EpochIterator iterator = data.train().epoch(++epoch);
@@ -110,6 +121,8 @@ Measurement measure(const Recipe& recipe, int resolution, int warmup, int iterat
   m.epoch_start_wait = m.epoch_starts > 0 ? start_wait / m.epoch_starts : 0;
   m.epoch_setup = m.epoch_starts > 0 ? setup / m.epoch_starts : 0;
   m.batches_per_epoch = feed->num_batches();
+  m.feed = feeds_done;
+  m.feed += feed->timings().since(feed_at_start);
   feed.reset();
 
   // Fixed batch, already on the device.
@@ -136,7 +149,10 @@ int main(int argc, char** argv) {
       .option("resolutions", "LIST", "training resolutions, comma-separated", "")
       .option("iterations", "N", "timed iterations per run", "50")
       .option("warmup", "N", "untimed iterations first", "10")
-      .option("json", "OUT.json", "also write the figures as JSON");
+      .option("json", "OUT.json", "also write the figures as JSON")
+      .option("step-stream", "default|pool",
+              "the CUDA stream of the step: the default (legacy) stream or one of its own",
+              "default");
   try {
     if (!args.parse(std::vector<std::string>(argv + 1, argv + argc))) return 0;
     const Recipe recipe = load_recipe(args.get("RECIPE"), args.get_all("set"));
@@ -157,6 +173,14 @@ int main(int argc, char** argv) {
                 recipe.training.batch_size, device.str().c_str(), torch::get_num_threads());
     std::string json = "[";
     for (int resolution : resolutions) {
+#ifdef FFCV_WITH_CUDA
+      // --step-stream pool: the step runs on a stream of its own instead of the legacy default
+      // stream, which every blocking stream and synchronous copy in the process waits for.
+      std::optional<c10::cuda::CUDAStreamGuard> own_stream;
+      if (device.is_cuda() && args.get("step-stream") == "pool") {
+        own_stream.emplace(c10::cuda::getStreamFromPool(false, device.index()));
+      }
+#endif
       const Measurement m = measure(recipe, resolution, warmup, iterations, device, comm);
       std::printf(
           "  %3d px: loader-fed %8.1f img/s, fixed batch %8.1f img/s, ratio %.3f "
@@ -165,6 +189,16 @@ int main(int argc, char** argv) {
           m.resolution, m.loader_fed, m.fixed, m.loader_fed / m.fixed, 100 * m.loader_wait_share,
           m.epoch_starts, static_cast<unsigned long long>(m.batches_per_epoch),
           1e3 * m.epoch_start_wait, 1e3 * m.epoch_setup);
+      const double fed_batches = std::max<double>(1, double(m.feed.batches));
+      if (m.feed.batches > 0) {
+        std::printf(
+            "         per batch on the device feed: loader wait %.1f ms, host stage work %.1f ms, "
+            "GPU %.1f ms, step waiting %.1f ms (step every %.1f ms)\n",
+            1e3 * m.feed.loader_wait_seconds / fed_batches,
+            1e3 * m.feed.stage_host_seconds / fed_batches, 1e3 * m.feed.gpu_seconds / fed_batches,
+            1e3 * m.feed.consumer_wait_seconds / fed_batches,
+            1e3 * recipe.training.batch_size / m.loader_fed);
+      }
       std::fflush(stdout);
       JsonRecord record;
       record.add("recipe", recipe.name)
@@ -182,7 +216,12 @@ int main(int argc, char** argv) {
           .add("batches_per_epoch", m.batches_per_epoch)
           .add("epoch_starts", m.epoch_starts)
           .add("epoch_start_wait_seconds", m.epoch_start_wait)
-          .add("epoch_setup_seconds", m.epoch_setup);
+          .add("epoch_setup_seconds", m.epoch_setup)
+          .add("feed_batches", m.feed.batches)
+          .add("feed_loader_wait_ms", 1e3 * m.feed.loader_wait_seconds / fed_batches)
+          .add("feed_stage_host_ms", 1e3 * m.feed.stage_host_seconds / fed_batches)
+          .add("feed_gpu_ms", 1e3 * m.feed.gpu_seconds / fed_batches)
+          .add("feed_consumer_wait_ms", 1e3 * m.feed.consumer_wait_seconds / fed_batches);
       json += (json.size() > 1 ? ",\n " : "") + record.str();
     }
     if (args.has("json")) write_text_file(args.get("json"), json + "]\n");

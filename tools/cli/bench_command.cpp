@@ -47,8 +47,13 @@ Arguments bench_arguments() {
       .flag("cold",
             "drop the file's pages from the OS page cache before each epoch, so that every "
             "epoch reads from storage")
-      .flag("json", "print one JSON object")
-      .option("device", "cpu|cuda",
+      .flag("json", "print one JSON object");
+  add_device_arguments(args);
+  return args;
+}
+
+void add_device_arguments(Arguments& args) {
+  args.option("device", "cpu|cuda",
               "cuda: batches go to the GPU as a training loop takes them (DeviceTransfer), "
               "timed to the GPU's end of each epoch; run by ffcv-train, which has LibTorch",
               "cpu")
@@ -56,7 +61,6 @@ Arguments bench_arguments() {
               "gpu (with --device cuda): the workers choose crop windows and keep the JPEG "
               "bytes, nvJPEG decodes on the GPU (decode_crops)",
               "cpu");
-  return args;
 }
 
 void check_bench_device(const Arguments& args) {

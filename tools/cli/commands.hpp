@@ -2,6 +2,8 @@
 // process exit status; errors propagate as exceptions that main() prints as one line.
 #pragma once
 
+#include <cstdint>
+
 #include <string>
 #include <vector>
 
@@ -20,10 +22,17 @@ int ablate_command(const CommandArgs& args);
 // The options of `ffcv bench` and `ffcv write`, and the checks `write` makes of them before any
 // work: for a command that passes settings on to them (ablate) and checks them first.
 Arguments bench_arguments();
+// Adds --device and --image-decode (bench and doctor).
+void add_device_arguments(Arguments& args);
 // Throws UsageError for a --device / --image-decode pair bench cannot run.
 void check_bench_device(const Arguments& args);
 // The first argument with which `ffcv bench --device cuda` runs ffcv-train.
 inline constexpr const char* kDeviceBenchEntry = "--bench-on-device";
+// `ffcv doctor`'s options, and the first argument with which `ffcv doctor --device cuda` runs
+// ffcv-train; fewer batches than kFewDoctorBatches make a diagnosis a guess (it says so).
+Arguments doctor_arguments();
+inline constexpr const char* kDeviceDoctorEntry = "--doctor-on-device";
+inline constexpr std::uint64_t kFewDoctorBatches = 10;
 Arguments write_command_arguments();
 void check_write_command_options(const Arguments& args);
 

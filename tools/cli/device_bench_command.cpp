@@ -65,17 +65,23 @@ std::string figures_json(const std::vector<EpochFigures>& epochs, const std::str
            ", \"pixel_records\": " + std::to_string(counts.pixel_records) +
            ", \"batches\": " + std::to_string(counts.batches) +
            ", \"host_seconds\": " + json_number(counts.host_seconds, 4) +
-           ", \"nvjpeg_host_seconds\": " + json_number(counts.nvjpeg_host_seconds, 4) + "}";
+           ", \"nvjpeg_host_seconds\": " + json_number(counts.nvjpeg_host_seconds, 4) +
+           ", \"nvjpeg_allocations\": " + std::to_string(counts.nvjpeg_allocations) +
+           ", \"nvjpeg_reuses\": " + std::to_string(counts.nvjpeg_reuses) + "}";
   }
   return out + "}";
 }
 
-}  // namespace
+// The epochs of a device run: the loader's batches taken as a training loop takes them.
+struct DeviceRun {
+  std::vector<EpochFigures> epochs;
+  torch_adapter::GpuDecodeCounts counts;
+  torch_adapter::TransferTimings feed;  // over all epochs
+  double seconds = 0;                   // the epochs' wall time, together
+};
 
-int device_bench_command(const std::vector<std::string>& argv) {
-  Arguments args = bench_arguments();
-  if (!args.parse(argv)) return 0;
-  check_bench_device(args);
+DeviceRun run_on_device(const Arguments& args, long long epochs, std::uint64_t max_batches,
+                        bool print) {
   if (!torch::cuda::is_available()) throw Error("--device cuda: no CUDA device is visible");
   const bool gpu_decode = args.get("image-decode") == "gpu";
   LoaderOptions options = loader_options(args);
@@ -83,11 +89,9 @@ int device_bench_command(const std::vector<std::string>& argv) {
   Loader loader(args.get("FILE"), gpu_decode ? gpu_decode_pipelines(args) : field_pipelines(args),
                 options);
   const int size = static_cast<int>(args.get_int("image-size"));
-  const auto max_batches = static_cast<std::uint64_t>(args.get_int("max-batches"));
-  const bool json = args.get_flag("json");
   std::shared_ptr<torch_adapter::DeviceOperation> decode;
-  std::vector<EpochFigures> epochs;
-  for (long long e = 0; e < args.get_int("epochs"); ++e) {
+  DeviceRun run;
+  for (long long e = 0; e < epochs; ++e) {
     EpochFigures figures;
     figures.epoch = static_cast<std::uint64_t>(e);
     std::vector<torch_adapter::DeviceStage> stages = device_stages(loader, size, size, decode);
@@ -102,32 +106,91 @@ int device_bench_command(const std::vector<std::string>& argv) {
         ++figures.batches;
       }
       torch::cuda::synchronize();
+      run.feed += transfer.timings();
     }
     figures.seconds = started.seconds();
-    epochs.push_back(figures);
-    if (!json) {
+    run.seconds += figures.seconds;
+    run.epochs.push_back(figures);
+    if (print) {
       std::printf("epoch %llu: %llu samples in %.3f s, %.0f samples/s on cuda (image decode %s)\n",
                   static_cast<unsigned long long>(figures.epoch),
                   static_cast<unsigned long long>(figures.samples), figures.seconds,
                   figures.samples / std::max(figures.seconds, 1e-9), gpu_decode ? "gpu" : "cpu");
     }
   }
-  const torch_adapter::GpuDecodeCounts counts =
-      decode ? torch_adapter::gpu_decode_counts(*decode) : torch_adapter::GpuDecodeCounts{};
-  if (json) {
-    std::printf("%s\n", figures_json(epochs, args.get("image-decode"), counts).c_str());
-  } else if (!counts.backend.empty()) {
-    std::printf(
-        "GPU decode: %s; %llu JPEGs on the hardware engines, %llu on the hybrid backend, "
-        "%llu on the host, %llu raw samples; decode_crops host time %.2f ms per batch "
-        "(%.2f in nvJPEG)\n",
-        counts.backend.c_str(), static_cast<unsigned long long>(counts.hardware_frames),
-        static_cast<unsigned long long>(counts.hybrid_frames),
-        static_cast<unsigned long long>(counts.host_frames),
-        static_cast<unsigned long long>(counts.pixel_records),
-        1e3 * counts.host_seconds / std::max<double>(1, double(counts.batches)),
-        1e3 * counts.nvjpeg_host_seconds / std::max<double>(1, double(counts.batches)));
+  if (decode) run.counts = torch_adapter::gpu_decode_counts(*decode);
+  return run;
+}
+
+void print_decode_counts(const torch_adapter::GpuDecodeCounts& counts) {
+  if (counts.backend.empty()) return;
+  std::printf(
+      "GPU decode: %s; %llu JPEGs on the hardware engines, %llu on the hybrid backend, "
+      "%llu on the host, %llu raw samples; decode_crops host time %.2f ms per batch "
+      "(%.2f in nvJPEG)\n",
+      counts.backend.c_str(), static_cast<unsigned long long>(counts.hardware_frames),
+      static_cast<unsigned long long>(counts.hybrid_frames),
+      static_cast<unsigned long long>(counts.host_frames),
+      static_cast<unsigned long long>(counts.pixel_records),
+      1e3 * counts.host_seconds / std::max<double>(1, double(counts.batches)),
+      1e3 * counts.nvjpeg_host_seconds / std::max<double>(1, double(counts.batches)));
+}
+
+std::string bound_json(const torch_adapter::FeedBound& bound) {
+  std::string advice;
+  for (const std::string& line : bound.advice) {
+    advice += (advice.empty() ? "" : ", ") + json_quote(line);
   }
+  return "{\"bottleneck\": " + json_quote(bound.bottleneck) +
+         ", \"summary\": " + json_quote(bound.summary) + ", \"advice\": [" + advice + "]}";
+}
+
+}  // namespace
+
+int device_bench_command(const std::vector<std::string>& argv) {
+  Arguments args = bench_arguments();
+  if (!args.parse(argv)) return 0;
+  check_bench_device(args);
+  const bool json = args.get_flag("json");
+  const DeviceRun run = run_on_device(
+      args, args.get_int("epochs"), static_cast<std::uint64_t>(args.get_int("max-batches")), !json);
+  const torch_adapter::FeedBound bound = torch_adapter::feed_bound(run.feed, run.seconds);
+  if (json) {
+    std::string out = figures_json(run.epochs, args.get("image-decode"), run.counts);
+    out.pop_back();  // the closing brace
+    std::printf("%s, \"feed\": %s}\n", out.c_str(), bound_json(bound).c_str());
+    return 0;
+  }
+  print_decode_counts(run.counts);
+  std::printf("feed: %s\n", bound.summary.c_str());
+  return 0;
+}
+
+int device_doctor_command(const std::vector<std::string>& argv) {
+  Arguments args = doctor_arguments();
+  if (!args.parse(argv)) return 0;
+  check_bench_device(args);
+  const bool json = args.get_flag("json");
+  const DeviceRun run =
+      run_on_device(args, 1, static_cast<std::uint64_t>(args.get_int("batches")), !json);
+  torch_adapter::FeedBound bound = torch_adapter::feed_bound(run.feed, run.seconds);
+  const std::uint64_t batches = run.epochs.empty() ? 0 : run.epochs.front().batches;
+  if (batches < kFewDoctorBatches) {
+    bound.advice.insert(bound.advice.begin(),
+                        "only " + std::to_string(batches) +
+                            " batches were measured, too few for a reliable diagnosis: use more "
+                            "--batches, a larger file or a smaller --batch-size");
+  }
+  if (json) {
+    std::string out = bound_json(bound);
+    out.pop_back();
+    std::printf("%s, \"measurement\": %s}\n", out.c_str(),
+                figures_json(run.epochs, args.get("image-decode"), run.counts).c_str());
+    return 0;
+  }
+  print_decode_counts(run.counts);
+  std::printf("\ndiagnosis: %s\n", bound.summary.c_str());
+  for (const std::string& line : bound.advice) std::printf("  - %s\n", line.c_str());
   return 0;
 }
 

@@ -7,6 +7,7 @@
 
 #include "commands.hpp"
 #include "common/arguments.hpp"
+#include "common/trainer_exec.hpp"
 #include "ffcv/util/available_memory.hpp"
 #include "ffcv/util/cpu_count.hpp"
 #include "ffcv/util/json_text.hpp"
@@ -17,7 +18,7 @@ namespace ffcv::tools {
 namespace {
 
 // Fewer measured batches than this make a diagnosis a guess; the report says so.
-constexpr std::uint64_t kFewBatches = 10;
+constexpr std::uint64_t kFewBatches = kFewDoctorBatches;
 
 struct Diagnosis {
   std::string bottleneck;  // "consumer", "storage", "cpu", "workers"
@@ -150,18 +151,35 @@ Diagnosis diagnose(const Loader& loader, const EpochMeasurement& m, double step_
 
 }  // namespace
 
-int doctor_command(const CommandArgs& argv) {
+Arguments doctor_arguments() {
   Arguments args("doctor",
                  "Run the loader for a while, name the stage that bounds throughput (storage, "
-                 "CPU, the consumer) and suggest the settings that help.");
+                 "CPU, the consumer; with --device cuda the workers, the device stages' host "
+                 "work or the GPU) and suggest the settings that help.");
   args.positional("FILE", "the .beton file: a path, or an http(s):// URL (see ffcv --help)");
   add_loader_arguments(args);
   args.option("batches", "N", "batches to run (0: one epoch)", "200")
       .int_range(0, kMaxBatchesToRun)
-      .option("step-ms", "MS", "simulated training step per batch (0: none)", "0")
+      .option("step-ms", "MS", "simulated training step per batch (0: none; CPU only)", "0")
       .real_range(0, kMaxStepMs)
       .flag("json", "print one JSON object");
+  add_device_arguments(args);
+  return args;
+}
+
+int doctor_command(const CommandArgs& argv) {
+  Arguments args = doctor_arguments();
   if (!args.parse(argv)) return 0;
+  check_bench_device(args);
+  if (args.get("device") == "cuda") {
+    if (args.get_double("step-ms") > 0) {
+      throw UsageError("--step-ms simulates a step on the CPU: not with --device cuda");
+    }
+    // LibTorch lives in ffcv-train; it diagnoses the same arguments (device_bench_command.hpp).
+    std::vector<std::string> forwarded{std::string(kDeviceDoctorEntry)};
+    forwarded.insert(forwarded.end(), argv.begin(), argv.end());
+    return run_trainer_command(forwarded);
+  }
   const LoaderOptions options = loader_options(args);
   Loader loader(args.get("FILE"), field_pipelines(args), options);
   check_loader_run(loader);

@@ -31,6 +31,13 @@ BatchFeed::BatchFeed(EpochIterator iterator, at::Device device, std::vector<Devi
 BatchFeed::~BatchFeed() = default;
 BatchFeed::BatchFeed(BatchFeed&&) noexcept = default;
 
+TransferTimings BatchFeed::timings() const {
+#ifdef FFCV_WITH_CUDA
+  if (transfer_) return transfer_->copies.timings();
+#endif
+  return {};
+}
+
 std::optional<std::vector<at::Tensor>> BatchFeed::next() {
 #ifdef FFCV_WITH_CUDA
   if (transfer_) return transfer_->copies.next();

@@ -111,12 +111,15 @@ class DecodeCrops final : public DeviceOperation {
       }
       headers.push_back(header);
     }
-    std::lock_guard lock(mutex_);
-    ++counts_.batches;
-    counts_.pixel_records += count - static_cast<std::int64_t>(jpeg_rows.size());
-    if (jpeg_rows.empty()) {
-      counts_.host_seconds += started.seconds();
-      return out;
+    {
+      const std::lock_guard lock(mutex_);
+      ++counts_.batches;
+      counts_.pixel_records += count - static_cast<std::int64_t>(jpeg_rows.size());
+      counts_.records_seconds += started.seconds();
+      if (jpeg_rows.empty()) {
+        counts_.host_seconds += started.seconds();
+        return out;
+      }
     }
 
     // Whole frames, decoded side by side into one buffer of the caching allocator, its size
@@ -138,17 +141,28 @@ class DecodeCrops final : public DeviceOperation {
       offset += aligned_frame_bytes(frame.width, frame.height);
       jpegs.push_back(frame);
     }
-    detail::NvjpegBatchDecoder& decoder = decoder_for(device.index());
+    // The stream's own decoder: DeviceTransfer's preparing threads each enqueue on a stream of
+    // their own, so batches prepared side by side decode side by side.
+    const Stopwatch decoder_started;
+    StreamDecoder& held = decoder_for(device.index(), stream);
+    const double decoder_seconds = decoder_started.seconds();
     const Stopwatch nvjpeg_started;
-    const detail::NvjpegBatchDecoder::Outcome outcome = decoder.decode(jpegs, stream);
-    counts_.nvjpeg_host_seconds += nvjpeg_started.seconds();
+    detail::NvjpegBatchDecoder::Outcome outcome;
+    std::string backend;
+    detail::NvjpegMemory::Counts memory;
+    {
+      const std::lock_guard use(held.mutex);
+      outcome = held.decoder->decode(jpegs, stream);
+      backend = held.decoder->description();
+      memory = held.decoder->memory_counts();
+    }
+    const double nvjpeg_seconds = nvjpeg_started.seconds();
+    std::uint64_t host_frames = 0;
     for (const auto& [position, reason] : outcome.failed) {
       decode_on_host(jpegs[position], headers[static_cast<std::size_t>(jpeg_rows[position])],
                      reason, stream);
+      ++host_frames;
     }
-    counts_.backend = decoder.description();
-    counts_.hardware_frames += outcome.hardware_frames;
-    counts_.hybrid_frames += outcome.hybrid_frames;
 
     // The windows, through pinned memory (the caching host allocator keeps it until the copy).
     const auto jobs_bytes = static_cast<std::int64_t>(jpegs.size() * sizeof(detail::CropJob));
@@ -165,7 +179,16 @@ class DecodeCrops final : public DeviceOperation {
     detail::crop_resize_cuda(reinterpret_cast<const detail::CropJob*>(device_jobs.data_ptr()),
                              static_cast<int>(jpegs.size()), out_data, height_, width_, area_,
                              stream);
-    counts_.host_seconds += started.seconds();
+    const std::lock_guard lock(mutex_);
+    counts_.backend = backend;
+    counts_.nvjpeg_allocations = std::max(counts_.nvjpeg_allocations, memory.allocations);
+    counts_.nvjpeg_reuses = std::max(counts_.nvjpeg_reuses, memory.reuses);
+    counts_.hardware_frames += outcome.hardware_frames;
+    counts_.hybrid_frames += outcome.hybrid_frames;
+    counts_.host_frames += host_frames;
+    counts_.nvjpeg_host_seconds += nvjpeg_seconds;
+    counts_.decoder_start_seconds += decoder_seconds;
+    counts_.host_seconds += started.seconds() - decoder_seconds;
     return out;
   }
 
@@ -175,12 +198,25 @@ class DecodeCrops final : public DeviceOperation {
   }
 
  private:
-  detail::NvjpegBatchDecoder& decoder_for(int device) const {
-    auto found = decoders_.find(device);
-    if (found == decoders_.end()) {
-      found = decoders_.emplace(device, detail::pooled_decoder(device, backend_)).first;
+  // A decoder (from the process-wide pool) per stream it decodes on, used under its mutex.
+  struct StreamDecoder {
+    std::shared_ptr<detail::NvjpegBatchDecoder> decoder;
+    std::mutex mutex;
+  };
+  StreamDecoder& decoder_for(int device, cudaStream_t stream) const {
+    const auto key = std::make_pair(device, stream);
+    {
+      const std::lock_guard lock(mutex_);
+      const auto found = decoders_.find(key);
+      if (found != decoders_.end()) return *found->second;
     }
-    return *found->second;
+    // Started (about a second the first time in a process) without holding the step's lock.
+    auto held = std::make_unique<StreamDecoder>();
+    held->decoder = detail::pooled_decoder(device, backend_);
+    const std::lock_guard lock(mutex_);
+    auto& slot = decoders_[key];
+    if (slot == nullptr) slot = std::move(held);
+    return *slot;
   }
 
   // libjpeg on the host, as the CPU path decodes; the frame goes up synchronously.
@@ -204,7 +240,6 @@ class DecodeCrops final : public DeviceOperation {
                                cudaMemcpyHostToDevice, stream),
                "copying a host-decoded frame");
     check_cuda(cudaStreamSynchronize(stream), "copying a host-decoded frame");
-    ++counts_.host_frames;
   }
 
   int height_, width_;
@@ -212,7 +247,7 @@ class DecodeCrops final : public DeviceOperation {
   detail::JpegBackend backend_;
   std::int64_t device_;
   mutable std::mutex mutex_;
-  mutable std::map<int, std::shared_ptr<detail::NvjpegBatchDecoder>> decoders_;
+  mutable std::map<std::pair<int, cudaStream_t>, std::unique_ptr<StreamDecoder>> decoders_;
   mutable GpuDecodeCounts counts_;
 };
 

@@ -12,107 +12,120 @@
 #include <utility>
 
 #include "ffcv/util/errors.hpp"
+#include "ffcv/util/stopwatch.hpp"
 
 namespace ffcv::torch_adapter {
 
 namespace {
 
-// The calling thread's copy stream for `device`, the same for every epoch. The caching
-// allocator reuses a freed block only for the stream it was allocated on, so a new pool stream
-// per epoch would give each epoch fresh device allocations for its copies and keep the last
-// epoch's cached on a stream nobody uses any more. One stream per thread keeps the transfers of
-// models trained side by side on threads independent of each other.
-c10::cuda::CUDAStream transfer_stream(int device) {
-  thread_local std::map<int, c10::cuda::CUDAStream> streams;
+// The calling thread's `count` copy streams for `device` (high priority), the same for every
+// epoch. The caching allocator reuses a freed block only for the stream it was allocated on, so
+// new pool streams per epoch would give each epoch fresh device allocations for its copies and
+// keep the last epoch's cached on streams nobody uses any more. Streams per thread keep the
+// transfers of models trained side by side on threads independent of each other.
+std::vector<c10::cuda::CUDAStream> transfer_streams(int device, std::size_t count) {
+  thread_local std::map<int, std::vector<c10::cuda::CUDAStream>> streams;
   if (device < 0) device = c10::cuda::current_device();
-  auto found = streams.find(device);
-  if (found == streams.end()) {
-    found =
-        streams
-            .emplace(device, c10::cuda::getStreamFromPool(/*isHighPriority=*/false,
-                                                          static_cast<c10::DeviceIndex>(device)))
-            .first;
+  std::vector<c10::cuda::CUDAStream>& held = streams[device];
+  while (held.size() < count) {
+    held.push_back(c10::cuda::getStreamFromPool(/*isHighPriority=*/true,
+                                                static_cast<c10::DeviceIndex>(device)));
   }
-  return found->second;
+  return {held.begin(), held.begin() + static_cast<std::ptrdiff_t>(count)};
 }
 
 }  // namespace
 
 struct DeviceTransfer::StreamHolder {
-  c10::cuda::CUDAStream stream;
+  std::vector<c10::cuda::CUDAStream> streams;
 };
 
 struct DeviceTransfer::InFlight {
-  std::vector<at::Tensor> host;    // views of the batch slot (they hold the lease)
-  std::vector<at::Tensor> device;  // the copies
-  at::cuda::CUDAEvent copied;
+  std::vector<at::Tensor> host;                   // views of the batch slot (they hold the lease)
+  std::vector<at::Tensor> device;                 // the copies
+  at::cuda::CUDAEvent started{cudaEventDefault};  // timing events: GPU time per batch
+  at::cuda::CUDAEvent copied{cudaEventDefault};
+  bool counted = false;
 };
 
 DeviceTransfer::DeviceTransfer(EpochIterator epoch, int device)
     : DeviceTransfer(std::move(epoch), device, {}) {}
 
 DeviceTransfer::DeviceTransfer(EpochIterator epoch, int device, std::vector<DeviceStage> stages)
-    : epoch_(std::move(epoch)),
-      device_(device),
-      stages_(std::move(stages)),
-      stream_(std::make_unique<StreamHolder>(StreamHolder{transfer_stream(device)})) {
+    : epoch_(std::move(epoch)), device_(device), stages_(std::move(stages)) {
+  for (const DeviceStage& stage : stages_) threaded_ = threaded_ || stage.works_on_host();
+  streams_ = std::make_unique<StreamHolder>(
+      StreamHolder{transfer_streams(device, threaded_ ? kPreparingThreads : 1)});
   // Pin the device down (-1 meant the current one), so that next() waits on the consumer
   // stream of this device even if the caller switches devices later.
-  device_ = stream_->stream.device_index();
-  for (const DeviceStage& stage : stages_) threaded_ = threaded_ || stage.works_on_host();
-  if (threaded_) preparer_ = std::thread([this] { prepare_loop(); });
+  device_ = streams_->streams.front().device_index();
+  timings_.preparers = threaded_ ? kPreparingThreads : 1;
+  if (threaded_) {
+    using Preparers = OrderedPreparers<Batch, std::unique_ptr<InFlight>>;
+    preparers_ = std::make_unique<Preparers>(
+        streams_->streams.size(), std::uint64_t{kPreparingThreads},
+        Preparers::Steps{[this]() -> std::optional<Batch> {
+                           c10::cuda::set_device(static_cast<c10::DeviceIndex>(device_));
+                           keep_one_copying();
+                           const Stopwatch loader_wait;
+                           std::optional<Batch> batch = epoch_.next();
+                           const std::lock_guard lock(mutex_);
+                           timings_.loader_wait_seconds += loader_wait.seconds();
+                           return batch;
+                         },
+                         [this](Batch batch, std::size_t thread) {
+                           c10::cuda::set_device(static_cast<c10::DeviceIndex>(device_));
+                           return enqueue(std::move(batch), thread);
+                         },
+                         // A thread waiting in the loader's next() then throws "stopped".
+                         [this] { epoch_.stop(); }});
+  }
 }
 
 DeviceTransfer::~DeviceTransfer() {
-  if (threaded_) {
-    {
-      const std::lock_guard lock(mutex_);
-      stopping_ = true;
+  // The threads first (they enqueue nothing more), then the GPU's work: host slots (copying_,
+  // the prepared batches, released with this object) must outlive the work that reads them.
+  if (preparers_) preparers_->stop_and_join();
+  for (const c10::cuda::CUDAStream& stream : streams_->streams) {
+    try {
+      stream.synchronize();
+    } catch (const std::exception&) {
+      // A device error already surfaced (or will) elsewhere; a destructor must not throw.
     }
-    changed_.notify_all();
-    // A preparing thread waiting in the loader's next() then throws "stopped" and ends; one
-    // between batches sees stopping_ and enqueues nothing more.
-    epoch_.stop();
-    preparer_.join();
-  }
-  // Host slots (copying_, prepared_, released with this object) must outlive the work that
-  // reads them.
-  try {
-    stream_->stream.synchronize();
-  } catch (const std::exception&) {
-    // A device error already surfaced (or will) elsewhere; a destructor must not throw.
   }
 }
 
-std::unique_ptr<DeviceTransfer::InFlight> DeviceTransfer::prepare() {
-  // The loader lends at most batches_ahead + 1 slots at once. Keep only the batch just handed
-  // out in flight (an older copy, enqueued a step earlier, has finished or nearly so), so the
-  // transfer holds two slots at most, whatever the lead of the host over the GPU.
+void DeviceTransfer::keep_one_copying() {
+  // The loader lends at most batches_ahead + 2 slots at once. Keep only the batch handed out
+  // last in flight (an older copy, enqueued a step earlier, has finished or nearly so), so the
+  // transfer holds few slots, whatever the lead of the host over the GPU.
   for (;;) {
     std::unique_ptr<InFlight> oldest;
     {
-      std::unique_lock lock(mutex_, std::defer_lock);
-      if (threaded_) lock.lock();
-      if (copying_.size() <= 1) break;
+      const std::lock_guard lock(mutex_);
+      if (copying_.size() <= 1) return;
       oldest = std::move(copying_.front());
       copying_.pop_front();
     }
     oldest->copied.synchronize();  // then its host slot goes back
-  }
-  std::optional<Batch> batch = epoch_.next();
-  if (!batch) return nullptr;
-  if (threaded_) {
     const std::lock_guard lock(mutex_);
-    if (stopping_) return nullptr;  // the transfer ends: no more work for the GPU
+    count_finished(*oldest);
   }
+}
+
+std::unique_ptr<DeviceTransfer::InFlight> DeviceTransfer::enqueue(Batch batch,
+                                                                  std::size_t stream_index) {
+  const c10::cuda::CUDAStream& stream = streams_->streams.at(stream_index);
   auto flight = std::make_unique<InFlight>();
-  flight->host = to_tensors(std::move(*batch));
+  flight->host = to_tensors(std::move(batch));
   if (!stages_.empty() && stages_.size() != flight->host.size()) {
     throw ConfigError("DeviceTransfer: " + std::to_string(stages_.size()) + " stages for " +
                       std::to_string(flight->host.size()) + " loader outputs");
   }
   // Also makes `device_` the current device, where to_device copies.
-  const c10::cuda::CUDAStreamGuard guard(stream_->stream);
+  const c10::cuda::CUDAStreamGuard guard(stream);
+  const Stopwatch host_work;
+  flight->started.record(stream);
   try {
     for (std::size_t i = 0; i < flight->host.size(); ++i) {
       const at::Tensor& host = flight->host[i];
@@ -123,32 +136,56 @@ std::unique_ptr<DeviceTransfer::InFlight> DeviceTransfer::prepare() {
   } catch (...) {
     // Work already enqueued may still read the host slot: it goes back only after that work.
     try {
-      stream_->stream.synchronize();
+      stream.synchronize();
     } catch (const std::exception&) {
       // The stage's own error is the one to report.
     }
     throw;
   }
-  flight->copied.record(stream_->stream);
+  flight->copied.record(stream);
+  const double host_seconds = host_work.seconds();
+  const std::lock_guard lock(mutex_);
+  timings_.stage_host_seconds += host_seconds;
   return flight;
 }
 
+void DeviceTransfer::count_finished(InFlight& finished) {
+  if (finished.counted) return;
+  finished.counted = true;
+  ++timings_.batches;
+  timings_.gpu_seconds += 1e-3 * finished.started.elapsed_time(finished.copied);
+}
+
+TransferTimings DeviceTransfer::timings() const {
+  const std::lock_guard lock(mutex_);
+  return timings_;
+}
+
 void DeviceTransfer::start_next() {
-  ahead_ = prepare();
+  keep_one_copying();
+  const Stopwatch loader_wait;
+  std::optional<Batch> batch = epoch_.next();
+  {
+    const std::lock_guard lock(mutex_);
+    timings_.loader_wait_seconds += loader_wait.seconds();
+  }
+  ahead_ = batch ? enqueue(std::move(*batch), 0) : nullptr;
   ended_ = ahead_ == nullptr;
 }
 
 void DeviceTransfer::release_finished() {
-  std::unique_lock lock(mutex_, std::defer_lock);
-  if (threaded_) lock.lock();
-  while (!copying_.empty() && copying_.front()->copied.query()) copying_.pop_front();
+  const std::lock_guard lock(mutex_);
+  while (!copying_.empty() && copying_.front()->copied.query()) {
+    count_finished(*copying_.front());
+    copying_.pop_front();
+  }
 }
 
 std::vector<at::Tensor> DeviceTransfer::hand_out(InFlight& ready) {
   const c10::cuda::CUDAStream consumer = c10::cuda::getCurrentCUDAStream(device_);
   ready.copied.block(consumer);
   for (const at::Tensor& tensor : ready.device) {
-    // The copies were allocated on the transfer stream but are used on the consumer's.
+    // The copies were allocated on a copy stream but are used on the consumer's.
     if (tensor.is_cuda()) {
       c10::cuda::CUDACachingAllocator::recordStream(tensor.storage().data_ptr(), consumer);
     }
@@ -159,7 +196,14 @@ std::vector<at::Tensor> DeviceTransfer::hand_out(InFlight& ready) {
 }
 
 std::optional<std::vector<at::Tensor>> DeviceTransfer::next() {
-  if (threaded_) return next_prepared();
+  const Stopwatch waiting;
+  std::optional<std::vector<at::Tensor>> out = threaded_ ? next_prepared() : next_copied();
+  const std::lock_guard lock(mutex_);
+  timings_.consumer_wait_seconds += waiting.seconds();
+  return out;
+}
+
+std::optional<std::vector<at::Tensor>> DeviceTransfer::next_copied() {
   if (deferred_error_) std::rethrow_exception(std::exchange(deferred_error_, nullptr));
   release_finished();
   if (!ahead_ && !ended_) start_next();  // waits for the loader
@@ -181,51 +225,18 @@ std::optional<std::vector<at::Tensor>> DeviceTransfer::next() {
   return out;
 }
 
-void DeviceTransfer::prepare_loop() {
-  for (;;) {
-    {
-      std::unique_lock lock(mutex_);
-      changed_.wait(lock, [&] { return stopping_ || prepared_ == nullptr; });
-      if (stopping_) return;
-    }
-    std::unique_ptr<InFlight> flight;
-    try {
-      c10::cuda::set_device(static_cast<c10::DeviceIndex>(device_));
-      flight = prepare();
-    } catch (...) {
-      const std::lock_guard lock(mutex_);
-      thread_error_ = std::current_exception();
-      changed_.notify_all();
-      return;
-    }
-    const std::lock_guard lock(mutex_);
-    if (flight == nullptr) {
-      ended_ = true;
-      changed_.notify_all();
-      return;
-    }
-    prepared_ = std::move(flight);
-    changed_.notify_all();
-  }
-}
-
 std::optional<std::vector<at::Tensor>> DeviceTransfer::next_prepared() {
   release_finished();
-  InFlight* ready = nullptr;
+  std::optional<std::unique_ptr<InFlight>> ready = preparers_->next();
+  if (!ready) return std::nullopt;
+  InFlight* flight = ready->get();
   {
-    std::unique_lock lock(mutex_);
-    changed_.wait(lock, [&] { return prepared_ != nullptr || ended_ || thread_error_; });
-    if (prepared_ == nullptr) {
-      if (thread_error_) std::rethrow_exception(thread_error_);
-      return std::nullopt;
-    }
-    // Into copying_ before the thread prepares the next batch, which may then give back the
-    // slot of the batch before this one, never this one's.
-    ready = prepared_.get();
-    copying_.push_back(std::move(prepared_));
+    // Kept until its copy has finished: a thread taking the next batch gives back only the
+    // slots of batches handed out before this one.
+    const std::lock_guard lock(mutex_);
+    copying_.push_back(std::move(*ready));
   }
-  changed_.notify_all();
-  return hand_out(*ready);
+  return hand_out(*flight);
 }
 
 }  // namespace ffcv::torch_adapter

@@ -1,14 +1,24 @@
 #include "nvjpeg_batch_decoder.hpp"
 
+#include <algorithm>
 #include <map>
 #include <mutex>
 
+#include "ffcv/image/jpeg_codec.hpp"
 #include "ffcv/util/errors.hpp"
 
 namespace ffcv::torch_adapter::detail {
 namespace {
 
 constexpr std::size_t kHybridBatchMin = 50;
+// Hardware batches are sized in steps of this many frames.
+constexpr std::size_t kCapacityStep = 32;
+// The filler: a small grey baseline JPEG, and nvJPEG's allocation rounding (fewer regrowths as
+// batches vary).
+constexpr int kFillerSide = 64;
+constexpr std::size_t kFillerBytes = std::size_t{kFillerSide} * kFillerSide * 3;
+constexpr std::size_t kDevicePadding = std::size_t{2} << 20;
+constexpr std::size_t kPinnedPadding = std::size_t{512} << 10;
 
 nvjpegImage_t rgb_image(const JpegFrame& frame) {
   nvjpegImage_t image{};
@@ -78,16 +88,35 @@ NvjpegBatchDecoder::NvjpegBatchDecoder(JpegBackend wanted) {
   const nvjpegStatus_t status = start(hybrid_instance_, NVJPEG_BACKEND_GPU_HYBRID, true);
   if (status != NVJPEG_STATUS_SUCCESS) {
     stop(hardware_instance_);
+    stop(hybrid_instance_);
     throw Error("decode_crops: nvJPEG could not start (" + nvjpeg_status_text(status) + ")");
   }
   if (hardware_ == nullptr) {
     description_ = "gpu_hybrid";
     if (!no_hardware.empty()) description_ += " (no hardware decoder: " + no_hardware + ")";
+  } else {
+    RgbImage grey{kFillerSide, kFillerSide, std::vector<std::uint8_t>(kFillerBytes, 128)};
+    filler_ = encode_jpeg(grey, 90);
   }
+  if (own_allocators_) description_ += ", nvJPEG's own allocators";
 }
 
 nvjpegStatus_t NvjpegBatchDecoder::start(Instance& instance, nvjpegBackend_t backend, bool single) {
-  nvjpegStatus_t status = nvjpegCreateEx(backend, nullptr, nullptr, 0, &instance.handle);
+  nvjpegDevAllocatorV2_t device_allocator = memory_.device_allocator();
+  nvjpegPinnedAllocatorV2_t pinned_allocator = memory_.pinned_allocator();
+  nvjpegStatus_t status =
+      nvjpegCreateExV2(backend, &device_allocator, &pinned_allocator, 0, &instance.handle);
+  if (status != NVJPEG_STATUS_SUCCESS) {
+    // A backend that takes no such allocators still decodes, with nvJPEG's own.
+    status = nvjpegCreateEx(backend, nullptr, nullptr, 0, &instance.handle);
+    if (status == NVJPEG_STATUS_SUCCESS) own_allocators_ = true;
+  }
+  if (status == NVJPEG_STATUS_SUCCESS) {
+    status = nvjpegSetDeviceMemoryPadding(kDevicePadding, instance.handle);
+  }
+  if (status == NVJPEG_STATUS_SUCCESS) {
+    status = nvjpegSetPinnedMemoryPadding(kPinnedPadding, instance.handle);
+  }
   if (status == NVJPEG_STATUS_SUCCESS) {
     status = nvjpegJpegStateCreate(instance.handle, &instance.batch_state);
   }
@@ -106,8 +135,31 @@ void NvjpegBatchDecoder::stop(Instance& instance) {
 }
 
 NvjpegBatchDecoder::~NvjpegBatchDecoder() {
+  settle();
   stop(hybrid_instance_);
   stop(hardware_instance_);
+  memory_.give_device(filler_target_, last_stream_);
+}
+
+void NvjpegBatchDecoder::pad_to(std::vector<const unsigned char*>& data,
+                                std::vector<std::size_t>& lengths,
+                                std::vector<nvjpegImage_t>& images, std::size_t capacity) {
+  const std::size_t missing = capacity - data.size();
+  if (missing > filler_slots_) {
+    // Given back ordered after the work that may still write the old targets.
+    memory_.give_device(filler_target_, last_stream_);
+    filler_target_ = memory_.take_device(capacity * kFillerBytes);
+    filler_slots_ = filler_target_ == nullptr ? 0 : capacity;
+    if (filler_target_ == nullptr) throw Error("decode_crops: out of GPU memory for nvJPEG");
+  }
+  for (std::size_t i = 0; i < missing; ++i) {
+    data.push_back(filler_.data());
+    lengths.push_back(filler_.size());
+    nvjpegImage_t image{};
+    image.channel[0] = static_cast<unsigned char*>(filler_target_) + i * kFillerBytes;
+    image.pitch[0] = std::size_t{kFillerSide} * 3;
+    images.push_back(image);
+  }
 }
 
 bool NvjpegBatchDecoder::decode_batched(Instance& instance, std::span<const JpegFrame> frames,
@@ -122,7 +174,16 @@ bool NvjpegBatchDecoder::decode_batched(Instance& instance, std::span<const Jpeg
     lengths.push_back(frames[p].bytes);
     images.push_back(rgb_image(frames[p]));
   }
-  const int count = static_cast<int>(positions.size());
+  // The hardware batch keeps one size (a capacity) while batches vary, made up with the filler;
+  // the hybrid backend's rare batches are decoded at their own size.
+  int count = static_cast<int>(positions.size());
+  const bool padded = &instance == &hardware_instance_ && !filler_.empty();
+  if (padded) {
+    const int needed =
+        static_cast<int>((positions.size() + kCapacityStep - 1) / kCapacityStep * kCapacityStep);
+    count = std::max(instance.initialized_for, needed);
+    pad_to(data, lengths, images, static_cast<std::size_t>(count));
+  }
   nvjpegStatus_t status = NVJPEG_STATUS_SUCCESS;
   if (instance.initialized_for != count) {
     status = nvjpegDecodeBatchedInitialize(instance.handle, instance.batch_state, count, 1,
@@ -132,6 +193,16 @@ bool NvjpegBatchDecoder::decode_batched(Instance& instance, std::span<const Jpeg
   if (status == NVJPEG_STATUS_SUCCESS) {
     status = nvjpegDecodeBatched(instance.handle, instance.batch_state, data.data(), lengths.data(),
                                  images.data(), stream);
+  }
+  if (status != NVJPEG_STATUS_SUCCESS && padded && count != static_cast<int>(positions.size())) {
+    // Once more without the filler: if that passes, the engines refuse the filler itself and
+    // batches go unpadded from now on; if not, a frame of the batch is at fault.
+    std::vector<std::uint8_t> filler = std::move(filler_);
+    filler_.clear();
+    instance.initialized_for = -1;
+    const bool decoded = decode_batched(instance, frames, positions, stream, reason);
+    if (!decoded) filler_ = std::move(filler);
+    return decoded;
   }
   if (status != NVJPEG_STATUS_SUCCESS) {
     reason = nvjpeg_status_text(status);
@@ -146,6 +217,7 @@ NvjpegBatchDecoder::Outcome NvjpegBatchDecoder::decode(std::span<const JpegFrame
   if (used_ && stream != last_stream_) settle();
   used_ = true;
   last_stream_ = stream;
+  memory_.set_stream(stream);
   Outcome outcome;
   std::vector<std::size_t> on_hardware, on_hybrid;
   for (std::size_t i = 0; i < frames.size(); ++i) {

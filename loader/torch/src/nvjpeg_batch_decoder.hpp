@@ -9,6 +9,12 @@
 // again by the hybrid one; a batch the hybrid backend rejects is decoded one frame at a time, so
 // one bad file costs only itself.
 //
+// Steady state without waits for the device: nvJPEG's memory comes from NvjpegMemory (no
+// cudaFree or cudaFreeHost, which wait for the training step too), and the hardware backend's
+// batched state is initialised for a capacity (the largest batch seen, rounded up to 32 frames)
+// rather than for each batch's count, which differs from batch to batch with the mix of raw and
+// JPEG samples: a batch with fewer frames is made up with a tiny JPEG decoded into scratch.
+//
 // Threads: one decoder is used by one thread at a time (decode_crops holds a lock around it).
 // Errors: construction throws ConfigError when `Backend::kHardware` is asked for on a device
 // without JPEG engines, or Error when nvJPEG cannot start; decode() reports the frames it could
@@ -24,6 +30,8 @@
 #include <span>
 #include <string>
 #include <vector>
+
+#include "nvjpeg_memory.hpp"
 
 namespace ffcv::torch_adapter::detail {
 
@@ -51,6 +59,8 @@ class NvjpegBatchDecoder {
   // "hardware (N engines)" or "gpu_hybrid", and why when the hardware backend is missing.
   std::string description() const { return description_; }
   bool has_hardware() const { return hardware_ != nullptr; }
+  // nvJPEG's memory requests served by CUDA and by the cache so far.
+  NvjpegMemory::Counts memory_counts() const { return memory_.counts(); }
 
   struct Outcome {
     std::uint64_t hardware_frames = 0;  // decoded by the hardware engines
@@ -71,20 +81,30 @@ class NvjpegBatchDecoder {
     nvjpegJpegState_t single_state = nullptr;
     int initialized_for = -1;  // batch size of the last nvjpegDecodeBatchedInitialize
   };
+  // Pads the batch with the filler up to `capacity` entries (the hardware batch's size).
+  void pad_to(std::vector<const unsigned char*>& data, std::vector<std::size_t>& lengths,
+              std::vector<nvjpegImage_t>& images, std::size_t capacity);
   // Creates the instance's handle and states (`single`: the one-frame state too); on failure
   // leaves it empty and returns nvJPEG's status.
-  static nvjpegStatus_t start(Instance& instance, nvjpegBackend_t backend, bool single);
+  nvjpegStatus_t start(Instance& instance, nvjpegBackend_t backend, bool single);
   static void stop(Instance& instance);
   // Decodes `positions` of `frames` with `instance`, batched; true on success.
   bool decode_batched(Instance& instance, std::span<const JpegFrame> frames,
                       const std::vector<std::size_t>& positions, cudaStream_t stream,
                       std::string& reason);
 
+  // Declared first: the handles below free into it when they are destroyed.
+  NvjpegMemory memory_;
   Instance hardware_instance_;
   Instance hybrid_instance_;
   Instance* hardware_ = nullptr;  // &hardware_instance_ when the device has JPEG engines
   std::string description_;
+  bool own_allocators_ = false;  // an instance refused NvjpegMemory's (then cudaFree waits)
   cudaStream_t last_stream_ = nullptr;
+  // The filler that makes up a short hardware batch, and where its copies are decoded.
+  std::vector<std::uint8_t> filler_;
+  void* filler_target_ = nullptr;
+  std::size_t filler_slots_ = 0;
   bool used_ = false;
 };
 

@@ -14,6 +14,7 @@
 
 #include "ffcv/loader.hpp"
 #include "ffcv/torch/device_stage.hpp"
+#include "ffcv/torch/transfer_timings.hpp"
 
 namespace ffcv::torch_adapter {
 
@@ -27,6 +28,8 @@ class BatchFeed {
   // The outputs of the next batch in loader order, or nullopt at the end of the epoch.
   std::optional<std::vector<at::Tensor>> next();
   std::uint64_t num_batches() const { return num_batches_; }
+  // Where the batches' time went so far (DeviceTransfer's; zeros on the CPU).
+  TransferTimings timings() const;
 
  private:
   struct Transfer;

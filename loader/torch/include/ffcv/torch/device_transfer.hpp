@@ -16,14 +16,24 @@
 // released as soon as its copy has finished on the GPU, never before, so a pinned slot is not
 // overwritten while a non-blocking copy still reads it (FFCV issue #37).
 //
-// Preparing on a thread: when a stage works on the host per batch (DeviceStage::works_on_host,
-// e.g. decode_crops, whose nvJPEG calls parse every JPEG of the batch on the host), batch b+1
-// is taken from the loader and its stages enqueued by a thread of the transfer's own, so that
-// host work never delays the caller's launch of step b. next() then only waits for a prepared
-// batch (and the loader's end or error) and orders it on the caller's stream. The rules above
-// hold unchanged (at most one batch prepared ahead, two host slots held, errors in order), but
-// a failure ends the epoch: every later next() throws it again. Destruction stops the epoch
-// (EpochIterator::stop) and joins the thread.
+// Preparing on threads: when a stage works on the host per batch (DeviceStage::works_on_host,
+// e.g. decode_crops, whose nvJPEG calls parse every JPEG of the batch on the host and wait for
+// the JPEG engines), batches are taken from the loader and their stages enqueued by
+// kPreparingThreads threads of the transfer's own, each on a copy stream of its own, so that
+// host work never delays the caller's launch of step b and two batches' host work and waits
+// overlap. The threads take batches in the loader's order, one at a time, and next() hands
+// them out in that order, ordered on the caller's stream. At most kPreparingThreads batches
+// are taken and not yet handed out, so the transfer holds at most kPreparingThreads + 1 host
+// slots once the oldest copy has finished. Errors keep their order (the batches before a
+// failed one are still handed out), but a failure ends the epoch: every later next() throws it
+// again. Destruction stops the epoch (EpochIterator::stop) and joins the threads.
+//
+// Timings (timings()): where the batches' time went, so a caller can tell what bounds the feed:
+// the loader's workers (the preparing side waiting for host batches), the host work of the
+// copies and stages (nvJPEG's parsing for decode_crops), the GPU (copy stream work, waits
+// behind the training step included) or the caller itself (next() seldom waits). The copy
+// streams have high priority: their kernels (decode_crops' crops, normalize) run between the
+// training step's blocks instead of after the whole step.
 //
 // Errors: a batch that fails (the loader's error for a sample, a failed copy or stage) is
 // thrown by the next() that would have returned it, never earlier: when the copy of batch b+1
@@ -31,23 +41,26 @@
 // the following call. Built only with CUDA.
 #pragma once
 
-#include <condition_variable>
 #include <deque>
 #include <exception>
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <thread>
 #include <vector>
 
 #include "ffcv/loader.hpp"
 #include "ffcv/torch/batch_tensors.hpp"
 #include "ffcv/torch/device_stage.hpp"
+#include "ffcv/torch/transfer_timings.hpp"
+#include "ffcv/util/ordered_preparers.hpp"
 
 namespace ffcv::torch_adapter {
 
 class DeviceTransfer {
  public:
+  // Threads preparing batches when a stage works on the host.
+  static constexpr int kPreparingThreads = 2;
+
   // Takes over `epoch`; every output is copied to CUDA device `device`.
   DeviceTransfer(EpochIterator epoch, int device);
   // The same, with one stage per loader output, in the loader's output order.
@@ -56,16 +69,22 @@ class DeviceTransfer {
 
   // Batch b's outputs on the device, or nullopt at the end of the epoch.
   std::optional<std::vector<at::Tensor>> next();
+  // So far; a batch's GPU time counts once its host slot has gone back.
+  TransferTimings timings() const;
 
  private:
   struct InFlight;
-  // Takes the loader's next batch and enqueues its copy and stages; null at the end.
-  std::unique_ptr<InFlight> prepare();
+  // Gives back the host slots of handed-out batches but the newest, waiting for their copies.
+  void keep_one_copying();
+  // Enqueues the copy and stages of `batch` on copy stream `stream_index`.
+  std::unique_ptr<InFlight> enqueue(Batch batch, std::size_t stream_index);
   void start_next();
   void release_finished();
-  // The preparing thread's loop (works_on_host stages) and next()'s side of it.
-  void prepare_loop();
+  // Adds a finished batch's GPU time (mutex_ held).
+  void count_finished(InFlight& finished);
+  // next()'s side of the preparing threads.
   std::optional<std::vector<at::Tensor>> next_prepared();
+  std::optional<std::vector<at::Tensor>> next_copied();  // without the threads
   std::vector<at::Tensor> hand_out(InFlight& ready);
 
   EpochIterator epoch_;
@@ -76,16 +95,13 @@ class DeviceTransfer {
   std::exception_ptr deferred_error_;              // batch b+1's failure, thrown next call
   std::deque<std::unique_ptr<InFlight>> copying_;  // handed out, host slot not yet released
   struct StreamHolder;
-  std::unique_ptr<StreamHolder> stream_;
+  std::unique_ptr<StreamHolder> streams_;  // the copy streams: one, or one per preparing thread
 
-  // With a preparing thread: `copying_` is shared with it under `mutex_`.
+  // With preparing threads: `copying_` and `timings_` are shared with them under `mutex_`.
   bool threaded_ = false;
-  std::mutex mutex_;
-  std::condition_variable changed_;
-  std::unique_ptr<InFlight> prepared_;  // ready for the next call
-  std::exception_ptr thread_error_;     // the preparing thread's failure, after its good batches
-  bool stopping_ = false;
-  std::thread preparer_;
+  mutable std::mutex mutex_;
+  TransferTimings timings_;  // under mutex_
+  std::unique_ptr<OrderedPreparers<Batch, std::unique_ptr<InFlight>>> preparers_;
 };
 
 }  // namespace ffcv::torch_adapter

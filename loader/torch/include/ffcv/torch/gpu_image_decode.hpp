@@ -8,6 +8,9 @@
 //   the record; raw images resized here          backend otherwise); one kernel cuts, resizes
 //   (ffcv/image/encoded_crop.hpp)                and mirrors every window into uint8 [N, H, W, 3]
 //
+// Threads: apply() may run on several threads at once (DeviceTransfer's preparing threads), each
+// on its own stream; every stream gets its own nvJPEG decoder, so they decode side by side.
+//
 // decode_crops is a device step (ffcv/torch/device_operation.hpp): it takes the host batch of
 // records (uint8 [N, record bytes], pinned when the loader's allocator is pinned_allocator()) and
 // returns uint8 [N, height, width, 3] on the current CUDA device, so the steps that follow it
@@ -45,8 +48,17 @@ struct GpuDecodeCounts {
   std::uint64_t batches = 0;
   // Host time in the step's apply(), and of it in nvJPEG's calls: the work a batch costs the
   // thread that prepares it (DeviceTransfer's own thread), not the GPU's.
+  // Starting decoders (nvJPEG's first start in a process takes about a second) is counted in
+  // decoder_start_seconds, not in host_seconds; records_seconds is the part of host_seconds
+  // spent reading the records and enqueueing the raw samples' copies.
   double host_seconds = 0;
   double nvjpeg_host_seconds = 0;
+  double records_seconds = 0;
+  double decoder_start_seconds = 0;
+  // nvJPEG's memory requests of the decoder the step holds (a pooled one: since it started),
+  // served by CUDA and from the decoder's cache. Once batches repeat, CUDA is asked nothing.
+  std::uint64_t nvjpeg_allocations = 0;
+  std::uint64_t nvjpeg_reuses = 0;
 };
 
 // The counts of `step` when it is a decode_crops step, else nullopt-like (backend "").

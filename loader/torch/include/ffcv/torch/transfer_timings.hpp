@@ -1,0 +1,58 @@
+// TransferTimings: where a device feed's batches spent their time (DeviceTransfer::timings,
+// BatchFeed::timings), so that a caller can say what bounds it: the loader's workers, the host
+// work of the copies and stages (nvJPEG's parsing for decode_crops), the GPU, or the caller.
+// Sums over the batches, in seconds; all zero for a feed on the CPU.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ffcv::torch_adapter {
+
+struct TransferTimings {
+  std::uint64_t batches = 0;         // prepared, and their GPU work finished
+  double loader_wait_seconds = 0;    // preparing: waiting for the loader's next host batch
+  double stage_host_seconds = 0;     // preparing: host time enqueueing the copies and stages
+  double gpu_seconds = 0;            // copy stream: first copy enqueued -> batch ready
+  double consumer_wait_seconds = 0;  // next(): the caller waiting for a batch
+  int preparers = 1;  // threads preparing batches side by side (their host work overlaps)
+
+  TransferTimings& operator+=(const TransferTimings& other) {
+    batches += other.batches;
+    loader_wait_seconds += other.loader_wait_seconds;
+    stage_host_seconds += other.stage_host_seconds;
+    gpu_seconds += other.gpu_seconds;
+    consumer_wait_seconds += other.consumer_wait_seconds;
+    preparers = std::max(preparers, other.preparers);
+    return *this;
+  }
+  // What was added between an earlier reading and this one.
+  TransferTimings since(const TransferTimings& earlier) const {
+    return {batches - earlier.batches,
+            loader_wait_seconds - earlier.loader_wait_seconds,
+            stage_host_seconds - earlier.stage_host_seconds,
+            gpu_seconds - earlier.gpu_seconds,
+            consumer_wait_seconds - earlier.consumer_wait_seconds,
+            preparers};
+  }
+};
+
+// What bounds a device feed, from its timings and the wall time of the batches they cover:
+//   consumer  the caller waited for batches under a tenth of the time: the feed keeps up;
+//   workers   the preparing side waited for the loader more than it worked itself, and more
+//             than the GPU's work per batch took: the CPU workers;
+//   host      the host work of the copies and stages (nvJPEG's parsing) took longest;
+//   gpu       the feed's GPU work per batch (decode engines, kernels, waits behind the training
+//             step) took longest.
+// Host and GPU work per batch are divided by `preparers`: threads preparing side by side
+// overlap them.
+struct FeedBound {
+  std::string bottleneck;  // "consumer", "workers", "host" or "gpu"
+  std::string summary;     // one sentence with the per-batch figures
+  std::vector<std::string> advice;
+};
+FeedBound feed_bound(const TransferTimings& timings, double wall_seconds);
+
+}  // namespace ffcv::torch_adapter
