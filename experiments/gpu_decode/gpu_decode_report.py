@@ -81,17 +81,26 @@ def markdown(pipeline, training, machine, commands, command, png):
                   "`cores_per_gpu.py` (`ffcv_training_benchmark`): the recipe's step fed by the "
                   "loader against the same step on one fixed batch on the device, the process "
                   "pinned to 8 cores, `data.image_decode` = cpu or gpu. Ratio = loader-fed / "
-                  "fixed over the timed steps; steady = the same without the epoch-start waits.",
+                  "fixed over the timed steps; steady = the same without the epoch-start waits. "
+                  "The per-batch columns are DeviceTransfer's timings (host stage work: the "
+                  "preparing thread's time in the stages; GPU: first copy enqueued to batch "
+                  "ready).",
                   "",
-                  "| model | batch | path | loader-fed (images/s) | ceiling (images/s) | ratio | "
-                  "epoch starts x wait (s) | steady ratio |",
-                  "|---|---|---|---|---|---|---|---|"]
+                  "| model | px | batch | path | loader-fed (images/s) | ceiling (images/s) | "
+                  "ratio | epoch starts x wait (s) | steady ratio | per batch: loader wait / "
+                  "host stage work / GPU / step waiting (ms) |",
+                  "|---|---|---|---|---|---|---|---|---|---|"]
         for row in training:
-            lines.append("| %s | %d | %s | %.0f | %.0f | **%.3f** | %d x %.3f | %.2f |" % (
-                row["arch"], row["batch_size"], row["path"],
+            feed = "-"
+            if row.get("feed_batches"):
+                feed = "%.1f / %.1f / %.1f / %.1f" % (
+                    row["feed_loader_wait_ms"], row["feed_stage_host_ms"], row["feed_gpu_ms"],
+                    row["feed_consumer_wait_ms"])
+            lines.append("| %s | %d | %d | %s | %.0f | %.0f | **%.3f** | %d x %.3f | %.2f | %s |" % (
+                row["arch"], row["resolution"], row["batch_size"], row["path"],
                 row["loader_fed_images_per_second"], row["fixed_batch_images_per_second"],
                 row["ratio"], row["epoch_starts"], row["epoch_start_wait_seconds"],
-                row["steady_ratio"]))
+                row["steady_ratio"], feed))
         lines += ["", "Training commands:", ""] + ["- `%s`" % c for c in commands if c]
     lines += ["", "![images/s against cores, both paths](%s)" % png, ""]
     return "\n".join(lines)

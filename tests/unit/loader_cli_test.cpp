@@ -70,6 +70,26 @@ TEST_CASE("ffcv bench --device and --image-decode: what cannot run is one clear 
   }
 }
 
+TEST_CASE("ffcv doctor --device cuda: what cannot run is one clear line", "[cli][loader]") {
+  test::TempDir dir;
+  const std::string path = small_file(dir);
+  std::string out;
+  CHECK(test::run_cli("doctor " + path + " --image-decode gpu", out) == 2);
+  CHECK_THAT(out, Catch::Contains("give --device cuda too"));
+  CHECK(test::run_cli("doctor " + path + " --device cuda --step-ms 5", out) == 2);
+  CHECK_THAT(out, Catch::Contains("--step-ms simulates a step on the CPU"));
+  // Run in ffcv-train: without a GPU one line; with one, the feed's diagnosis.
+  const int status = test::run_cli("doctor " + path + " --device cuda --batches 5", out);
+  if (out.find("diagnosis:") != std::string::npos) {
+    CHECK(status == 0);
+    CHECK_THAT(out, Catch::Contains("too few for a reliable diagnosis"));
+  } else {
+    CHECK(status == 1);
+    CHECK_THAT(out, Catch::Contains("no CUDA device is visible") ||
+                        Catch::Contains("this build has no trainer"));
+  }
+}
+
 TEST_CASE("ffcv bench reports each epoch's storage reads, not a running total", "[cli][loader]") {
   test::TempDir dir;
   const std::string path = small_file(dir);

@@ -80,8 +80,10 @@ struct DeviceRun {
   double seconds = 0;                   // the epochs' wall time, together
 };
 
+// `warmup_batches` > 0: an untimed first epoch of that many batches starts nvJPEG (about a
+// second the first time in a process) and fills the pools before the measured epochs.
 DeviceRun run_on_device(const Arguments& args, long long epochs, std::uint64_t max_batches,
-                        bool print) {
+                        bool print, std::uint64_t warmup_batches = 0) {
   if (!torch::cuda::is_available()) throw Error("--device cuda: no CUDA device is visible");
   const bool gpu_decode = args.get("image-decode") == "gpu";
   LoaderOptions options = loader_options(args);
@@ -91,24 +93,25 @@ DeviceRun run_on_device(const Arguments& args, long long epochs, std::uint64_t m
   const int size = static_cast<int>(args.get_int("image-size"));
   std::shared_ptr<torch_adapter::DeviceOperation> decode;
   DeviceRun run;
-  for (long long e = 0; e < epochs; ++e) {
+  const auto one_epoch = [&](std::uint64_t epoch, std::uint64_t batches, bool measured) {
     EpochFigures figures;
-    figures.epoch = static_cast<std::uint64_t>(e);
+    figures.epoch = epoch;
     std::vector<torch_adapter::DeviceStage> stages = device_stages(loader, size, size, decode);
     torch::cuda::synchronize();
     const Stopwatch started;
     {
       torch_adapter::DeviceTransfer transfer(loader.epoch(figures.epoch), 0, std::move(stages));
-      while (max_batches == 0 || figures.batches < max_batches) {
+      while (batches == 0 || figures.batches < batches) {
         auto batch = transfer.next();
         if (!batch) break;
         figures.samples += static_cast<std::uint64_t>((*batch)[0].size(0));
         ++figures.batches;
       }
       torch::cuda::synchronize();
-      run.feed += transfer.timings();
+      if (measured) run.feed += transfer.timings();
     }
     figures.seconds = started.seconds();
+    if (!measured) return;
     run.seconds += figures.seconds;
     run.epochs.push_back(figures);
     if (print) {
@@ -117,7 +120,10 @@ DeviceRun run_on_device(const Arguments& args, long long epochs, std::uint64_t m
                   static_cast<unsigned long long>(figures.samples), figures.seconds,
                   figures.samples / std::max(figures.seconds, 1e-9), gpu_decode ? "gpu" : "cpu");
     }
-  }
+  };
+  const std::uint64_t first = warmup_batches > 0 ? 1 : 0;
+  if (warmup_batches > 0) one_epoch(0, warmup_batches, false);
+  for (long long e = 0; e < epochs; ++e) one_epoch(first + std::uint64_t(e), max_batches, true);
   if (decode) run.counts = torch_adapter::gpu_decode_counts(*decode);
   return run;
 }
@@ -145,6 +151,9 @@ std::string bound_json(const torch_adapter::FeedBound& bound) {
          ", \"summary\": " + json_quote(bound.summary) + ", \"advice\": [" + advice + "]}";
 }
 
+// The doctor diagnoses the steady state: nvJPEG's start is left to an untimed epoch.
+constexpr std::uint64_t kDoctorWarmupBatches = 5;
+
 }  // namespace
 
 int device_bench_command(const std::vector<std::string>& argv) {
@@ -171,8 +180,8 @@ int device_doctor_command(const std::vector<std::string>& argv) {
   if (!args.parse(argv)) return 0;
   check_bench_device(args);
   const bool json = args.get_flag("json");
-  const DeviceRun run =
-      run_on_device(args, 1, static_cast<std::uint64_t>(args.get_int("batches")), !json);
+  const DeviceRun run = run_on_device(args, 1, static_cast<std::uint64_t>(args.get_int("batches")),
+                                      !json, kDoctorWarmupBatches);
   torch_adapter::FeedBound bound = torch_adapter::feed_bound(run.feed, run.seconds);
   const std::uint64_t batches = run.epochs.empty() ? 0 : run.epochs.front().batches;
   if (batches < kFewDoctorBatches) {

@@ -18,9 +18,10 @@ namespace ffcv::tools {
 
 int device_bench_command(const std::vector<std::string>& args);
 
-// `ffcv doctor FILE --device cuda [--image-decode gpu]`: one epoch (or --batches) the same way,
-// then which part bounds the feed (ffcv/torch/transfer_timings.hpp's feed_bound: the workers,
-// the device stages' host work, the GPU, or the consumer) and what helps.
+// `ffcv doctor FILE --device cuda [--image-decode gpu]`: an untimed epoch of 5 batches (nvJPEG
+// starts there), then one epoch (or --batches) the same way, then which part bounds the feed
+// (ffcv/torch/transfer_timings.hpp's feed_bound: the workers, the device stages' host work, the
+// GPU, or the consumer) and what helps.
 int device_doctor_command(const std::vector<std::string>& args);
 
 }  // namespace ffcv::tools
