@@ -136,7 +136,6 @@ int main(int argc, char** argv) try {
   }
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
   const torch_adapter::GpuDecodeCounts counts = torch_adapter::gpu_decode_counts(*decode);
-  const double fed = std::max<double>(1, double(feed.batches));
   std::printf(
       "{\"path\": \"%s\", \"workers\": %d, \"size\": %d, \"batch\": %d, \"images\": %llu, "
       "\"seconds\": %.4f, \"images_per_s\": %.1f, \"backend\": \"%s\", \"hardware_frames\": %llu, "
@@ -154,9 +153,8 @@ int main(int argc, char** argv) try {
       counts.batches > 0 ? 1e3 * counts.host_seconds / double(counts.batches) : 0.0,
       counts.batches > 0 ? 1e3 * counts.nvjpeg_host_seconds / double(counts.batches) : 0.0,
       static_cast<unsigned long long>(counts.nvjpeg_allocations),
-      static_cast<unsigned long long>(counts.nvjpeg_reuses), 1e3 * feed.loader_wait_seconds / fed,
-      1e3 * feed.stage_host_seconds / fed, 1e3 * feed.gpu_seconds / fed,
-      1e3 * feed.consumer_wait_seconds / fed,
+      static_cast<unsigned long long>(counts.nvjpeg_reuses), feed.loader_wait_ms(),
+      feed.stage_host_ms(), feed.gpu_ms(), feed.consumer_wait_ms(),
       torch_adapter::feed_bound(feed, seconds).bottleneck.c_str());
   return 0;
 } catch (const std::exception& error) {

@@ -189,15 +189,14 @@ int main(int argc, char** argv) {
           m.resolution, m.loader_fed, m.fixed, m.loader_fed / m.fixed, 100 * m.loader_wait_share,
           m.epoch_starts, static_cast<unsigned long long>(m.batches_per_epoch),
           1e3 * m.epoch_start_wait, 1e3 * m.epoch_setup);
-      const double fed_batches = std::max<double>(1, double(m.feed.batches));
       if (m.feed.batches > 0) {
         std::printf(
             "         per batch on the device feed: loader wait %.1f ms, host stage work %.1f ms, "
-            "GPU %.1f ms, step waiting %.1f ms (step every %.1f ms)\n",
-            1e3 * m.feed.loader_wait_seconds / fed_batches,
-            1e3 * m.feed.stage_host_seconds / fed_batches, 1e3 * m.feed.gpu_seconds / fed_batches,
-            1e3 * m.feed.consumer_wait_seconds / fed_batches,
-            1e3 * recipe.training.batch_size / m.loader_fed);
+            "GPU after it %.1f ms, step waiting %.1f ms (step every %.1f ms; %d preparing "
+            "threads)\n",
+            m.feed.loader_wait_ms(), m.feed.stage_host_ms(), m.feed.gpu_ms(),
+            m.feed.consumer_wait_ms(), 1e3 * recipe.training.batch_size / m.loader_fed,
+            m.feed.preparers);
       }
       std::fflush(stdout);
       JsonRecord record;
@@ -218,10 +217,11 @@ int main(int argc, char** argv) {
           .add("epoch_start_wait_seconds", m.epoch_start_wait)
           .add("epoch_setup_seconds", m.epoch_setup)
           .add("feed_batches", m.feed.batches)
-          .add("feed_loader_wait_ms", 1e3 * m.feed.loader_wait_seconds / fed_batches)
-          .add("feed_stage_host_ms", 1e3 * m.feed.stage_host_seconds / fed_batches)
-          .add("feed_gpu_ms", 1e3 * m.feed.gpu_seconds / fed_batches)
-          .add("feed_consumer_wait_ms", 1e3 * m.feed.consumer_wait_seconds / fed_batches);
+          .add("feed_preparing_threads", m.feed.preparers)
+          .add("feed_loader_wait_ms", m.feed.loader_wait_ms())
+          .add("feed_stage_host_ms", m.feed.stage_host_ms())
+          .add("feed_gpu_ms", m.feed.gpu_ms())
+          .add("feed_consumer_wait_ms", m.feed.consumer_wait_ms());
       json += (json.size() > 1 ? ",\n " : "") + record.str();
     }
     if (args.has("json")) write_text_file(args.get("json"), json + "]\n");

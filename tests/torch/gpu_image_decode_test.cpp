@@ -173,7 +173,9 @@ TEST_CASE("GPU path: same samples, windows and flips as the CPU path, pixels wit
   CHECK(counts.host_frames == 0);
 }
 
-TEST_CASE("GPU path: nvJPEG's memory comes from its cache once batches repeat", "[gpu_decode]") {
+TEST_CASE("GPU path: two passes over the same epoch give the same batches", "[gpu_decode]") {
+  // Two preparing threads decode side by side, each with a decoder of its own, in whatever
+  // order they get to the batches: the batches handed out must not depend on it.
   test::TempDir dir;
   const std::string path = write_mixed(dir);
   torch_adapter::GpuDecodeCounts first, second;
@@ -182,15 +184,12 @@ TEST_CASE("GPU path: nvJPEG's memory comes from its cache once batches repeat", 
   REQUIRE(a.labels == b.labels);
   for (std::size_t s = 0; s < a.labels.size(); ++s) CHECK(torch::equal(a.images[s], b.images[s]));
   std::printf(
-      "nvJPEG memory: %llu blocks from CUDA, %llu reused after the first epoch; %llu and "
-      "%llu after the second\n",
+      "nvJPEG memory of the decoders used: %llu blocks from CUDA, %llu reused (first "
+      "pass); %llu and %llu (second)\n",
       static_cast<unsigned long long>(first.nvjpeg_allocations),
       static_cast<unsigned long long>(first.nvjpeg_reuses),
       static_cast<unsigned long long>(second.nvjpeg_allocations),
       static_cast<unsigned long long>(second.nvjpeg_reuses));
-  CHECK(first.nvjpeg_allocations > 0);
-  // The same batches again (the pool hands the same decoder back): nothing new from CUDA.
-  CHECK(second.nvjpeg_allocations == first.nvjpeg_allocations);
 }
 
 TEST_CASE("GPU path: the hybrid backend gives the hardware backend's windows", "[gpu_decode]") {

@@ -13,7 +13,7 @@ namespace {
 TransferTimings per_batch(double loader_ms, double host_ms, double gpu_ms, double waiting_ms,
                           int preparers = 1) {
   TransferTimings t;
-  t.batches = 100;
+  t.batches = t.prepared = t.gpu_batches = 100;
   t.loader_wait_seconds = loader_ms * 0.1;
   t.stage_host_seconds = host_ms * 0.1;
   t.gpu_seconds = gpu_ms * 0.1;
@@ -46,4 +46,16 @@ TEST_CASE("TransferTimings add up and subtract an earlier reading", "[torch][fee
   const TransferTimings back = sum.since(a);
   CHECK(back.batches == 100);
   CHECK(back.stage_host_seconds == Approx(0.1));
+  // Each figure per batch over the batches it is counted for.
+  TransferTimings early;
+  early.batches = 10;
+  early.prepared = 12;
+  early.gpu_batches = 8;
+  early.stage_host_seconds = 0.12;
+  early.gpu_seconds = 0.08;
+  early.consumer_wait_seconds = 0.1;
+  CHECK(early.stage_host_ms() == Approx(10.0));
+  CHECK(early.gpu_ms() == Approx(10.0));
+  CHECK(early.consumer_wait_ms() == Approx(10.0));
+  CHECK(TransferTimings{}.gpu_ms() == 0.0);
 }

@@ -281,5 +281,7 @@ TEST_CASE("a tar of class tars is listed by reading its headers, not its members
         std::vector<std::string>{long_name + "0", long_name + "1", long_name + "2"});
   const std::uint64_t archive = fs::file_size(dir.file("train.tar"));
   INFO("listing read " << read << " of the archive's " << archive << " bytes");
-  CHECK(read < archive / 4);
+  // Headers only, a few KB a member: about 0.2 MB here (a block of 1 MiB per class tar, as
+  // libarchive reads a file, would be over 3 MB).
+  CHECK(read < archive / 20);
 }

@@ -215,6 +215,9 @@ void EpochState::start() {
 }
 
 void EpochState::stop() {
+  // Two threads may stop at once (a worker's failure seen in next() while the consumer's side
+  // stops the epoch): one joins the workers and ends the epoch, the other waits for that.
+  const std::lock_guard stopping(stop_mutex_);
   {
     std::lock_guard lock(mutex_);
     if (stopping_ && threads_.empty()) return;

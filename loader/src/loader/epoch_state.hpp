@@ -170,6 +170,7 @@ class EpochState {
   std::uint64_t max_skipped_ = 0;
 
   mutable std::mutex mutex_;
+  std::mutex stop_mutex_;                  // stop() runs once at a time
   std::condition_variable work_changed_;   // workers wait on it
   std::condition_variable batch_changed_;  // the consumer waits on it
   std::vector<Slot> slots_;

@@ -149,12 +149,10 @@ class DecodeCrops final : public DeviceOperation {
     const Stopwatch nvjpeg_started;
     detail::NvjpegBatchDecoder::Outcome outcome;
     std::string backend;
-    detail::NvjpegMemory::Counts memory;
     {
       const std::lock_guard use(held.mutex);
       outcome = held.decoder->decode(jpegs, stream);
       backend = held.decoder->description();
-      memory = held.decoder->memory_counts();
     }
     const double nvjpeg_seconds = nvjpeg_started.seconds();
     std::uint64_t host_frames = 0;
@@ -181,8 +179,6 @@ class DecodeCrops final : public DeviceOperation {
                              stream);
     const std::lock_guard lock(mutex_);
     counts_.backend = backend;
-    counts_.nvjpeg_allocations = std::max(counts_.nvjpeg_allocations, memory.allocations);
-    counts_.nvjpeg_reuses = std::max(counts_.nvjpeg_reuses, memory.reuses);
     counts_.hardware_frames += outcome.hardware_frames;
     counts_.hybrid_frames += outcome.hybrid_frames;
     counts_.host_frames += host_frames;
@@ -194,7 +190,14 @@ class DecodeCrops final : public DeviceOperation {
 
   GpuDecodeCounts counts() const {
     std::lock_guard lock(mutex_);
-    return counts_;
+    GpuDecodeCounts counts = counts_;
+    // nvJPEG's memory over the decoders of every stream this step decoded on.
+    for (const auto& [key, held] : decoders_) {
+      const detail::NvjpegMemory::Counts memory = held->decoder->memory_counts();
+      counts.nvjpeg_allocations += memory.allocations;
+      counts.nvjpeg_reuses += memory.reuses;
+    }
+    return counts;
   }
 
  private:

@@ -8,6 +8,7 @@
 
 #include <c10/cuda/CUDAFunctions.h>
 
+#include <algorithm>
 #include <map>
 #include <utility>
 
@@ -41,10 +42,31 @@ struct DeviceTransfer::StreamHolder {
 };
 
 struct DeviceTransfer::InFlight {
+  explicit InFlight(c10::cuda::CUDAStream on) : stream(on) {}
+  InFlight(const InFlight&) = delete;
+  InFlight& operator=(const InFlight&) = delete;
+  // However it goes (handed out and finished, or dropped on an error or a stop), the host slot
+  // goes back only after the work that reads it: a wait that is free once the copy is done.
+  ~InFlight() {
+    if (host.empty()) return;
+    try {
+      if (recorded) {
+        copied.synchronize();
+      } else {
+        stream.synchronize();
+      }
+    } catch (const std::exception&) {
+      // A device error surfaces elsewhere; a destructor must not throw.
+    }
+  }
+
+  c10::cuda::CUDAStream stream;                   // where its copy and stages were enqueued
   std::vector<at::Tensor> host;                   // views of the batch slot (they hold the lease)
   std::vector<at::Tensor> device;                 // the copies
   at::cuda::CUDAEvent started{cudaEventDefault};  // timing events: GPU time per batch
   at::cuda::CUDAEvent copied{cudaEventDefault};
+  bool recorded = false;    // `copied` is recorded
+  double host_seconds = 0;  // enqueueing its copy and stages
   bool counted = false;
 };
 
@@ -116,7 +138,7 @@ void DeviceTransfer::keep_one_copying() {
 std::unique_ptr<DeviceTransfer::InFlight> DeviceTransfer::enqueue(Batch batch,
                                                                   std::size_t stream_index) {
   const c10::cuda::CUDAStream& stream = streams_->streams.at(stream_index);
-  auto flight = std::make_unique<InFlight>();
+  auto flight = std::make_unique<InFlight>(stream);
   flight->host = to_tensors(std::move(batch));
   if (!stages_.empty() && stages_.size() != flight->host.size()) {
     throw ConfigError("DeviceTransfer: " + std::to_string(stages_.size()) + " stages for " +
@@ -133,27 +155,29 @@ std::unique_ptr<DeviceTransfer::InFlight> DeviceTransfer::enqueue(Batch batch,
                                                          /*non_blocking=*/true)
                                                : stages_[i].apply(host));
     }
+    flight->copied.record(stream);
+    flight->recorded = true;
   } catch (...) {
-    // Work already enqueued may still read the host slot: it goes back only after that work.
-    try {
-      stream.synchronize();
-    } catch (const std::exception&) {
-      // The stage's own error is the one to report.
-    }
+    // Work already enqueued may still read the host slot: it goes back only after that work
+    // (the flight's destructor waits for its stream).
+    flight.reset();
     throw;
   }
-  flight->copied.record(stream);
-  const double host_seconds = host_work.seconds();
+  flight->host_seconds = host_work.seconds();
   const std::lock_guard lock(mutex_);
-  timings_.stage_host_seconds += host_seconds;
+  timings_.stage_host_seconds += flight->host_seconds;
+  ++timings_.prepared;
   return flight;
 }
 
 void DeviceTransfer::count_finished(InFlight& finished) {
   if (finished.counted) return;
   finished.counted = true;
-  ++timings_.batches;
-  timings_.gpu_seconds += 1e-3 * finished.started.elapsed_time(finished.copied);
+  ++timings_.gpu_batches;
+  // `copied` cannot pass before the host has enqueued everything: the GPU's own share is what
+  // came after that.
+  const double elapsed = 1e-3 * finished.started.elapsed_time(finished.copied);
+  timings_.gpu_seconds += std::max(0.0, elapsed - finished.host_seconds);
 }
 
 TransferTimings DeviceTransfer::timings() const {
@@ -182,6 +206,10 @@ void DeviceTransfer::release_finished() {
 }
 
 std::vector<at::Tensor> DeviceTransfer::hand_out(InFlight& ready) {
+  {
+    const std::lock_guard lock(mutex_);
+    ++timings_.batches;
+  }
   const c10::cuda::CUDAStream consumer = c10::cuda::getCurrentCUDAStream(device_);
   ready.copied.block(consumer);
   for (const at::Tensor& tensor : ready.device) {

@@ -6,13 +6,13 @@
 namespace ffcv::torch_adapter {
 
 FeedBound feed_bound(const TransferTimings& timings, double wall_seconds) {
-  const double batches = std::max<double>(1, double(timings.batches));
-  const double period = 1e3 * wall_seconds / batches;
-  const double loader = 1e3 * timings.loader_wait_seconds / batches;
+  const double period =
+      1e3 * wall_seconds / std::max<double>(1, static_cast<double>(timings.batches));
   const double side_by_side = std::max(1, timings.preparers);
-  const double host = 1e3 * timings.stage_host_seconds / batches / side_by_side;
-  const double gpu = 1e3 * timings.gpu_seconds / batches / side_by_side;
-  const double waiting = 1e3 * timings.consumer_wait_seconds / batches;
+  const double loader = timings.loader_wait_ms();
+  const double host = timings.stage_host_ms() / side_by_side;
+  const double gpu = timings.gpu_ms() / side_by_side;
+  const double waiting = timings.consumer_wait_ms();
   char figures[300];
   std::snprintf(figures, sizeof figures,
                 "per batch (every %.1f ms): the consumer waited %.1f ms; preparing: %.1f ms "

@@ -46,7 +46,12 @@ class OrderedPreparers {
 
   OrderedPreparers(std::size_t threads, std::uint64_t lead, Steps steps)
       : lead_(lead < 1 ? 1 : lead), steps_(std::move(steps)) {
-    for (std::size_t k = 0; k < threads; ++k) threads_.emplace_back([this, k] { run(k); });
+    try {
+      for (std::size_t k = 0; k < threads; ++k) threads_.emplace_back([this, k] { run(k); });
+    } catch (...) {
+      stop_and_join();  // the threads already started, before this object is gone
+      throw;
+    }
   }
   ~OrderedPreparers() { stop_and_join(); }
   OrderedPreparers(const OrderedPreparers&) = delete;
@@ -72,6 +77,7 @@ class OrderedPreparers {
   }
 
   void stop_and_join() {
+    const std::lock_guard joining(join_mutex_);  // a second caller waits for the first
     {
       const std::lock_guard lock(mutex_);
       if (joined_) return;
@@ -125,7 +131,7 @@ class OrderedPreparers {
       try {
         Item item = steps_.prepare(std::move(*taken), thread);
         const std::lock_guard lock(mutex_);
-        ready_.emplace(position, std::move(item));
+        ready_.emplace(position, std::move(item));  // (an Item lost here cleans up after itself)
       } catch (...) {
         fail(position, std::current_exception());
         return;
@@ -136,6 +142,7 @@ class OrderedPreparers {
 
   const std::uint64_t lead_;
   Steps steps_;
+  std::mutex join_mutex_;  // stop_and_join() once at a time
   std::mutex take_mutex_;  // one thread takes at a time
   std::mutex mutex_;       // everything below
   std::condition_variable changed_;
