@@ -83,8 +83,8 @@ def markdown(pipeline, training, machine, commands, command, png):
                   "pinned to 8 cores, `data.image_decode` = cpu or gpu. Ratio = loader-fed / "
                   "fixed over the timed steps; steady = the same without the epoch-start waits. "
                   "The per-batch columns are DeviceTransfer's timings (host stage work: the "
-                  "preparing thread's time in the stages; GPU: first copy enqueued to batch "
-                  "ready).",
+                  "preparing threads' time in the stages; GPU: from the end of that to the "
+                  "batch ready).",
                   "",
                   "| model | px | batch | path | loader-fed (images/s) | ceiling (images/s) | "
                   "ratio | epoch starts x wait (s) | steady ratio | per batch: loader wait / "
