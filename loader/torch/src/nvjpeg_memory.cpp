@@ -107,34 +107,27 @@ void* NvjpegMemory::take_device(std::size_t bytes) { return take(device_, bytes)
 
 void NvjpegMemory::give_device(void* block, cudaStream_t stream) { give(device_, block, stream); }
 
-int NvjpegMemory::device_malloc(void* context, void** pointer, std::size_t bytes, cudaStream_t) {
+template <NvjpegMemory::Pool NvjpegMemory::*kPool>
+int NvjpegMemory::allocate(void* context, void** pointer, std::size_t bytes, cudaStream_t) {
   auto* memory = static_cast<NvjpegMemory*>(context);
-  *pointer = bytes == 0 ? nullptr : memory->take(memory->device_, bytes);
+  *pointer = bytes == 0 ? nullptr : memory->take(memory->*kPool, bytes);
   return *pointer != nullptr || bytes == 0 ? 0 : 1;
 }
 
-int NvjpegMemory::device_free(void* context, void* pointer, std::size_t, cudaStream_t stream) {
+template <NvjpegMemory::Pool NvjpegMemory::*kPool>
+int NvjpegMemory::free_into(void* context, void* pointer, std::size_t, cudaStream_t stream) {
   auto* memory = static_cast<NvjpegMemory*>(context);
-  return memory->give(memory->device_, pointer, stream) ? 0 : 1;
-}
-
-int NvjpegMemory::pinned_malloc(void* context, void** pointer, std::size_t bytes, cudaStream_t) {
-  auto* memory = static_cast<NvjpegMemory*>(context);
-  *pointer = bytes == 0 ? nullptr : memory->take(memory->pinned_, bytes);
-  return *pointer != nullptr || bytes == 0 ? 0 : 1;
-}
-
-int NvjpegMemory::pinned_free(void* context, void* pointer, std::size_t, cudaStream_t stream) {
-  auto* memory = static_cast<NvjpegMemory*>(context);
-  return memory->give(memory->pinned_, pointer, stream) ? 0 : 1;
+  return memory->give(memory->*kPool, pointer, stream) ? 0 : 1;
 }
 
 nvjpegDevAllocatorV2_t NvjpegMemory::device_allocator() {
-  return {&NvjpegMemory::device_malloc, &NvjpegMemory::device_free, this};
+  return {&NvjpegMemory::allocate<&NvjpegMemory::device_>,
+          &NvjpegMemory::free_into<&NvjpegMemory::device_>, this};
 }
 
 nvjpegPinnedAllocatorV2_t NvjpegMemory::pinned_allocator() {
-  return {&NvjpegMemory::pinned_malloc, &NvjpegMemory::pinned_free, this};
+  return {&NvjpegMemory::allocate<&NvjpegMemory::pinned_>,
+          &NvjpegMemory::free_into<&NvjpegMemory::pinned_>, this};
 }
 
 }  // namespace ffcv::torch_adapter::detail

@@ -68,10 +68,11 @@ class NvjpegMemory {
   bool give(Pool& pool, void* pointer, cudaStream_t stream);
   static void release(Pool& pool, Block& block);
 
-  static int device_malloc(void* context, void** pointer, std::size_t bytes, cudaStream_t stream);
-  static int device_free(void* context, void* pointer, std::size_t bytes, cudaStream_t stream);
-  static int pinned_malloc(void* context, void** pointer, std::size_t bytes, cudaStream_t stream);
-  static int pinned_free(void* context, void* pointer, std::size_t bytes, cudaStream_t stream);
+  // nvJPEG's callbacks (context: this object) for the pool `kPool` (device_ or pinned_).
+  template <Pool NvjpegMemory::*kPool>
+  static int allocate(void* context, void** pointer, std::size_t bytes, cudaStream_t stream);
+  template <Pool NvjpegMemory::*kPool>
+  static int free_into(void* context, void* pointer, std::size_t bytes, cudaStream_t stream);
 
   mutable std::mutex mutex_;
   Pool device_{false, {}, {}};
