@@ -62,7 +62,9 @@
 #                   --image-decode gpu` once on 8 cores, then cores_per_gpu.py at 8 cores with
 #                   data.image_decode = gpu and = cpu, ResNet-18 at 160 px and ResNet-50 at
 #                   224 px (OUT/gpu-decode-training-{gpu,cpu}-{rn18,rn50}.json), and ResNet-18
-#                   on the GPU path with 6 workers (...-gpu-rn18-w6.json)
+#                   on the GPU path with 6 workers (...-gpu-rn18-w6.json); where nsys is
+#                   installed, ResNet-18 on the GPU path under Nsight Systems, its CUDA API,
+#                   kernel and OS-runtime sums as CSV (OUT/nsys-rn18_*.csv)
 #   python          the Python package on the GPU: a venv of PY (its torch seen through
 #                   --system-site-packages) gets nanobind and scikit-build-core from --wheels DIR
 #                   (default .devdeps/wheels; fill it here with `.venv/bin/pip download --no-deps
@@ -414,6 +416,19 @@ stage_gpu_decode() {
   taskset -c 0-7 "$build/bin/ffcv" doctor "$beton" --device cuda --image-decode gpu \
     --image-decoder random_resized_crop --image-size 160 --flip --batch-size 512 --batches 30 ||
     failed=1
+  # Where the GPU path's time goes while ResNet-18 trains, where Nsight Systems is installed:
+  # the CUDA API calls and kernels, summed (small CSV files; the capture stays in WORK).
+  if command -v nsys >/dev/null; then
+    timeout 180 taskset -c 0-7 nsys profile --force-overwrite true --trace cuda,osrt --output \
+      "$work/gpu-decode-rn18" "$build/bin/ffcv_training_benchmark" \
+      recipes/imagenet_like/rn18_throughput.toml --set "data.train=$beton" \
+      --set "data.val=$beton" --set data.image_decode=gpu --resolutions 160 --iterations 30 \
+      --warmup 10 >/dev/null || failed=1
+    timeout 120 nsys stats --report cuda_api_sum,cuda_gpu_kern_sum,osrt_sum --format csv \
+      --output "$out/nsys-rn18" "$work/gpu-decode-rn18.nsys-rep" >/dev/null || failed=1
+  else
+    echo "no nsys on this machine: the GPU path is not profiled"
+  fi
   # Training at 8 cores on each path: ResNet-18 at 160 px and ResNet-50 at 224 px; ResNet-18 on
   # the GPU path also with 6 workers, leaving two cores to the preparing and training threads.
   local run path name resolution workers

@@ -141,6 +141,8 @@ int main(int argc, char** argv) try {
       "\"seconds\": %.4f, \"images_per_s\": %.1f, \"backend\": \"%s\", \"hardware_frames\": %llu, "
       "\"hybrid_frames\": %llu, \"host_frames\": %llu, \"pixel_records\": %llu, "
       "\"host_ms_per_batch\": %.3f, \"nvjpeg_host_ms_per_batch\": %.3f, "
+      "\"records_ms_per_batch\": %.3f, \"nvjpeg_hardware_ms_per_batch\": %.3f, "
+      "\"decoder_start_seconds\": %.3f, "
       "\"nvjpeg_allocations\": %llu, \"nvjpeg_reuses\": %llu, \"feed_loader_wait_ms\": %.3f, "
       "\"feed_stage_host_ms\": %.3f, \"feed_gpu_ms\": %.3f, \"feed_consumer_wait_ms\": %.3f, "
       "\"feed_bound\": \"%s\"}\n",
@@ -152,7 +154,9 @@ int main(int argc, char** argv) try {
       static_cast<unsigned long long>(counts.pixel_records),
       counts.batches > 0 ? 1e3 * counts.host_seconds / double(counts.batches) : 0.0,
       counts.batches > 0 ? 1e3 * counts.nvjpeg_host_seconds / double(counts.batches) : 0.0,
-      static_cast<unsigned long long>(counts.nvjpeg_allocations),
+      counts.batches > 0 ? 1e3 * counts.records_seconds / double(counts.batches) : 0.0,
+      counts.batches > 0 ? 1e3 * counts.nvjpeg_hardware_seconds / double(counts.batches) : 0.0,
+      counts.decoder_start_seconds, static_cast<unsigned long long>(counts.nvjpeg_allocations),
       static_cast<unsigned long long>(counts.nvjpeg_reuses), feed.loader_wait_ms(),
       feed.stage_host_ms(), feed.gpu_ms(), feed.consumer_wait_ms(),
       torch_adapter::feed_bound(feed, seconds).bottleneck.c_str());

@@ -66,6 +66,11 @@ std::string figures_json(const std::vector<EpochFigures>& epochs, const std::str
            ", \"batches\": " + std::to_string(counts.batches) +
            ", \"host_seconds\": " + json_number(counts.host_seconds, 4) +
            ", \"nvjpeg_host_seconds\": " + json_number(counts.nvjpeg_host_seconds, 4) +
+           ", \"records_seconds\": " + json_number(counts.records_seconds, 4) +
+           ", \"nvjpeg_headers_seconds\": " + json_number(counts.nvjpeg_headers_seconds, 4) +
+           ", \"nvjpeg_hardware_seconds\": " + json_number(counts.nvjpeg_hardware_seconds, 4) +
+           ", \"nvjpeg_hybrid_seconds\": " + json_number(counts.nvjpeg_hybrid_seconds, 4) +
+           ", \"decoder_start_seconds\": " + json_number(counts.decoder_start_seconds, 4) +
            ", \"nvjpeg_allocations\": " + std::to_string(counts.nvjpeg_allocations) +
            ", \"nvjpeg_reuses\": " + std::to_string(counts.nvjpeg_reuses) + "}";
   }
@@ -130,16 +135,20 @@ DeviceRun run_on_device(const Arguments& args, long long epochs, std::uint64_t m
 
 void print_decode_counts(const torch_adapter::GpuDecodeCounts& counts) {
   if (counts.backend.empty()) return;
+  const auto per_batch = [&](double seconds) {
+    return 1e3 * seconds / std::max<double>(1, double(counts.batches));
+  };
   std::printf(
       "GPU decode: %s; %llu JPEGs on the hardware engines, %llu on the hybrid backend, "
       "%llu on the host, %llu raw samples; decode_crops host time %.2f ms per batch "
-      "(%.2f in nvJPEG)\n",
+      "(%.2f reading the records, %.2f in nvJPEG: %.2f headers, %.2f hardware, %.2f hybrid)\n",
       counts.backend.c_str(), static_cast<unsigned long long>(counts.hardware_frames),
       static_cast<unsigned long long>(counts.hybrid_frames),
       static_cast<unsigned long long>(counts.host_frames),
-      static_cast<unsigned long long>(counts.pixel_records),
-      1e3 * counts.host_seconds / std::max<double>(1, double(counts.batches)),
-      1e3 * counts.nvjpeg_host_seconds / std::max<double>(1, double(counts.batches)));
+      static_cast<unsigned long long>(counts.pixel_records), per_batch(counts.host_seconds),
+      per_batch(counts.records_seconds), per_batch(counts.nvjpeg_host_seconds),
+      per_batch(counts.nvjpeg_headers_seconds), per_batch(counts.nvjpeg_hardware_seconds),
+      per_batch(counts.nvjpeg_hybrid_seconds));
 }
 
 std::string bound_json(const torch_adapter::FeedBound& bound) {

@@ -183,6 +183,9 @@ class DecodeCrops final : public DeviceOperation {
     counts_.hybrid_frames += outcome.hybrid_frames;
     counts_.host_frames += host_frames;
     counts_.nvjpeg_host_seconds += nvjpeg_seconds;
+    counts_.nvjpeg_headers_seconds += outcome.headers_seconds;
+    counts_.nvjpeg_hardware_seconds += outcome.hardware_seconds;
+    counts_.nvjpeg_hybrid_seconds += outcome.hybrid_seconds;
     counts_.decoder_start_seconds += decoder_seconds;
     counts_.host_seconds += started.seconds() - decoder_seconds;
     return out;

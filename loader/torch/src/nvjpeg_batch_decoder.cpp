@@ -6,6 +6,7 @@
 
 #include "ffcv/image/jpeg_codec.hpp"
 #include "ffcv/util/errors.hpp"
+#include "ffcv/util/stopwatch.hpp"
 
 namespace ffcv::torch_adapter::detail {
 namespace {
@@ -219,6 +220,7 @@ NvjpegBatchDecoder::Outcome NvjpegBatchDecoder::decode(std::span<const JpegFrame
   last_stream_ = stream;
   memory_.set_stream(stream);
   Outcome outcome;
+  const Stopwatch headers;
   std::vector<std::size_t> on_hardware, on_hybrid;
   for (std::size_t i = 0; i < frames.size(); ++i) {
     // nvJPEG writes the frame it reads into a slice sized from the record: the two readings of
@@ -244,17 +246,22 @@ NvjpegBatchDecoder::Outcome NvjpegBatchDecoder::decode(std::span<const JpegFrame
                          subsampling != NVJPEG_CSS_410V && subsampling != NVJPEG_CSS_UNKNOWN;
     (engines ? on_hardware : on_hybrid).push_back(i);
   }
+  outcome.headers_seconds = headers.seconds();
   std::string reason;
+  const Stopwatch hardware;
   if (hardware_ != nullptr && !decode_batched(*hardware_, frames, on_hardware, stream, reason)) {
     on_hybrid.insert(on_hybrid.end(), on_hardware.begin(), on_hardware.end());
     on_hardware.clear();
   }
+  outcome.hardware_seconds = hardware.seconds();
   outcome.hardware_frames = on_hardware.size();
+  const Stopwatch hybrid;
   // The hybrid backend decodes Huffman codes on the GPU only for batches of more than 50 files;
   // fewer go one at a time, which needs no new batch initialisation.
   if (on_hybrid.size() > kHybridBatchMin &&
       decode_batched(hybrid_instance_, frames, on_hybrid, stream, reason)) {
     outcome.hybrid_frames = on_hybrid.size();
+    outcome.hybrid_seconds = hybrid.seconds();
     return outcome;
   }
   // One frame at a time, so that a bad file fails alone.
@@ -269,6 +276,7 @@ NvjpegBatchDecoder::Outcome NvjpegBatchDecoder::decode(std::span<const JpegFrame
       outcome.failed.emplace_back(p, nvjpeg_status_text(status));
     }
   }
+  outcome.hybrid_seconds = hybrid.seconds();
   return outcome;
 }
 

@@ -55,6 +55,11 @@ struct GpuDecodeCounts {
   double nvjpeg_host_seconds = 0;
   double records_seconds = 0;
   double decoder_start_seconds = 0;
+  // Of nvjpeg_host_seconds: reading every header again, the hardware backend's calls (they
+  // wait for the engines), the hybrid backend's.
+  double nvjpeg_headers_seconds = 0;
+  double nvjpeg_hardware_seconds = 0;
+  double nvjpeg_hybrid_seconds = 0;
   // nvJPEG's memory requests of the decoder the step holds (a pooled one: since it started),
   // served by CUDA and from the decoder's cache. Once batches repeat, CUDA is asked nothing.
   std::uint64_t nvjpeg_allocations = 0;
