@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <mutex>
 #include <set>
 
 #include "ffcv/fields/bytes_fields.hpp"
@@ -237,4 +238,59 @@ TEST_CASE("shuffle_indices stores a seeded permutation of the source's samples",
   CHECK(classes.size() >= 8);
   CHECK(rows("b.beton", true, 1) == shuffled);  // the seed decides
   CHECK(rows("c.beton", true, 2) != shuffled);
+}
+
+namespace {
+
+// Records each prefetch() and load(), in one sequence, to check that every sample's reads are
+// started once, ahead of its load.
+class PrefetchRecorder final : public SampleSource {
+ public:
+  explicit PrefetchRecorder(std::uint64_t size) : size_(size) {}
+  std::uint64_t size() const override { return size_; }
+  std::vector<FieldValue> load(std::uint64_t index) const override {
+    const std::lock_guard lock(mutex_);
+    loaded_at_[index] = ++clock_;
+    return {static_cast<std::int64_t>(index)};
+  }
+  void prefetch(std::uint64_t index) const override {
+    const std::lock_guard lock(mutex_);
+    prefetched_at_[index].push_back(++clock_);  // (an index out of range shows in the count)
+  }
+  std::map<std::uint64_t, std::vector<std::uint64_t>> prefetched() const { return prefetched_at_; }
+  std::map<std::uint64_t, std::uint64_t> loaded() const { return loaded_at_; }
+
+ private:
+  std::uint64_t size_;
+  mutable std::mutex mutex_;
+  mutable std::uint64_t clock_ = 0;
+  mutable std::map<std::uint64_t, std::vector<std::uint64_t>> prefetched_at_;
+  mutable std::map<std::uint64_t, std::uint64_t> loaded_at_;
+};
+
+}  // namespace
+
+TEST_CASE("the writer starts each sample's reads once, ahead of its load", "[writer]") {
+  for (const bool shuffled : {false, true}) {
+    for (const int workers : {1, 3}) {
+      INFO("shuffle_indices " << shuffled << ", " << workers << " workers");
+      TempDir dir;
+      const std::uint64_t count = 3 * SampleSource::kReadAhead + 5;
+      PrefetchRecorder source(count);
+      WriterOptions options;
+      options.num_workers = workers;
+      options.shuffle_indices = shuffled;
+      DatasetWriter(dir.file("prefetch.beton"), {{"label", std::make_shared<IntField>()}}, options)
+          .write(source);
+      const auto prefetched = source.prefetched();
+      const auto loaded = source.loaded();
+      REQUIRE(loaded.size() == count);
+      REQUIRE(prefetched.size() == count);  // every sample, in the source's own numbering
+      for (const auto& [index, times] : prefetched) {
+        INFO("sample " << index);
+        CHECK(times.size() == 1);
+        CHECK(times.front() < loaded.at(index));
+      }
+    }
+  }
 }

@@ -88,6 +88,8 @@ std::vector<NamedField> CocoSource::fields() const {
   return fields;
 }
 
+void CocoSource::prefetch(std::uint64_t index) const { start_reading(describe(index)); }
+
 std::vector<FieldValue> CocoSource::load(std::uint64_t index) const {
   const CocoImage& entry = annotations_.images[index];
   FieldValue image = read_image_value(describe(index));

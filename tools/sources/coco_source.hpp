@@ -41,6 +41,7 @@ class CocoSource final : public SampleSource {
   std::uint64_t size() const override { return annotations_.images.size(); }
   std::vector<FieldValue> load(std::uint64_t index) const override;
   std::string describe(std::uint64_t index) const override;
+  void prefetch(std::uint64_t index) const override;
   // The fields of the samples, the image field given to the constructor first.
   std::vector<NamedField> fields() const;
 

@@ -1,5 +1,8 @@
 #include "image_file.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <set>
@@ -65,6 +68,13 @@ FieldValue image_value(std::vector<std::uint8_t> bytes, const std::string& name)
     throw EncodeError("cannot decode image file '" + name + "' (" + what + ", " +
                       image_format_name(format) + "): " + error.what());
   }
+}
+
+void start_reading(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return;
+  (void)::posix_fadvise(fd, 0, 0, POSIX_FADV_WILLNEED);
+  ::close(fd);
 }
 
 FieldValue read_image_value(const std::string& path) {

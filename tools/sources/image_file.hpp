@@ -19,6 +19,10 @@ namespace ffcv::tools {
 // Throws EncodeError naming the file.
 FieldValue read_image_value(const std::string& path);
 
+// Asks the kernel to start reading `path` into the page cache (posix_fadvise WILLNEED), for a
+// source's prefetch(); a file that cannot be opened is left for the read to report.
+void start_reading(const std::string& path);
+
 // The file name's last extension, lower-cased (".jpg" of "a/B.JPG"; "" without one).
 std::string lowercase_extension(const std::string& path);
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "ffcv/dataset_writer.hpp"
+#include "image_file.hpp"
 
 namespace ffcv::tools {
 
@@ -22,6 +23,7 @@ class ImageFolderSource final : public SampleSource {
   std::uint64_t size() const override { return files_.size(); }
   std::vector<FieldValue> load(std::uint64_t index) const override;
   std::string describe(std::uint64_t index) const override { return files_[index]; }
+  void prefetch(std::uint64_t index) const override { start_reading(files_[index]); }
 
   const std::vector<std::string>& class_names() const { return classes_; }
   const std::vector<std::string>& files() const { return files_; }

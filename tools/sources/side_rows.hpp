@@ -57,6 +57,7 @@ class WithSideRows final : public SampleSource {
   std::uint64_t size() const override { return source_.size(); }
   std::vector<FieldValue> load(std::uint64_t index) const override;
   std::string describe(std::uint64_t index) const override { return source_.describe(index); }
+  void prefetch(std::uint64_t index) const override { source_.prefetch(index); }
   // `fields` (the source's) with the side fields after them.
   std::vector<NamedField> fields(std::vector<NamedField> fields) const;
 

@@ -32,6 +32,12 @@ class SampleSource {
   virtual std::vector<FieldValue> load(std::uint64_t index) const = 0;
   // Where sample `index` comes from, for error messages (e.g. a source file path).
   virtual std::string describe(std::uint64_t index) const;
+  // A hint that load(index) comes soon: a source that reads files may start reading that
+  // sample's now (the writer gives it kReadAhead samples ahead of those it encodes), so that
+  // reads from slow or cold storage overlap the encoding. Cheap, never throws, may do nothing
+  // (the default); load() reports whatever is wrong with the file.
+  virtual void prefetch(std::uint64_t index) const;
+  static constexpr std::uint64_t kReadAhead = 64;
 };
 
 struct WriterOptions {

@@ -77,6 +77,7 @@ class PermutedSource final : public SampleSource {
   std::string describe(std::uint64_t index) const override {
     return inner_.describe(order_[index]);
   }
+  void prefetch(std::uint64_t index) const override { inner_.prefetch(order_[index]); }
 
  private:
   const SampleSource& inner_;
@@ -177,6 +178,11 @@ class EncodeWindow {
 void encode_claimed(EncodeWindow& window, const std::vector<NamedField>& fields,
                     const MetadataLayout& layout, const SampleSource& source, std::uint64_t seed) {
   while (const std::optional<std::uint64_t> index = window.claim()) {
+    // The sample kReadAhead places on starts its reads now (the first ones are started before
+    // the workers).
+    if (*index + SampleSource::kReadAhead < source.size()) {
+      source.prefetch(*index + SampleSource::kReadAhead);
+    }
     EncodedSample result;
     try {
       encode_sample(fields, layout, source, *index, seed, result);
@@ -283,6 +289,8 @@ std::string SampleSource::describe(std::uint64_t index) const {
   return "sample " + std::to_string(index);
 }
 
+void SampleSource::prefetch(std::uint64_t) const {}
+
 DatasetWriter::DatasetWriter(std::string path, std::vector<NamedField> fields,
                              WriterOptions options)
     : path_(std::move(path)), fields_(std::move(fields)), options_(std::move(options)) {
@@ -317,6 +325,9 @@ WriteSummary DatasetWriter::write_rows(const SampleSource& source) {
     window.stop();
     threads.join();
   };
+  for (std::uint64_t i = 0; i < std::min(num_samples, SampleSource::kReadAhead); ++i) {
+    source.prefetch(i);
+  }
   try {
     threads.start(num_workers,
                   [&](int) { encode_claimed(window, fields_, layout, source, options_.seed); });
