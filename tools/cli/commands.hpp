@@ -33,6 +33,14 @@ inline constexpr const char* kDeviceBenchEntry = "--bench-on-device";
 Arguments doctor_arguments();
 inline constexpr const char* kDeviceDoctorEntry = "--doctor-on-device";
 inline constexpr std::uint64_t kFewDoctorBatches = 10;
+// The doctor's output, on the CPU or the device: the warning that heads the advice after fewer
+// than kFewDoctorBatches batches ("" after enough); the diagnosis as one JSON object (with
+// "measurement" when given); the diagnosis and its advice as lines of text.
+std::string few_batches_warning(std::uint64_t batches);
+std::string diagnosis_json(const std::string& bottleneck, const std::string& summary,
+                           const std::vector<std::string>& advice,
+                           const std::string& measurement = "");
+void print_diagnosis(const std::string& summary, const std::vector<std::string>& advice);
 Arguments write_command_arguments();
 void check_write_command_options(const Arguments& args);
 

@@ -44,8 +44,10 @@ std::vector<torch_adapter::DeviceStage> device_stages(
   return stages;
 }
 
+// The run's figures as one JSON object; `more` (", \"key\": value" pairs) goes in last.
 std::string figures_json(const std::vector<EpochFigures>& epochs, const std::string& decode_mode,
-                         const torch_adapter::GpuDecodeCounts& counts) {
+                         const torch_adapter::GpuDecodeCounts& counts,
+                         const std::string& more = "") {
   std::string out =
       "{\"device\": \"cuda\", \"image_decode\": " + json_quote(decode_mode) + ", \"epochs\": [";
   for (std::size_t i = 0; i < epochs.size(); ++i) {
@@ -74,7 +76,11 @@ std::string figures_json(const std::vector<EpochFigures>& epochs, const std::str
            ", \"nvjpeg_allocations\": " + std::to_string(counts.nvjpeg_allocations) +
            ", \"nvjpeg_reuses\": " + std::to_string(counts.nvjpeg_reuses) + "}";
   }
-  return out + "}";
+  return out + more + "}";
+}
+
+std::string bound_json(const torch_adapter::FeedBound& bound, const std::string& measurement = "") {
+  return diagnosis_json(bound.bottleneck, bound.summary, bound.advice, measurement);
 }
 
 // The epochs of a device run: the loader's batches taken as a training loop takes them.
@@ -151,15 +157,6 @@ void print_decode_counts(const torch_adapter::GpuDecodeCounts& counts) {
       per_batch(counts.nvjpeg_hybrid_seconds));
 }
 
-std::string bound_json(const torch_adapter::FeedBound& bound) {
-  std::string advice;
-  for (const std::string& line : bound.advice) {
-    advice += (advice.empty() ? "" : ", ") + json_quote(line);
-  }
-  return "{\"bottleneck\": " + json_quote(bound.bottleneck) +
-         ", \"summary\": " + json_quote(bound.summary) + ", \"advice\": [" + advice + "]}";
-}
-
 // The doctor diagnoses the steady state: nvJPEG's start is left to an untimed epoch.
 constexpr std::uint64_t kDoctorWarmupBatches = 5;
 
@@ -174,9 +171,9 @@ int device_bench_command(const std::vector<std::string>& argv) {
       args, args.get_int("epochs"), static_cast<std::uint64_t>(args.get_int("max-batches")), !json);
   const torch_adapter::FeedBound bound = torch_adapter::feed_bound(run.feed, run.seconds);
   if (json) {
-    std::string out = figures_json(run.epochs, args.get("image-decode"), run.counts);
-    out.pop_back();  // the closing brace
-    std::printf("%s, \"feed\": %s}\n", out.c_str(), bound_json(bound).c_str());
+    std::printf("%s\n", figures_json(run.epochs, args.get("image-decode"), run.counts,
+                                     ", \"feed\": " + bound_json(bound))
+                            .c_str());
     return 0;
   }
   print_decode_counts(run.counts);
@@ -193,22 +190,17 @@ int device_doctor_command(const std::vector<std::string>& argv) {
                                       !json, kDoctorWarmupBatches);
   torch_adapter::FeedBound bound = torch_adapter::feed_bound(run.feed, run.seconds);
   const std::uint64_t batches = run.epochs.empty() ? 0 : run.epochs.front().batches;
-  if (batches < kFewDoctorBatches) {
-    bound.advice.insert(bound.advice.begin(),
-                        "only " + std::to_string(batches) +
-                            " batches were measured, too few for a reliable diagnosis: use more "
-                            "--batches, a larger file or a smaller --batch-size");
+  if (const std::string warning = few_batches_warning(batches); !warning.empty()) {
+    bound.advice.insert(bound.advice.begin(), warning);
   }
   if (json) {
-    std::string out = bound_json(bound);
-    out.pop_back();
-    std::printf("%s, \"measurement\": %s}\n", out.c_str(),
-                figures_json(run.epochs, args.get("image-decode"), run.counts).c_str());
+    std::printf(
+        "%s\n",
+        bound_json(bound, figures_json(run.epochs, args.get("image-decode"), run.counts)).c_str());
     return 0;
   }
   print_decode_counts(run.counts);
-  std::printf("\ndiagnosis: %s\n", bound.summary.c_str());
-  for (const std::string& line : bound.advice) std::printf("  - %s\n", line.c_str());
+  print_diagnosis(bound.summary, bound.advice);
   return 0;
 }
 

@@ -17,9 +17,6 @@
 namespace ffcv::tools {
 namespace {
 
-// Fewer measured batches than this make a diagnosis a guess; the report says so.
-constexpr std::uint64_t kFewBatches = kFewDoctorBatches;
-
 struct Diagnosis {
   std::string bottleneck;  // "consumer", "storage", "cpu", "workers"
   std::string summary;
@@ -139,12 +136,8 @@ Diagnosis diagnose(const Loader& loader, const EpochMeasurement& m, double step_
   } else {
     d = workers_underused(consumer_waiting, busy);
   }
-  if (m.batches < kFewBatches) {
-    d.advice.insert(d.advice.begin(),
-                    "only " + std::to_string(m.batches) + " batch" +
-                        (m.batches == 1 ? " was" : "es were") +
-                        " measured, too few for a reliable diagnosis: use more --batches, a "
-                        "larger file or a smaller --batch-size");
+  if (const std::string warning = few_batches_warning(m.batches); !warning.empty()) {
+    d.advice.insert(d.advice.begin(), warning);
   }
   return d;
 }
@@ -189,18 +182,36 @@ int doctor_command(const CommandArgs& argv) {
                 !args.get_flag("json"), step_seconds);
   const Diagnosis d = diagnose(loader, m, step_seconds);
   if (args.get_flag("json")) {
-    std::string advice;
-    for (const std::string& line : d.advice)
-      advice += (advice.empty() ? "" : ", ") + json_quote(line);
-    std::printf("{\"bottleneck\": %s, \"summary\": %s, \"advice\": [%s], \"measurement\": %s}\n",
-                json_quote(d.bottleneck).c_str(), json_quote(d.summary).c_str(), advice.c_str(),
-                measurements_json(loader, {m}, 0).c_str());
+    std::printf("%s\n",
+                diagnosis_json(d.bottleneck, d.summary, d.advice, measurements_json(loader, {m}, 0))
+                    .c_str());
     return 0;
   }
   std::fputs(measurements_text(loader, {m}, 0).c_str(), stdout);
-  std::printf("\ndiagnosis: %s\n", d.summary.c_str());
-  for (const std::string& line : d.advice) std::printf("  - %s\n", line.c_str());
+  print_diagnosis(d.summary, d.advice);
   return 0;
+}
+
+std::string few_batches_warning(std::uint64_t batches) {
+  if (batches >= kFewDoctorBatches) return "";
+  return "only " + std::to_string(batches) + " batch" + (batches == 1 ? " was" : "es were") +
+         " measured, too few for a reliable diagnosis: use more --batches, a larger file or a "
+         "smaller --batch-size";
+}
+
+std::string diagnosis_json(const std::string& bottleneck, const std::string& summary,
+                           const std::vector<std::string>& advice, const std::string& measurement) {
+  std::string lines;
+  for (const std::string& line : advice) lines += (lines.empty() ? "" : ", ") + json_quote(line);
+  std::string out = "{\"bottleneck\": " + json_quote(bottleneck) +
+                    ", \"summary\": " + json_quote(summary) + ", \"advice\": [" + lines + "]";
+  if (!measurement.empty()) out += ", \"measurement\": " + measurement;
+  return out + "}";
+}
+
+void print_diagnosis(const std::string& summary, const std::vector<std::string>& advice) {
+  std::printf("\ndiagnosis: %s\n", summary.c_str());
+  for (const std::string& line : advice) std::printf("  - %s\n", line.c_str());
 }
 
 }  // namespace ffcv::tools

@@ -81,19 +81,14 @@ DeviceTransfer::DeviceTransfer(EpochIterator epoch, int device, std::vector<Devi
   // Pin the device down (-1 meant the current one), so that next() waits on the consumer
   // stream of this device even if the caller switches devices later.
   device_ = streams_->streams.front().device_index();
-  timings_.preparers = threaded_ ? kPreparingThreads : 1;
+  timings_.preparers = static_cast<int>(streams_->streams.size());
   if (threaded_) {
     using Preparers = OrderedPreparers<Batch, std::unique_ptr<InFlight>>;
     preparers_ = std::make_unique<Preparers>(
         streams_->streams.size(), std::uint64_t{kPreparingThreads},
-        Preparers::Steps{[this]() -> std::optional<Batch> {
+        Preparers::Steps{[this] {
                            c10::cuda::set_device(static_cast<c10::DeviceIndex>(device_));
-                           keep_one_copying();
-                           const Stopwatch loader_wait;
-                           std::optional<Batch> batch = epoch_.next();
-                           const std::lock_guard lock(mutex_);
-                           timings_.loader_wait_seconds += loader_wait.seconds();
-                           return batch;
+                           return take_next();
                          },
                          [this](Batch batch, std::size_t thread) {
                            c10::cuda::set_device(static_cast<c10::DeviceIndex>(device_));
@@ -185,14 +180,17 @@ TransferTimings DeviceTransfer::timings() const {
   return timings_;
 }
 
-void DeviceTransfer::start_next() {
+std::optional<Batch> DeviceTransfer::take_next() {
   keep_one_copying();
   const Stopwatch loader_wait;
   std::optional<Batch> batch = epoch_.next();
-  {
-    const std::lock_guard lock(mutex_);
-    timings_.loader_wait_seconds += loader_wait.seconds();
-  }
+  const std::lock_guard lock(mutex_);
+  timings_.loader_wait_seconds += loader_wait.seconds();
+  return batch;
+}
+
+void DeviceTransfer::start_next() {
+  std::optional<Batch> batch = take_next();
   ahead_ = batch ? enqueue(std::move(*batch), 0) : nullptr;
   ended_ = ahead_ == nullptr;
 }

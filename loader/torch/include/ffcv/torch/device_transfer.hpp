@@ -76,6 +76,8 @@ class DeviceTransfer {
   struct InFlight;
   // Gives back the host slots of handed-out batches but the newest, waiting for their copies.
   void keep_one_copying();
+  // That, then the loader's next batch (nullopt at the end), its wait counted.
+  std::optional<Batch> take_next();
   // Enqueues the copy and stages of `batch` on copy stream `stream_index`.
   std::unique_ptr<InFlight> enqueue(Batch batch, std::size_t stream_index);
   void start_next();
