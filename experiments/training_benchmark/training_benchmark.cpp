@@ -156,6 +156,10 @@ int main(int argc, char** argv) {
   try {
     if (!args.parse(std::vector<std::string>(argv + 1, argv + argc))) return 0;
     const Recipe recipe = load_recipe(args.get("RECIPE"), args.get_all("set"));
+    if (args.get("step-stream") != "default" && args.get("step-stream") != "pool") {
+      throw tools::UsageError("--step-stream takes default or pool, not '" +
+                              args.get("step-stream") + "'");
+    }
     std::vector<int> resolutions;
     std::stringstream list(args.get("resolutions"));
     for (std::string item; std::getline(list, item, ',');) resolutions.push_back(std::stoi(item));
