@@ -158,6 +158,15 @@ la_int64_t seek_range(archive*, void* input, la_int64_t offset, int whence) {
   return target;
 }
 
+// Opens `reader` on `range` (which must outlive it) through the callbacks above.
+int open_by_position(archive* reader, NestedRange& range) {
+  archive_read_set_callback_data(reader, &range);
+  archive_read_set_read_callback(reader, &read_range);
+  archive_read_set_skip_callback(reader, &skip_range);
+  archive_read_set_seek_callback(reader, &seek_range);
+  return archive_read_open1(reader);
+}
+
 // The open file of an archive being walked, for nested tars read by position; fd -1 when the
 // archive is compressed (its bytes have no positions to seek to) or no regular file.
 struct PlainFile {
@@ -215,11 +224,7 @@ struct Walk {
     if (start < 0) return false;
     NestedRange range{plain_fd, static_cast<std::uint64_t>(start), size};
     ArchivePtr inner = new_reader();
-    archive_read_set_callback_data(inner.get(), &range);
-    archive_read_set_read_callback(inner.get(), &read_range);
-    archive_read_set_skip_callback(inner.get(), &skip_range);
-    archive_read_set_seek_callback(inner.get(), &seek_range);
-    if (archive_read_open1(inner.get()) != ARCHIVE_OK) return false;
+    if (open_by_position(inner.get(), range) != ARCHIVE_OK) return false;
     members(inner.get(), name + ": " + path, path + "/", stem_of_tar(path));
     return true;
   }
@@ -270,11 +275,7 @@ void walk_archives(const std::vector<std::string>& archives, const MemberVisitor
       // for ImageNet's 1,000 class tars in blocks of 1 MiB).
       whole.emplace(NestedRange{plain.fd, 0, static_cast<std::uint64_t>(file.st_size)});
       reader = new_reader();
-      archive_read_set_callback_data(reader.get(), &*whole);
-      archive_read_set_read_callback(reader.get(), &read_range);
-      archive_read_set_skip_callback(reader.get(), &skip_range);
-      archive_read_set_seek_callback(reader.get(), &seek_range);
-      if (archive_read_open1(reader.get()) != ARCHIVE_OK) {
+      if (open_by_position(reader.get(), *whole) != ARCHIVE_OK) {
         throw ConfigError(archives[i] + ": " + archive_error_string(reader.get()));
       }
     } else {
