@@ -95,6 +95,11 @@ struct DeviceRun {
 // second the first time in a process) and fills the pools before the measured epochs.
 DeviceRun run_on_device(const Arguments& args, long long epochs, std::uint64_t max_batches,
                         bool print, std::uint64_t warmup_batches = 0) {
+#ifndef FFCV_WITH_CUDA
+  // DeviceTransfer is built with CUDA only (loader/CMakeLists.txt).
+  (void)args, (void)epochs, (void)max_batches, (void)print, (void)warmup_batches;
+  throw Error("--device cuda: this build has no CUDA (configured with FFCV_WITH_CUDA=OFF)");
+#else
   if (!torch::cuda::is_available()) throw Error("--device cuda: no CUDA device is visible");
   const bool gpu_decode = args.get("image-decode") == "gpu";
   LoaderOptions options = loader_options(args);
@@ -137,6 +142,7 @@ DeviceRun run_on_device(const Arguments& args, long long epochs, std::uint64_t m
   for (long long e = 0; e < epochs; ++e) one_epoch(first + std::uint64_t(e), max_batches, true);
   if (decode) run.counts = torch_adapter::gpu_decode_counts(*decode);
   return run;
+#endif
 }
 
 void print_decode_counts(const torch_adapter::GpuDecodeCounts& counts) {
