@@ -12,12 +12,20 @@
 // The bytes a write stores cannot be skipped either: the limit with them also takes our stored
 // payloads through what any writer must do with them at the least, each copied once into an
 // aligned 8 MiB page (CPU, shared by the cores) and the pages written to a file in OUT_DIR past
-// the page cache and flushed (the disk's time, beside the CPU's):
-//   limit with the bytes = images / max(encode on THREADS + copy / THREADS, page writes).
+// the page cache and flushed. The writes take the disk's time, beside the CPU's, and CPU time
+// too: the system calls, and on a virtual machine the guest's block-device work that completes
+// them (kernel workers, not this process), measured as the whole machine's busy time from
+// /proc/stat while the pages are written:
+//   limit with the bytes = images / max(encode on THREADS + (copy + writes' CPU) / THREADS,
+//                                       page writes).
+// A disk's speed changes over a minute (cloud disks throttle sustained writes), so a benchmark
+// measures the page writes again beside each run of the writer (--pages) and pairs them.
 //
 // Usage: ffcv_write_limit DIR MODE MAX_RESOLUTION QUALITY COMPRESS_PROBABILITY THREADS OUT_DIR
+//        ffcv_write_limit --pages BYTES OUT_DIR
 // Prints one JSON object: images/s on one thread and on THREADS, for our work and FFCV's, and
-// the limit with the bytes.
+// the limit with the bytes; or, with --pages, the time and machine CPU time of writing BYTES
+// in 8 MiB pages.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -27,9 +35,12 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <new>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <unistd.h>
 
 #include "ffcv/fields/rgb_image_field.hpp"
 #include "ffcv/image/jpeg_codec.hpp"
@@ -133,51 +144,115 @@ std::string agreement_json(const std::vector<std::vector<std::uint8_t>>& files, 
          ", \"largest_difference\": " + std::to_string(largest) + "}";
 }
 
-struct BytesCost {
-  std::uint64_t bytes = 0;
-  double copy_seconds = 0;
-  double write_seconds = 0;
+constexpr std::size_t kPage = 8 << 20;
+
+// The whole machine's busy CPU seconds so far (user, nice, system, irq and softirq time of
+// /proc/stat's first line); 0 where there is no /proc/stat.
+double machine_busy_seconds() {
+  std::ifstream stat("/proc/stat");
+  std::string cpu;
+  unsigned long long user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0;
+  if (!(stat >> cpu >> user >> nice >> system >> idle >> iowait >> irq >> softirq)) return 0;
+  return static_cast<double>(user + nice + system + irq + softirq) /
+         static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+struct PageWrites {
+  std::size_t pages = 0;
+  double seconds = 0;      // wall time, until the file is flushed
+  double cpu_seconds = 0;  // the machine's busy time meanwhile
 };
 
-// Copies every payload into a reused aligned page (the copy's time), and writes as many full
-// pages to a file in `out_dir`, flushed to disk (the writes' time).
-BytesCost bytes_cost(const std::vector<std::vector<std::uint8_t>>& payloads,
-                     const std::string& out_dir) {
-  constexpr std::size_t kPage = 8 << 20;
-  auto* page =
-      static_cast<std::uint8_t*>(std::aligned_alloc(ffcv::AtomicFile::kBlockAlignment, kPage));
-  BytesCost cost;
-  std::size_t used = 0, pages = 1;
-  auto start = std::chrono::steady_clock::now();
-  for (const auto& payload : payloads) {
-    if (used + payload.size() > kPage) used = 0, ++pages;
-    std::memcpy(page + used, payload.data(), std::min(payload.size(), kPage));
-    used += std::min(payload.size(), kPage);
-    cost.bytes += payload.size();
-  }
-  cost.copy_seconds = seconds_since(start);
-  start = std::chrono::steady_clock::now();
+// Writes `pages` copies of `page` (kPage bytes, block-aligned) to a file in `out_dir` as the
+// writer writes its pages (AtomicFile::write_blocks_at), flushed; the file is removed after.
+PageWrites write_pages(const std::uint8_t* page, std::size_t pages, const std::string& out_dir) {
+  PageWrites writes;
+  writes.pages = pages;
+  const double busy = machine_busy_seconds();
+  const auto start = std::chrono::steady_clock::now();
   {
     ffcv::AtomicFile file(out_dir + "/write-limit-pages.bin");
     for (std::size_t p = 0; p < pages; ++p) file.write_blocks_at(p * kPage, page, kPage);
     file.commit();
   }
-  cost.write_seconds = seconds_since(start);
+  writes.seconds = seconds_since(start);
+  writes.cpu_seconds = std::max(0.0, machine_busy_seconds() - busy);
   std::filesystem::remove(out_dir + "/write-limit-pages.bin");
-  std::free(page);
+  return writes;
+}
+
+struct AlignedPage {
+  AlignedPage()
+      : data(static_cast<std::uint8_t*>(
+            std::aligned_alloc(ffcv::AtomicFile::kBlockAlignment, kPage))) {
+    if (data == nullptr) throw std::bad_alloc();
+    // Bytes no storage layer can compress or deduplicate, as image payloads are.
+    std::uint64_t state = 0x9e3779b97f4a7c15ULL;
+    for (std::size_t i = 0; i + 8 <= kPage; i += 8) {
+      state ^= state << 13, state ^= state >> 7, state ^= state << 17;
+      std::memcpy(data + i, &state, 8);
+    }
+  }
+  ~AlignedPage() { std::free(data); }
+  AlignedPage(const AlignedPage&) = delete;
+  AlignedPage& operator=(const AlignedPage&) = delete;
+  std::uint8_t* data;
+};
+
+struct BytesCost {
+  std::uint64_t bytes = 0;
+  double copy_seconds = 0;
+  PageWrites writes;
+};
+
+// Copies every payload into a reused aligned page (the copy's time), and writes as many full
+// pages to a file in `out_dir`, flushed to disk (the writes' time and CPU).
+BytesCost bytes_cost(const std::vector<std::vector<std::uint8_t>>& payloads,
+                     const std::string& out_dir) {
+  const AlignedPage page;
+  BytesCost cost;
+  std::size_t used = 0, pages = 1;
+  const auto start = std::chrono::steady_clock::now();
+  for (const auto& payload : payloads) {
+    if (used + payload.size() > kPage) used = 0, ++pages;
+    std::memcpy(page.data + used, payload.data(), std::min(payload.size(), kPage));
+    used += std::min(payload.size(), kPage);
+    cost.bytes += payload.size();
+  }
+  cost.copy_seconds = seconds_since(start);
+  cost.writes = write_pages(page.data, pages, out_dir);
   return cost;
+}
+
+std::string page_writes_json(const PageWrites& writes) {
+  return "\"pages\": " + std::to_string(writes.pages) +
+         ", \"page_write_seconds\": " + ffcv::json_number(writes.seconds, 4) +
+         ", \"page_write_cpu_seconds\": " + ffcv::json_number(writes.cpu_seconds, 4);
+}
+
+// --pages BYTES OUT_DIR: the page writes alone, for BYTES of payloads.
+int pages_only(const std::string& bytes_text, const std::string& out_dir) {
+  const std::uint64_t bytes = std::stoull(bytes_text);
+  const AlignedPage page;
+  const PageWrites writes =
+      write_pages(page.data, std::max<std::uint64_t>(1, (bytes + kPage - 1) / kPage), out_dir);
+  std::printf("{\"bytes\": %llu, %s}\n", static_cast<unsigned long long>(bytes),
+              page_writes_json(writes).c_str());
+  return 0;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 8) {
+  const bool pages = argc == 4 && std::string(argv[1]) == "--pages";
+  if (argc < 8 && !pages) {
     std::fprintf(stderr,
                  "usage: ffcv_write_limit DIR MODE MAX_RESOLUTION QUALITY COMPRESS_PROB "
-                 "THREADS OUT_DIR\n");
+                 "THREADS OUT_DIR\n       ffcv_write_limit --pages BYTES OUT_DIR\n");
     return 2;
   }
   try {
+    if (pages) return pages_only(argv[2], argv[3]);
     const auto files = read_jpegs(argv[1]);
     ffcv::RgbImageOptions options;
     options.write_mode = ffcv::parse_image_write_mode(argv[2]);
@@ -190,7 +265,8 @@ int main(int argc, char** argv) {
     const double ours_threads = encode_on_threads(files, options, threads);
     const BytesCost cost = bytes_cost(ours.stored, argv[7]);
     const double with_bytes =
-        std::max(ours_threads + cost.copy_seconds / threads, cost.write_seconds);
+        std::max(ours_threads + (cost.copy_seconds + cost.writes.cpu_seconds) / threads,
+                 cost.writes.seconds);
     options.same_as_ffcv = true;
     const Pass ffcv_work = encode_all(files, options, raw);
     if (!raw) ours.stored.clear();
@@ -199,12 +275,12 @@ int main(int argc, char** argv) {
     std::printf(
         "{\"images\": %zu, \"threads\": %d, \"ours_images_per_s\": %.1f, "
         "\"ours_threads_images_per_s\": %.1f, \"ffcv_work_images_per_s\": %.1f, "
-        "\"ffcv_work_threads_images_per_s\": %.1f, \"stored_bytes\": %llu, "
-        "\"copy_seconds\": %.4f, \"page_write_seconds\": %.4f, "
+        "\"ffcv_work_threads_images_per_s\": %.1f, \"encode_threads_seconds\": %.4f, "
+        "\"stored_bytes\": %llu, \"copy_seconds\": %.4f, %s, "
         "\"with_bytes_images_per_s\": %.1f, \"agreement\": %s}\n",
         files.size(), threads, n / ours.seconds, n / ours_threads, n / ffcv_work.seconds,
-        n / ffcv_threads, static_cast<unsigned long long>(cost.bytes), cost.copy_seconds,
-        cost.write_seconds, n / with_bytes,
+        n / ffcv_threads, ours_threads, static_cast<unsigned long long>(cost.bytes),
+        cost.copy_seconds, page_writes_json(cost.writes).c_str(), n / with_bytes,
         raw ? agreement_json(files, ours, ffcv_work).c_str() : "null");
     return 0;
   } catch (const std::exception& error) {

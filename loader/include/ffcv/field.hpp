@@ -18,6 +18,7 @@
 #include "ffcv/format/format.hpp"
 #include "ffcv/format/value.hpp"
 #include "ffcv/payload_reader.hpp"
+#include "ffcv/util/byte_buffer_pool.hpp"
 
 namespace ffcv {
 
@@ -37,6 +38,9 @@ struct EncodeContext {
   // Where an encoder adds the time its stages take and what it did (encode_tally.hpp); null
   // when nobody counts.
   EncodeTally* tally = nullptr;
+  // Where an encoder takes its large buffers from and hands its scratch back (the writer's pool,
+  // to which the writer returns each payload once it is placed); null: plain allocation.
+  ByteBufferPool* buffers = nullptr;
 };
 
 // A heap pointer held in a metadata column, and the payload size the field requires there

@@ -34,12 +34,12 @@ Size downscaled_size(int width, int height, std::optional<int> max_side) {
 // not given) to `size`: OpenCV's INTER_AREA (FFCV's) on whole images, or the loader's SIMD
 // resampler, which agrees with it within 1 level on whole images (resize.hpp) and also takes
 // fractional extents.
-RgbImage resize_area(const RgbImage& image, Size size, bool like_opencv, double extent_x = 0,
-                     double extent_y = 0) {
+RgbImage resize_area(const RgbImage& image, Size size, bool like_opencv, ByteBufferPool* buffers,
+                     double extent_x = 0, double extent_y = 0) {
   RgbImage resized;
   resized.width = size.width;
   resized.height = size.height;
-  resized.pixels.resize(resized.byte_size());
+  resized.pixels = take_buffer(buffers, resized.byte_size());
   if (like_opencv) {
     const cv::Mat source(image.height, image.width, CV_8UC3,
                          const_cast<std::uint8_t*>(image.pixels.data()));
@@ -55,7 +55,7 @@ RgbImage resize_area(const RgbImage& image, Size size, bool like_opencv, double 
                             0,
                             extent_x > 0 ? extent_x : static_cast<double>(image.width),
                             extent_y > 0 ? extent_y : static_cast<double>(image.height)};
-  std::vector<std::uint8_t> scratch;
+  thread_local std::vector<std::uint8_t> scratch;  // kept: resize_rgb sizes it per call
   resize_rgb(region, resized.pixels.data(), size.width, size.height, Interpolation::kArea, scratch);
   return resized;
 }
@@ -76,24 +76,27 @@ int dct_denominator(Size frame, Size size) {
 // resizes it to its stored size. Without same_as_ffcv the decode runs at the smallest of the
 // scales 1/2, 1/4, 1/8 that still covers the stored size (dct_denominator).
 RgbImage decode_source_jpeg(const JpegFile& file, Size frame, std::optional<int> max_side,
-                            bool same_as_ffcv, EncodeTally& tally) {
+                            bool same_as_ffcv, EncodeTally& tally, ByteBufferPool* buffers) {
   const Size size = downscaled_size(frame.width, frame.height, max_side);
   const int denominator = same_as_ffcv ? 1 : dct_denominator(frame, size);
   Stopwatch watch;
   // libjpeg rounds a scaled side up: ceil(side / d) is the size of the 1/d decode.
-  RgbImage image =
-      decode_jpeg(file.bytes, {.fast_dct = false,
-                               .min_width = (frame.width + denominator - 1) / denominator,
-                               .min_height = (frame.height + denominator - 1) / denominator,
-                               .power_of_two_scales = true});
+  RgbImage image = decode_jpeg(file.bytes,
+                               {.fast_dct = false,
+                                .min_width = (frame.width + denominator - 1) / denominator,
+                                .min_height = (frame.height + denominator - 1) / denominator,
+                                .power_of_two_scales = true},
+                               buffers);
   tally.decode_seconds += watch.restart();
   if (denominator > 1) ++tally.dct_scaled;
   if (image.width == size.width && image.height == size.height) return image;
   // The last row and column of a scaled decode cover less of the frame than the others; the
   // resize reads the frame's exact extent, so nothing shifts by up to a pixel.
-  RgbImage resized = resize_area(image, size, same_as_ffcv, double(frame.width) / denominator,
-                                 double(frame.height) / denominator);
+  RgbImage resized =
+      resize_area(image, size, same_as_ffcv, buffers, double(frame.width) / denominator,
+                  double(frame.height) / denominator);
   tally.resize_seconds += watch.seconds();
+  give_buffer(buffers, std::move(image.pixels));
   return resized;
 }
 
@@ -211,7 +214,7 @@ void RgbImageField::encode(const FieldValue& value, std::uint8_t* column,
     const JpegCoding coding = read_jpeg_coding(file->bytes);
     if (store_source_jpeg(*file, coding, column, heap, context, tally)) return;
     converted = decode_source_jpeg(*file, {coding.width, coding.height}, options_.max_resolution,
-                                   options_.same_as_ffcv, tally);
+                                   options_.same_as_ffcv, tally, context.buffers);
   } else {
     const RgbImage& input = expect_value<RgbImage>(value, "RGBImage", "an RGB image");
     if (input.width <= 0 || input.height <= 0 || input.pixels.size() != input.byte_size()) {
@@ -224,7 +227,7 @@ void RgbImageField::encode(const FieldValue& value, std::uint8_t* column,
       image = &input;
     } else {
       const Stopwatch watch;
-      converted = resize_area(input, size, options_.same_as_ffcv);
+      converted = resize_area(input, size, options_.same_as_ffcv, context.buffers);
       tally.resize_seconds += watch.seconds();
     }
   }
@@ -235,8 +238,9 @@ void RgbImageField::encode(const FieldValue& value, std::uint8_t* column,
   if (choose_jpeg(image->width, image->height, context)) {
     metadata.mode = StoredImageMode::kJpg;
     const Stopwatch watch;
-    heap.push_back({encode_jpeg(*image, options_.jpeg_quality), 5});
+    heap.push_back({encode_jpeg(*image, options_.jpeg_quality, context.buffers), 5});
     tally.compress_seconds += watch.seconds();
+    if (image == &converted) give_buffer(context.buffers, std::move(converted.pixels));
   } else {
     metadata.mode = StoredImageMode::kRaw;
     heap.push_back({image == &converted ? std::move(converted.pixels) : image->pixels, 5});

@@ -55,17 +55,26 @@ void check_encodable(const RgbImage& image) {
 
 }  // namespace
 
-std::vector<std::uint8_t> encode_jpeg(const RgbImage& image, int quality) {
+std::vector<std::uint8_t> encode_jpeg(const RgbImage& image, int quality, ByteBufferPool* buffers) {
   check_encodable(image);
   tjhandle handle = compressor();
-  std::vector<std::uint8_t> out(tjBufSize(image.width, image.height, TJSAMP_420));
-  unsigned char* buffer = out.data();
-  unsigned long size = out.size();
+  // The worst case of an image is several times its usual output: written into a buffer that
+  // stays with the thread (so it is neither zero-filled nor faulted in again per image), unless
+  // it is larger than images usually are; the output is then copied out at its size.
+  constexpr std::size_t kKeptScratchBytes = std::size_t{16} << 20;
+  thread_local std::vector<std::uint8_t> tls_scratch;
+  std::vector<std::uint8_t> one_off;
+  const std::size_t worst = tjBufSize(image.width, image.height, TJSAMP_420);
+  std::vector<std::uint8_t>& scratch = worst <= kKeptScratchBytes ? tls_scratch : one_off;
+  if (scratch.size() < worst) scratch.resize(worst);
+  unsigned char* buffer = scratch.data();
+  unsigned long size = scratch.size();
   const int status =
       tjCompress2(handle, image.pixels.data(), image.width, 0, image.height, TJPF_RGB, &buffer,
                   &size, TJSAMP_420, quality, TJFLAG_NOREALLOC | TJFLAG_ACCURATEDCT);
   if (status != 0) fail(tls_compressor, "JPEG encoding failed: ");
-  out.resize(size);
+  std::vector<std::uint8_t> out = take_buffer(buffers, size);
+  std::copy(scratch.begin(), scratch.begin() + static_cast<std::ptrdiff_t>(size), out.begin());
   return out;
 }
 
@@ -133,7 +142,8 @@ tjscalingfactor decode_scale(const JpegInfo& info, const JpegDecodeOptions& opti
 
 }  // namespace
 
-RgbImage decode_jpeg(std::span<const std::uint8_t> jpeg, const JpegDecodeOptions& options) {
+RgbImage decode_jpeg(std::span<const std::uint8_t> jpeg, const JpegDecodeOptions& options,
+                     ByteBufferPool* buffers) {
   const JpegInfo info = read_jpeg_info(jpeg);
   if (!info.rgb_convertible) throw EncodeError("CMYK JPEGs cannot be decoded to RGB here");
   const tjscalingfactor scale = decode_scale(info, options);
@@ -141,7 +151,7 @@ RgbImage decode_jpeg(std::span<const std::uint8_t> jpeg, const JpegDecodeOptions
   RgbImage image;
   image.width = TJSCALED(info.width, scale);
   image.height = TJSCALED(info.height, scale);
-  image.pixels.resize(image.byte_size());
+  image.pixels = take_buffer(buffers, image.byte_size());
   const int status = tjDecompress2(handle, jpeg.data(), jpeg.size(), image.pixels.data(),
                                    image.width, 0, image.height, TJPF_RGB,
                                    (options.fast_dct ? TJFLAG_FASTDCT : TJFLAG_ACCURATEDCT) |

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "ffcv/util/atomic_file.hpp"
+#include "ffcv/util/byte_buffer_pool.hpp"
 #include "ffcv/util/counter_random.hpp"
 #include "ffcv/util/cpu_count.hpp"
 #include "ffcv/util/errors.hpp"
@@ -88,7 +89,7 @@ class PermutedSource final : public SampleSource {
 // pointer offsets are made relative to the record). Throws naming the field that failed.
 void encode_sample(const std::vector<NamedField>& fields, const MetadataLayout& layout,
                    const SampleSource& source, std::uint64_t index, std::uint64_t seed,
-                   EncodedSample& out) {
+                   ByteBufferPool& buffers, EncodedSample& out) {
   out.record.assign(layout.record_size, 0);
   Stopwatch watch;
   std::vector<FieldValue> values = source.load(index);
@@ -97,7 +98,7 @@ void encode_sample(const std::vector<NamedField>& fields, const MetadataLayout& 
     throw EncodeError("the source gave " + std::to_string(values.size()) + " values for " +
                       std::to_string(fields.size()) + " fields");
   }
-  const EncodeContext context{index, seed, &out.tally};
+  const EncodeContext context{index, seed, &out.tally, &buffers};
   for (std::size_t f = 0; f < fields.size(); ++f) {
     const std::size_t first = out.payloads.size();
     try {
@@ -176,7 +177,8 @@ class EncodeWindow {
 // One worker: encodes the samples it claims until none is left. A failure travels with its
 // sample, for the committer to report or skip in order.
 void encode_claimed(EncodeWindow& window, const std::vector<NamedField>& fields,
-                    const MetadataLayout& layout, const SampleSource& source, std::uint64_t seed) {
+                    const MetadataLayout& layout, const SampleSource& source, std::uint64_t seed,
+                    ByteBufferPool& buffers) {
   while (const std::optional<std::uint64_t> index = window.claim()) {
     // The sample kReadAhead places on starts its reads now (the first ones are started before
     // the workers).
@@ -185,7 +187,7 @@ void encode_claimed(EncodeWindow& window, const std::vector<NamedField>& fields,
     }
     EncodedSample result;
     try {
-      encode_sample(fields, layout, source, *index, seed, result);
+      encode_sample(fields, layout, source, *index, seed, buffers, result);
     } catch (const IoError& error) {
       result = EncodedSample{};
       result.error = error.what();
@@ -223,7 +225,7 @@ struct PlacementTotals {
 PlacementTotals place_in_order(EncodeWindow& window, std::uint64_t num_samples,
                                const SampleSource& source, const WriterOptions& options,
                                PageAllocator& pages, std::vector<std::uint8_t>& metadata,
-                               std::uint64_t record_size) {
+                               std::uint64_t record_size, ByteBufferPool& buffers) {
   PlacementTotals totals;
   std::uint64_t& skipped = totals.skipped;
   auto last_report = std::chrono::steady_clock::now();
@@ -232,6 +234,14 @@ PlacementTotals place_in_order(EncodeWindow& window, std::uint64_t num_samples,
     Stopwatch watch;
     EncodedSample sample = window.take(index);
     totals.stages.committer_wait += watch.restart();
+    // The payloads' memory goes back to the workers once the sample is placed or left out.
+    struct GiveBack {
+      ByteBufferPool& buffers;
+      std::vector<EncodedAllocation>& payloads;
+      ~GiveBack() {
+        for (EncodedAllocation& payload : payloads) buffers.give(std::move(payload.bytes));
+      }
+    } give_back{buffers, sample.payloads};
     if (!sample.error.empty() && options.skip_bad_samples && !sample.unreadable) {
       ++skipped;
       if (options.on_skipped) options.on_skipped(index, source.describe(index), sample.error);
@@ -318,7 +328,10 @@ WriteSummary DatasetWriter::write_rows(const SampleSource& source) {
   std::vector<std::uint8_t> metadata(num_samples * layout.record_size, 0);
 
   const int num_workers = resolve_worker_count(options_.num_workers);
-  EncodeWindow window(num_samples, std::max<std::uint64_t>(32, 8 * std::uint64_t(num_workers)));
+  const std::uint64_t window_size = std::max<std::uint64_t>(32, 8 * std::uint64_t(num_workers));
+  EncodeWindow window(num_samples, window_size);
+  // Room for every payload in the window and each worker's scratch images.
+  ByteBufferPool buffers(window_size + 4 * std::uint64_t(num_workers));
   PlacementTotals totals;
   ThreadGroup threads;
   const auto stop_workers = [&] {
@@ -329,10 +342,11 @@ WriteSummary DatasetWriter::write_rows(const SampleSource& source) {
     source.prefetch(i);
   }
   try {
-    threads.start(num_workers,
-                  [&](int) { encode_claimed(window, fields_, layout, source, options_.seed); });
-    totals =
-        place_in_order(window, num_samples, source, options_, pages, metadata, layout.record_size);
+    threads.start(num_workers, [&](int) {
+      encode_claimed(window, fields_, layout, source, options_.seed, buffers);
+    });
+    totals = place_in_order(window, num_samples, source, options_, pages, metadata,
+                            layout.record_size, buffers);
     stop_workers();
   } catch (...) {
     stop_workers();

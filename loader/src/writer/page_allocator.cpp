@@ -25,6 +25,16 @@ PageAllocator::~PageAllocator() {
 void PageAllocator::start_page() {
   page_start_ = align_up(data_end_, page_size_);
   if (page_.capacity < page_size_) {
+    page_ = Buffer{};
+    {
+      const std::lock_guard lock(mutex_);
+      while (!spare_.empty() && page_.capacity < page_size_) {
+        page_ = std::move(spare_.back());
+        spare_.pop_back();
+      }
+    }
+  }
+  if (page_.capacity < page_size_) {
     page_.data.reset(
         static_cast<std::uint8_t*>(std::aligned_alloc(AtomicFile::kBlockAlignment, page_size_)));
     if (!page_.data) {
@@ -37,22 +47,24 @@ void PageAllocator::start_page() {
   page_open_ = true;
 }
 
-void PageAllocator::wait_for_write() {
+void PageAllocator::wait_for_queue(std::size_t max_queued) {
   std::unique_lock lock(mutex_);
-  changed_.wait(lock, [&] { return !write_pending_; });
+  changed_.wait(lock, [&] { return write_error_ || queued_.size() < max_queued; });
   if (write_error_) std::rethrow_exception(write_error_);
 }
 
 void PageAllocator::flush_page() {
   if (!page_open_) return;
   std::memset(page_.data.get() + page_used_, 0, page_size_ - page_used_);  // the padding
-  wait_for_write();  // the other buffer is free once its page is on disk
+  wait_for_queue(kPagesQueued);
   {
     const std::lock_guard lock(mutex_);
-    std::swap(page_, writing_);
-    write_offset_ = page_start_;
-    write_size_ = page_size_;
-    write_pending_ = true;
+    queued_.push_back({std::move(page_), page_start_, page_size_});
+    page_ = Buffer{};
+    if (!spare_.empty()) {
+      page_ = std::move(spare_.back());
+      spare_.pop_back();
+    }
   }
   changed_.notify_all();
   data_end_ = page_start_ + page_size_;
@@ -63,10 +75,11 @@ void PageAllocator::flush_page() {
 void PageAllocator::write_pages() {
   std::unique_lock lock(mutex_);
   for (;;) {
-    changed_.wait(lock, [&] { return stop_ || write_pending_; });
-    if (!write_pending_) return;  // stopped, nothing left to write
-    const std::uint8_t* data = writing_.data.get();
-    const std::uint64_t offset = write_offset_, size = write_size_;
+    changed_.wait(lock, [&] { return stop_ || (!queued_.empty() && !write_error_); });
+    if (stop_ || write_error_) return;  // stopped (pages still queued are dropped), or failed
+    const QueuedPage& page = queued_.front();
+    const std::uint8_t* data = page.buffer.data.get();
+    const std::uint64_t offset = page.offset, size = page.size;
     lock.unlock();
     std::exception_ptr error;
     try {
@@ -75,8 +88,9 @@ void PageAllocator::write_pages() {
       error = std::current_exception();
     }
     lock.lock();
-    if (error && !write_error_) write_error_ = error;
-    write_pending_ = false;
+    if (error) write_error_ = error;
+    if (spare_.size() < kPagesQueued) spare_.push_back(std::move(queued_.front().buffer));
+    queued_.pop_front();
     changed_.notify_all();
   }
 }
@@ -113,7 +127,7 @@ std::vector<std::uint64_t> PageAllocator::place(std::uint64_t sample,
 
 std::uint64_t PageAllocator::finish() {
   flush_page();
-  wait_for_write();
+  wait_for_queue(1);  // every page written
   return data_end_;
 }
 

@@ -7,15 +7,18 @@
 // page then starts at a multiple of the new size. Pages are whole, aligned blocks, so they are
 // written past the page cache where the file system allows it (AtomicFile::write_blocks_at).
 //
-// A full page is written by a thread of the allocator's own while the next one fills, so the
-// committer that places samples never waits for the disk unless a page fills before the previous
-// one is written (two page buffers). A failed write is thrown by the next place() that needs a
-// page, or by finish(); the destructor waits for a write in progress.
+// Full pages are written, in order, by a thread of the allocator's own while the next ones fill:
+// up to kPagesQueued full pages wait for the disk or are being written, so the committer that
+// places samples waits for the disk only when that many are behind (a disk that stalls for a
+// moment, as virtual and network disks do, is absorbed instead of stopping the encoders). A
+// failed write is thrown by the next place() that needs a page, or by finish(); the destructor
+// waits for the write in progress and drops the pages still queued.
 #pragma once
 
 #include <condition_variable>
 #include <cstdint>
 #include <cstdlib>
+#include <deque>
 #include <exception>
 #include <memory>
 #include <mutex>
@@ -48,15 +51,9 @@ class PageAllocator {
   const std::vector<AllocEntry>& entries() const { return entries_; }
 
  private:
-  void flush_page();
-  void start_page();
-  // Waits until no page is being written; rethrows a failed write.
-  void wait_for_write();
-  void write_pages();  // the writing thread
+  // Full pages waiting for the disk or being written, at most (beside the one filling).
+  static constexpr std::size_t kPagesQueued = 4;
 
-  AtomicFile& file_;
-  std::uint64_t data_end_;  // end of the last written page (or of the metadata table)
-  std::uint64_t page_size_;
   struct FreeBlock {
     void operator()(std::uint8_t* block) const { std::free(block); }
   };
@@ -64,8 +61,21 @@ class PageAllocator {
     std::unique_ptr<std::uint8_t, FreeBlock> data;  // block-aligned
     std::uint64_t capacity = 0;
   };
-  Buffer page_;     // the page being filled
-  Buffer writing_;  // the page being written (or free)
+  struct QueuedPage {
+    Buffer buffer;
+    std::uint64_t offset = 0, size = 0;
+  };
+
+  void flush_page();
+  void start_page();
+  // Waits until fewer than `max_queued` pages are queued; rethrows a failed write.
+  void wait_for_queue(std::size_t max_queued);
+  void write_pages();  // the writing thread
+
+  AtomicFile& file_;
+  std::uint64_t data_end_;  // end of the last written page (or of the metadata table)
+  std::uint64_t page_size_;
+  Buffer page_;  // the page being filled
   std::uint64_t page_start_ = 0;
   std::uint64_t page_used_ = 0;
   bool page_open_ = false;
@@ -75,8 +85,8 @@ class PageAllocator {
 
   std::mutex mutex_;
   std::condition_variable changed_;
-  bool write_pending_ = false;  // writing_ holds a page to write or being written
-  std::uint64_t write_offset_ = 0, write_size_ = 0;
+  std::deque<QueuedPage> queued_;  // the front one is being written
+  std::vector<Buffer> spare_;      // written pages' buffers, for the next pages
   std::exception_ptr write_error_;
   bool stop_ = false;
   std::thread writer_;

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "ffcv/format/value.hpp"
+#include "ffcv/util/byte_buffer_pool.hpp"
 
 namespace ffcv {
 
@@ -67,8 +68,11 @@ struct JpegEncodeOptions {
   bool progressive = false;
 };
 
-// Encodes packed RGB pixels. Throws EncodeError on failure.
-std::vector<std::uint8_t> encode_jpeg(const RgbImage& image, int quality);
+// Encodes packed RGB pixels. Throws EncodeError on failure. The encoder's worst-case output
+// buffer is the thread's own, reused across calls; the returned bytes are a buffer of exactly
+// their size, taken from `buffers` when given (byte_buffer_pool.hpp).
+std::vector<std::uint8_t> encode_jpeg(const RgbImage& image, int quality,
+                                      ByteBufferPool* buffers = nullptr);
 // The same with a chosen chroma subsampling and progressive coding. Anything but the defaults
 // uses a fresh TurboJPEG handle: a handle keeps state from a progressive call (the next baseline
 // call would get optimized Huffman tables), so the bytes would depend on what the thread encoded
@@ -82,8 +86,10 @@ JpegInfo read_jpeg_info(std::span<const std::uint8_t> jpeg);
 // when they are positive. Throws EncodeError saying what is wrong.
 void validate_jpeg(std::span<const std::uint8_t> jpeg, int width = 0, int height = 0);
 
-// Decodes a whole JPEG into packed RGB. Throws EncodeError when it cannot be decoded.
-RgbImage decode_jpeg(std::span<const std::uint8_t> jpeg, const JpegDecodeOptions& options = {});
+// Decodes a whole JPEG into packed RGB, its pixels' storage taken from `buffers` when given.
+// Throws EncodeError when it cannot be decoded.
+RgbImage decode_jpeg(std::span<const std::uint8_t> jpeg, const JpegDecodeOptions& options = {},
+                     ByteBufferPool* buffers = nullptr);
 
 // Decodes a whole JPEG of exactly width x height into `out` (width*height*3 bytes) with the
 // fast IDCT, without allocating. Throws EncodeError when it cannot be decoded or its frame size

@@ -1,0 +1,53 @@
+// Byte buffers handed back for reuse, so that a stream of large, short-lived buffers (the
+// writer's decoded images and payloads, hundreds of KB each) reuses memory already mapped and
+// in cache instead of asking the allocator for fresh pages each time: glibc returns the memory
+// of freed large blocks to the kernel, and the next block's first touch of each 4 KiB page then
+// faults and is zero-filled (measured: a fifth of the writer's CPU time in raw mode).
+//
+// take(size) gives a buffer of exactly `size` bytes whose contents are unspecified (a reused
+// buffer keeps old bytes; only growth past its previous size is zero-filled, as
+// std::vector::resize does). give() hands a buffer back; the pool keeps at most `max_buffers`
+// and frees the rest. Any thread may take and give (one mutex); the pool must outlive the
+// buffers' users only in the sense that a buffer given after the pool is gone is simply freed
+// by its owner.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <vector>
+
+namespace ffcv {
+
+class ByteBufferPool {
+ public:
+  explicit ByteBufferPool(std::size_t max_buffers) : max_buffers_(max_buffers) {}
+  ByteBufferPool(const ByteBufferPool&) = delete;
+  ByteBufferPool& operator=(const ByteBufferPool&) = delete;
+
+  // A buffer of `size` bytes: the most recently given one (the most likely still in cache) that
+  // is that long already, else one whose storage holds it, else the largest held, else new.
+  std::vector<std::uint8_t> take(std::size_t size);
+  // Hands `buffer` back for a later take; freed when the pool is full or it holds nothing.
+  void give(std::vector<std::uint8_t>&& buffer);
+
+  std::size_t held() const;
+
+ private:
+  const std::size_t max_buffers_;
+  mutable std::mutex mutex_;
+  std::vector<std::vector<std::uint8_t>> buffers_;  // the last given at the back
+};
+
+// `pool`'s take, or a new buffer when there is no pool.
+inline std::vector<std::uint8_t> take_buffer(ByteBufferPool* pool, std::size_t size) {
+  if (pool == nullptr) return std::vector<std::uint8_t>(size);
+  return pool->take(size);
+}
+
+// `pool`'s give; without a pool the buffer is freed.
+inline void give_buffer(ByteBufferPool* pool, std::vector<std::uint8_t>&& buffer) {
+  if (pool != nullptr) pool->give(std::move(buffer));
+}
+
+}  // namespace ffcv
