@@ -62,12 +62,24 @@ TEST_CASE("a pool prefers a buffer already long enough, then the most recently g
   CHECK(other.size() == 3000);
 }
 
-TEST_CASE("a pool holds at most its bound and drops empty buffers", "[buffers]") {
+TEST_CASE("a pool holds at most its bounds and drops empty buffers", "[buffers]") {
   ByteBufferPool pool(2);
   for (int i = 0; i < 5; ++i) pool.give(std::vector<std::uint8_t>(64));
   CHECK(pool.held() == 2);
   pool.give(std::vector<std::uint8_t>{});
   CHECK(pool.held() == 2);
+  // A bound in bytes too: a buffer that would take the storage held past it is freed.
+  ByteBufferPool by_bytes(10, 1000);
+  by_bytes.give(std::vector<std::uint8_t>(600));
+  by_bytes.give(std::vector<std::uint8_t>(600));
+  CHECK(by_bytes.held() == 1);
+  CHECK(by_bytes.held_bytes() >= 600);
+  CHECK(by_bytes.held_bytes() <= 1000);
+  by_bytes.give(std::vector<std::uint8_t>(300));
+  CHECK(by_bytes.held() == 2);
+  (void)by_bytes.take(600);  // taken out: its storage is no longer held
+  CHECK(by_bytes.held() == 1);
+  CHECK(by_bytes.held_bytes() < 600);
   ByteBufferPool none(0);
   none.give(std::vector<std::uint8_t>(64));
   CHECK(none.held() == 0);

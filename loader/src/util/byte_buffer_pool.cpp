@@ -22,6 +22,7 @@ std::vector<std::uint8_t> ByteBufferPool::take(std::size_t size) {
       const std::size_t chosen = long_enough.value_or(roomy.value_or(largest));
       buffer = std::move(buffers_[chosen]);
       buffers_.erase(buffers_.begin() + static_cast<std::ptrdiff_t>(chosen));
+      held_bytes_ -= buffer.capacity();
     }
   }
   if (buffer.capacity() < size) buffer.clear();  // grown afresh: the old bytes are not copied
@@ -33,12 +34,19 @@ void ByteBufferPool::give(std::vector<std::uint8_t>&& buffer) {
   if (buffer.capacity() == 0) return;
   std::vector<std::uint8_t> given = std::move(buffer);
   const std::lock_guard lock(mutex_);
-  if (buffers_.size() < max_buffers_) buffers_.push_back(std::move(given));
+  if (buffers_.size() >= max_buffers_ || given.capacity() > max_bytes_ - held_bytes_) return;
+  held_bytes_ += given.capacity();
+  buffers_.push_back(std::move(given));
 }
 
 std::size_t ByteBufferPool::held() const {
   const std::lock_guard lock(mutex_);
   return buffers_.size();
+}
+
+std::size_t ByteBufferPool::held_bytes() const {
+  const std::lock_guard lock(mutex_);
+  return held_bytes_;
 }
 
 }  // namespace ffcv

@@ -330,8 +330,12 @@ WriteSummary DatasetWriter::write_rows(const SampleSource& source) {
   const int num_workers = resolve_worker_count(options_.num_workers);
   const std::uint64_t window_size = std::max<std::uint64_t>(32, 8 * std::uint64_t(num_workers));
   EncodeWindow window(num_samples, window_size);
-  // Room for every payload in the window and each worker's scratch images.
-  ByteBufferPool buffers(window_size + 4 * std::uint64_t(num_workers));
+  // Room for every payload in the window and each worker's scratch images, within 64 MiB plus
+  // 16 MiB per worker of storage held unused (the window's payloads in use are bounded by the
+  // window itself).
+  ByteBufferPool buffers(
+      window_size + 4 * std::uint64_t(num_workers),
+      (std::size_t{64} << 20) + (std::size_t{16} << 20) * std::size_t(num_workers));
   PlacementTotals totals;
   ThreadGroup threads;
   const auto stop_workers = [&] {

@@ -1,47 +1,13 @@
 #include "page_allocator.hpp"
 
 #include <algorithm>
-#include <cstdint>
 #include <cstring>
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 #include <utility>
 
+#include "ffcv/util/copy_past_cache.hpp"
 #include "ffcv/util/errors.hpp"
 
 namespace ffcv {
-namespace {
-
-// A payload copied into the page, which goes to the disk next and is not read again: large
-// ones with streaming stores, which write past the cache instead of first reading each
-// destination line into it (and evicting what the encoders work on).
-void copy_to_page(std::uint8_t* destination, const std::uint8_t* source, std::size_t size) {
-#if defined(__SSE2__)
-  constexpr std::size_t kStreamFrom = 64 * 1024;
-  if (size >= kStreamFrom) {
-    const std::size_t head = (16 - reinterpret_cast<std::uintptr_t>(destination) % 16) % 16;
-    std::memcpy(destination, source, head);
-    std::size_t done = head;
-    for (; done + 64 <= size; done += 64) {
-      const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(source + done));
-      const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(source + done + 16));
-      const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(source + done + 32));
-      const __m128i d = _mm_loadu_si128(reinterpret_cast<const __m128i*>(source + done + 48));
-      _mm_stream_si128(reinterpret_cast<__m128i*>(destination + done), a);
-      _mm_stream_si128(reinterpret_cast<__m128i*>(destination + done + 16), b);
-      _mm_stream_si128(reinterpret_cast<__m128i*>(destination + done + 32), c);
-      _mm_stream_si128(reinterpret_cast<__m128i*>(destination + done + 48), d);
-    }
-    std::memcpy(destination + done, source + done, size - done);
-    _mm_sfence();  // the streamed stores are ordered before the page is handed to the writer
-    return;
-  }
-#endif
-  std::memcpy(destination, source, size);
-}
-
-}  // namespace
 
 PageAllocator::PageAllocator(AtomicFile& file, std::uint64_t data_floor, std::uint64_t page_size)
     : file_(file), data_end_(data_floor), page_size_(page_size) {
@@ -151,7 +117,8 @@ std::vector<std::uint64_t> PageAllocator::place(std::uint64_t sample,
   pointers.reserve(payloads.size());
   for (const EncodedAllocation& payload : payloads) {
     const std::uint64_t ptr = page_start_ + page_used_;
-    copy_to_page(page_.data.get() + page_used_, payload.bytes.data(), payload.bytes.size());
+    // The page goes to the disk next and is not read again.
+    copy_past_cache(page_.data.get() + page_used_, payload.bytes.data(), payload.bytes.size());
     page_used_ += payload.bytes.size();
     entries_.push_back({sample, ptr, payload.bytes.size()});
     pointers.push_back(ptr);

@@ -7,13 +7,14 @@
 // take(size) gives a buffer of exactly `size` bytes whose contents are unspecified (a reused
 // buffer keeps old bytes; only growth past its previous size is zero-filled, as
 // std::vector::resize does). give() hands a buffer back; the pool keeps at most `max_buffers`
-// and frees the rest. Any thread may take and give (one mutex); the pool must outlive the
-// buffers' users only in the sense that a buffer given after the pool is gone is simply freed
-// by its owner.
+// buffers and `max_bytes` bytes of storage, and frees the rest. Any thread may take and give (one
+// mutex); the pool must outlive the buffers' users only in the sense that a buffer given after the
+// pool is gone is simply freed by its owner.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <mutex>
 #include <vector>
 
@@ -21,7 +22,9 @@ namespace ffcv {
 
 class ByteBufferPool {
  public:
-  explicit ByteBufferPool(std::size_t max_buffers) : max_buffers_(max_buffers) {}
+  explicit ByteBufferPool(std::size_t max_buffers,
+                          std::size_t max_bytes = std::numeric_limits<std::size_t>::max())
+      : max_buffers_(max_buffers), max_bytes_(max_bytes) {}
   ByteBufferPool(const ByteBufferPool&) = delete;
   ByteBufferPool& operator=(const ByteBufferPool&) = delete;
 
@@ -32,11 +35,13 @@ class ByteBufferPool {
   void give(std::vector<std::uint8_t>&& buffer);
 
   std::size_t held() const;
+  std::size_t held_bytes() const;  // the storage of the buffers held
 
  private:
-  const std::size_t max_buffers_;
+  const std::size_t max_buffers_, max_bytes_;
   mutable std::mutex mutex_;
   std::vector<std::vector<std::uint8_t>> buffers_;  // the last given at the back
+  std::size_t held_bytes_ = 0;
 };
 
 // `pool`'s take, or a new buffer when there is no pool.
