@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <functional>
 
 #include <opencv2/imgproc.hpp>
 
@@ -31,6 +32,30 @@ NdArray make_array(const DType& dtype, std::vector<std::uint64_t> shape, std::ui
 
 std::string json_of(std::uint64_t i) {
   return "{\"index\": " + std::to_string(i) + ", \"name\": \"s\\u00e9" + std::to_string(i) + "\"}";
+}
+
+// Writes `count` labelled raw images, image i made by `image_of`, and checks that each reads back
+// bit for bit.
+void check_raw_round_trip(std::uint64_t count,
+                          const std::function<RgbImage(std::uint64_t)>& image_of,
+                          const WriterOptions& options = {}) {
+  TempDir dir;
+  const FunctionSource source(count, [&](std::uint64_t i) -> std::vector<FieldValue> {
+    return {image_of(i), static_cast<std::int64_t>(i)};
+  });
+  DatasetWriter(
+      dir.file("raw.beton"),
+      {{"image", std::make_shared<RgbImageField>()}, {"label", std::make_shared<IntField>()}},
+      options)
+      .write(source);
+  const Reader reader(dir.file("raw.beton"));
+  for (std::uint64_t i = 0; i < count; ++i) {
+    const RgbImage expected = image_of(i);
+    const RgbImage got = std::get<RgbImage>(reader.decode(i, 0));
+    REQUIRE(got.width == expected.width);
+    REQUIRE(got.height == expected.height);
+    CHECK(got.pixels == expected.pixels);
+  }
 }
 
 }  // namespace
@@ -81,53 +106,26 @@ TEST_CASE("scalars, arrays, bytes and JSON round-trip exactly", "[roundtrip]") {
 }
 
 TEST_CASE("raw images round-trip bit-exactly at many sizes", "[roundtrip][image]") {
-  TempDir dir;
-  auto make = [](std::uint64_t i) -> std::vector<FieldValue> {
-    return {test::gradient_image(1 + static_cast<int>(i * 13 % 97),
-                                 1 + static_cast<int>(i * 7 % 61), i),
-            static_cast<std::int64_t>(i)};
-  };
-  const FunctionSource source(64, make);
-  DatasetWriter(dir.file("raw.beton"), {{"image", std::make_shared<RgbImageField>()},
-                                        {"label", std::make_shared<IntField>()}})
-      .write(source);
-  const Reader reader(dir.file("raw.beton"));
-  for (std::uint64_t i = 0; i < 64; ++i) {
-    const RgbImage expected = std::get<RgbImage>(make(i)[0]);
-    const RgbImage got = std::get<RgbImage>(reader.decode(i, 0));
-    CHECK(got.width == expected.width);
-    CHECK(got.height == expected.height);
-    CHECK(got.pixels == expected.pixels);
-  }
+  check_raw_round_trip(64, [](std::uint64_t i) {
+    return test::gradient_image(1 + static_cast<int>(i * 13 % 97), 1 + static_cast<int>(i * 7 % 61),
+                                i);
+  });
 }
 
 TEST_CASE("raw images of hundreds of KB round-trip bit-exactly at odd offsets in the page",
           "[roundtrip][image]") {
   // Payloads of 64 KB and more are copied into the page with streaming stores; odd sizes put
   // their starts and ends off every alignment, and a small page makes many pages.
-  TempDir dir;
-  auto make = [](std::uint64_t i) -> std::vector<FieldValue> {
-    return {test::gradient_image(150 + static_cast<int>(i * 37 % 211),
-                                 149 + static_cast<int>(i * 53 % 173), i),
-            static_cast<std::int64_t>(i)};
-  };
-  const FunctionSource source(40, make);
   WriterOptions options;
   options.page_size = 2 << 20;
   options.num_workers = 3;
-  DatasetWriter(
-      dir.file("big.beton"),
-      {{"image", std::make_shared<RgbImageField>()}, {"label", std::make_shared<IntField>()}},
-      options)
-      .write(source);
-  const Reader reader(dir.file("big.beton"));
-  for (std::uint64_t i = 0; i < 40; ++i) {
-    const RgbImage expected = std::get<RgbImage>(make(i)[0]);
-    const RgbImage got = std::get<RgbImage>(reader.decode(i, 0));
-    REQUIRE(got.width == expected.width);
-    REQUIRE(got.height == expected.height);
-    CHECK(got.pixels == expected.pixels);
-  }
+  check_raw_round_trip(
+      40,
+      [](std::uint64_t i) {
+        return test::gradient_image(150 + static_cast<int>(i * 37 % 211),
+                                    149 + static_cast<int>(i * 53 % 173), i);
+      },
+      options);
 }
 
 TEST_CASE("JPEG images decode close to the original", "[roundtrip][image]") {
