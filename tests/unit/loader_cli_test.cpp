@@ -25,6 +25,16 @@ std::string small_file(const test::TempDir& dir) {
   return path;
 }
 
+// The one line a device command prints where it cannot run: no GPU is visible, the build has no
+// trainer, or it was configured without CUDA.
+bool says_device_cannot_run(const std::string& out) {
+  for (const char* reason :
+       {"no CUDA device is visible", "this build has no trainer", "this build has no CUDA"}) {
+    if (out.find(reason) != std::string::npos) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 TEST_CASE("ffcv bench reports throughput, stages and the memcpy baseline", "[cli][loader]") {
@@ -65,8 +75,8 @@ TEST_CASE("ffcv bench --device and --image-decode: what cannot run is one clear 
     CHECK(status == 0);
   } else {
     CHECK(status == 1);
-    CHECK_THAT(out, Catch::Contains("no CUDA device is visible") ||
-                        Catch::Contains("this build has no trainer"));
+    INFO(out);
+    CHECK(says_device_cannot_run(out));
   }
 }
 
@@ -85,8 +95,8 @@ TEST_CASE("ffcv doctor --device cuda: what cannot run is one clear line", "[cli]
     CHECK_THAT(out, Catch::Contains("too few for a reliable diagnosis"));
   } else {
     CHECK(status == 1);
-    CHECK_THAT(out, Catch::Contains("no CUDA device is visible") ||
-                        Catch::Contains("this build has no trainer"));
+    INFO(out);
+    CHECK(says_device_cannot_run(out));
   }
 }
 
