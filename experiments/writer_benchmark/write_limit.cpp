@@ -13,19 +13,19 @@
 // payloads through what any writer must do with them at the least, each copied once into an
 // aligned 8 MiB page of a ring larger than the caches, as the writer copies them (CPU, shared
 // by the cores; the copy into one page that stays cached is reported beside it, not used) and
-// the pages written to a file in OUT_DIR past
-// the page cache and flushed. The writes take the disk's time, beside the CPU's, and CPU time
-// too: the system calls, and on a virtual machine the guest's block-device work that completes
-// them (kernel workers, not this process), measured as the whole machine's busy time from
-// /proc/stat while the pages are written:
+// the pages written to a file in OUT_DIR past the page cache and flushed. The writes take the
+// disk's time, beside the CPU's, and CPU time too: the system calls, and on a virtual machine
+// the guest's block-device work that completes them (kernel workers, not this process),
+// measured as the whole machine's busy time from /proc/stat while the pages are written:
 //   limit with the bytes = images / max(encode on THREADS + (copy + writes' CPU) / THREADS,
 //                                       page writes).
-// A disk's speed changes over a minute (cloud disks throttle sustained writes), so a benchmark
-// measures the page writes again beside each run of the writer (--pages) and pairs them.
+// A shared machine's speed and a disk's change over a minute (cloud disks throttle sustained
+// writes), so a benchmark measures the encode (--encode-only) and the page writes (--pages)
+// again beside each run of the writer and pairs them.
 //
-// Usage: ffcv_write_limit DIR MODE MAX_RESOLUTION QUALITY COMPRESS_PROBABILITY THREADS OUT_DIR
-//        ffcv_write_limit --encode-only DIR MODE MAX_RESOLUTION QUALITY COMPRESS_PROBABILITY
-//        THREADS ffcv_write_limit --pages BYTES OUT_DIR
+// Usage: ffcv_write_limit DIR MODE MAX_RESOLUTION QUALITY COMPRESS_PROB THREADS OUT_DIR
+//        ffcv_write_limit --encode-only DIR MODE MAX_RESOLUTION QUALITY COMPRESS_PROB THREADS
+//        ffcv_write_limit --pages BYTES OUT_DIR
 // Prints one JSON object: images/s on one thread and on THREADS, for our work and FFCV's, and
 // the limit with the bytes; with --encode-only, our encode on THREADS alone; with --pages, the
 // time and machine CPU time of writing BYTES in 8 MiB pages.
@@ -92,14 +92,21 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-// One thread over every image, after a warm-up over the first hundred. The payloads are kept
-// from a second, untimed pass (holding them all in the timed one would time page faults).
-Pass encode_all(const std::vector<std::vector<std::uint8_t>>& files,
-                const ffcv::RgbImageOptions& options, bool keep_payloads) {
-  const ffcv::RgbImageField field(options);
+// The field's encode of the first hundred images on this thread, untimed: the codec's handles
+// and buffers set up, the code and tables in cache.
+void warm_up(const std::vector<std::vector<std::uint8_t>>& files,
+             const ffcv::RgbImageField& field) {
   const std::vector<std::vector<std::uint8_t>> warm(
       files.begin(), files.begin() + std::min<std::size_t>(files.size(), 100));
   encode_share(warm, field, 0, 1, nullptr);
+}
+
+// One thread over every image, after a warm-up. The payloads are kept from a second, untimed
+// pass (holding them all in the timed one would time page faults).
+Pass encode_all(const std::vector<std::vector<std::uint8_t>>& files,
+                const ffcv::RgbImageOptions& options, bool keep_payloads) {
+  const ffcv::RgbImageField field(options);
+  warm_up(files, field);
   Pass pass;
   const auto start = std::chrono::steady_clock::now();
   encode_share(files, field, 0, 1, nullptr);
@@ -269,15 +276,13 @@ ffcv::RgbImageOptions image_options(char** arguments) {
 }
 
 // --encode-only DIR MODE MAX_RESOLUTION QUALITY COMPRESS_PROBABILITY THREADS: our encode on
-// THREADS threads alone, after a warm-up over the first hundred images, to pair with one run of
+// THREADS threads alone, after a warm-up, to pair with one run of
 // the writer (the machine's speed changes from one minute to the next too).
 int encode_only(char** arguments) {
   const auto files = read_jpegs(arguments[0]);
   const ffcv::RgbImageOptions options = image_options(arguments + 1);
   const int threads = std::max(1, std::stoi(arguments[5]));
-  const std::vector<std::vector<std::uint8_t>> warm(
-      files.begin(), files.begin() + std::min<std::size_t>(files.size(), 100));
-  encode_share(warm, ffcv::RgbImageField(options), 0, 1, nullptr);
+  warm_up(files, ffcv::RgbImageField(options));
   std::printf("{\"images\": %zu, \"threads\": %d, \"encode_threads_seconds\": %.4f}\n",
               files.size(), threads, encode_on_threads(files, options, threads));
   return 0;
@@ -289,7 +294,8 @@ int main(int argc, char** argv) {
   const std::string first = argc > 1 ? argv[1] : "";
   const bool pages = argc == 4 && first == "--pages";
   const bool encode = argc == 8 && first == "--encode-only";
-  if (argc < 8 && !pages) {
+  const bool flag = first.rfind("--", 0) == 0;
+  if ((argc < 8 && !pages) || (flag && !pages && !encode)) {
     std::fprintf(stderr,
                  "usage: ffcv_write_limit DIR MODE MAX_RESOLUTION QUALITY COMPRESS_PROB "
                  "THREADS OUT_DIR\n       ffcv_write_limit --encode-only DIR MODE "

@@ -14,7 +14,8 @@ images through PIL in its dataset, as FFCV users do. For each setting:
     threads as workers at once, with the stored bytes copied once into pages and written past
     the page cache (the work no writer can skip, the writes' CPU included); the encode and the
     page writes are measured again just before each run of ours and each run is set against the
-    limit with the machine and the disk as it found them; FFCV's work per image the same way; our work on one core.
+    limit with the machine and the disk as it found them; FFCV's work per image the same way;
+    our work on one core.
 Then the archive path: `ffcv write tar` on a tar of the same tree against `tar -xf` followed by
 `ffcv write folder`.
 
@@ -336,9 +337,8 @@ def main():
                    "ffcv_file_bytes": os.path.getsize(f"{tmp}/ffcv.beton")}
             # The writer's own time (DatasetWriter::write, from --json): without the command's
             # start (about 0.1 s of loading shared libraries) and the folder listing, as the
-            # limit is without them.
-            # ours / limit: each run against the limit with the disk as it found it, the median
-            # of the runs (and their range).
+            # limit is without them. ours / limit: each run against the limit with the machine
+            # and the disk as it found them, the median of the runs (and their range).
             row["ours_write_images_per_s"] = n / ours[1]["seconds"]
             ratios = [p["ours_over_limit"] for p in pairs]
             row["ours_over_limit"] = median(ratios)

@@ -61,11 +61,7 @@ void PageAllocator::flush_page() {
   {
     const std::lock_guard lock(mutex_);
     queued_.push_back({std::move(page_), page_start_, page_size_});
-    page_ = Buffer{};
-    if (!spare_.empty()) {
-      page_ = std::move(spare_.back());
-      spare_.pop_back();
-    }
+    page_ = Buffer{};  // start_page() takes a written page's buffer, or a new one
   }
   changed_.notify_all();
   data_end_ = page_start_ + page_size_;
