@@ -14,9 +14,11 @@
 #include "ffcv/reader.hpp"
 #include "ffcv/util/errors.hpp"
 #include "ffcv/util/little_endian.hpp"
+#include "sources/first_samples.hpp"
 #include "sources/idx_source.hpp"
 #include "sources/image_folder_source.hpp"
 #include "sources/npy_source.hpp"
+#include "sources/side_rows.hpp"
 #include "test_support.hpp"
 
 using namespace ffcv;
@@ -73,6 +75,24 @@ std::vector<std::uint8_t> packed_reference(const std::uint8_t* mask, std::uint64
 }
 
 }  // namespace
+
+TEST_CASE("the write command's wrappers pass read-ahead hints through (--rows, --subset)",
+          "[sources]") {
+  // `ffcv write` wraps every source in both; a wrapper that drops prefetch() leaves the writer's
+  // read-ahead doing nothing.
+  struct Hinted final : SampleSource {
+    std::uint64_t size() const override { return 10; }
+    std::vector<FieldValue> load(std::uint64_t index) const override {
+      return {static_cast<std::int64_t>(index)};
+    }
+    void prefetch(std::uint64_t index) const override { hints.push_back(index); }
+    mutable std::vector<std::uint64_t> hints;
+  } source;
+  const WithSideRows with_rows(source, {});
+  const FirstSamples first(with_rows, 6);
+  for (std::uint64_t i = 0; i < 10; ++i) first.prefetch(i);
+  CHECK(source.hints == std::vector<std::uint64_t>{0, 1, 2, 3, 4, 5});  // none past the subset
+}
 
 TEST_CASE(".npy files round-trip and become features/target columns", "[sources]") {
   TempDir dir;

@@ -4,6 +4,8 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <chrono>
+#include <condition_variable>
 #include <filesystem>
 #include <map>
 #include <mutex>
@@ -242,55 +244,116 @@ TEST_CASE("shuffle_indices stores a seeded permutation of the source's samples",
 
 namespace {
 
-// Records each prefetch() and load(), in one sequence, to check that every sample's reads are
-// started once, ahead of its load.
+// Records each prefetch() hint and each load(). With `wait_for_hints`, load(i) waits (up to 10 s)
+// for the hint of sample i + kReadAhead: the hints must come from a thread that does not wait for
+// the loads.
 class PrefetchRecorder final : public SampleSource {
  public:
-  explicit PrefetchRecorder(std::uint64_t size) : size_(size) {}
+  // With `blocking_hint` below size, that hint waits (up to 10 s) until every sample is loaded,
+  // as opening a file on a stalled disk may: the loads must not wait for it.
+  PrefetchRecorder(std::uint64_t size, bool wait_for_hints, std::uint64_t blocking_hint = ~0ull)
+      : size_(size), wait_for_hints_(wait_for_hints), blocking_hint_(blocking_hint) {}
   std::uint64_t size() const override { return size_; }
   std::vector<FieldValue> load(std::uint64_t index) const override {
-    const std::lock_guard lock(mutex_);
-    loaded_at_[index] = ++clock_;
+    std::unique_lock lock(mutex_);
+    ++loads_started_;
+    ++loads_[index];
+    hinted_.notify_all();
+    if (wait_for_hints_) {
+      const std::uint64_t awaited = std::min(index + SampleSource::kReadAhead, size_ - 1);
+      if (!hinted_.wait_for(lock, std::chrono::seconds(10),
+                            [&] { return hinted_set_.count(awaited) > 0; })) {
+        missed_.push_back(index);
+      }
+    }
     return {static_cast<std::int64_t>(index)};
   }
   void prefetch(std::uint64_t index) const override {
-    const std::lock_guard lock(mutex_);
-    prefetched_at_[index].push_back(++clock_);  // (an index out of range shows in the count)
+    {
+      std::unique_lock lock(mutex_);
+      hints_.push_back({index, loads_started_});
+      hinted_set_.insert(index);
+      if (index == blocking_hint_ && !hinted_.wait_for(lock, std::chrono::seconds(10),
+                                                       [&] { return loads_.size() == size_; })) {
+        blocked_hint_held_loads_ = true;
+      }
+    }
+    hinted_.notify_all();
   }
-  std::map<std::uint64_t, std::vector<std::uint64_t>> prefetched() const { return prefetched_at_; }
-  std::map<std::uint64_t, std::uint64_t> loaded() const { return loaded_at_; }
+  struct Hint {
+    std::uint64_t index, loads_started;  // the loads begun when the hint came
+  };
+  std::vector<Hint> hints() const { return hints_; }
+  std::map<std::uint64_t, int> loads() const { return loads_; }
+  std::vector<std::uint64_t> missed() const { return missed_; }  // loads whose hint never came
+  bool blocked_hint_held_loads() const { return blocked_hint_held_loads_; }
 
  private:
   std::uint64_t size_;
+  bool wait_for_hints_;
+  std::uint64_t blocking_hint_;
+  mutable bool blocked_hint_held_loads_ = false;
   mutable std::mutex mutex_;
-  mutable std::uint64_t clock_ = 0;
-  mutable std::map<std::uint64_t, std::vector<std::uint64_t>> prefetched_at_;
-  mutable std::map<std::uint64_t, std::uint64_t> loaded_at_;
+  mutable std::condition_variable hinted_;
+  mutable std::uint64_t loads_started_ = 0;
+  mutable std::vector<Hint> hints_;
+  mutable std::set<std::uint64_t> hinted_set_;
+  mutable std::map<std::uint64_t, int> loads_;
+  mutable std::vector<std::uint64_t> missed_;
 };
 
 }  // namespace
 
-TEST_CASE("the writer starts each sample's reads once, ahead of its load", "[writer]") {
+TEST_CASE("the writer hints reads up to kReadAhead samples ahead, once each, on its own thread",
+          "[writer]") {
   for (const bool shuffled : {false, true}) {
     for (const int workers : {1, 3}) {
       INFO("shuffle_indices " << shuffled << ", " << workers << " workers");
       TempDir dir;
       const std::uint64_t count = 3 * SampleSource::kReadAhead + 5;
-      PrefetchRecorder source(count);
+      PrefetchRecorder source(count, /*wait_for_hints=*/!shuffled);
       WriterOptions options;
       options.num_workers = workers;
       options.shuffle_indices = shuffled;
       DatasetWriter(dir.file("prefetch.beton"), {{"label", std::make_shared<IntField>()}}, options)
           .write(source);
-      const auto prefetched = source.prefetched();
-      const auto loaded = source.loaded();
-      REQUIRE(loaded.size() == count);
-      REQUIRE(prefetched.size() == count);  // every sample, in the source's own numbering
-      for (const auto& [index, times] : prefetched) {
-        INFO("sample " << index);
-        CHECK(times.size() == 1);
-        CHECK(times.front() < loaded.at(index));
+      const auto loads = source.loads();
+      REQUIRE(loads.size() == count);
+      for (const auto& [index, times] : loads) CHECK(times == 1);
+      const auto hints = source.hints();
+      std::set<std::uint64_t> hinted;
+      for (const auto& hint : hints) {
+        INFO("hint for sample " << hint.index);
+        CHECK(hint.index < count);
+        CHECK(hinted.insert(hint.index).second);  // once
+      }
+      if (shuffled) continue;  // the hints are in the source's numbering, not the rows' order
+      CHECK(source.missed().empty());  // each load saw the hint kReadAhead ahead of it come
+      for (std::size_t h = 0; h < hints.size(); ++h) {
+        INFO("hint " << h << " for sample " << hints[h].index);
+        CHECK(hints[h].index == h);  // in the rows' order
+        // Never more than kReadAhead past the samples claimed: a claimed sample's load may not
+        // have begun yet, one per worker.
+        if (hints[h].index + workers >= SampleSource::kReadAhead) {
+          CHECK(hints[h].loads_started + SampleSource::kReadAhead + workers > hints[h].index);
+        }
       }
     }
+  }
+}
+
+TEST_CASE("a read-ahead hint that blocks does not hold up the encoders", "[writer]") {
+  for (const int workers : {1, 2}) {
+    INFO(workers << " workers");
+    TempDir dir;
+    const std::uint64_t count = 2 * SampleSource::kReadAhead;
+    PrefetchRecorder source(count, /*wait_for_hints=*/false, /*blocking_hint=*/3);
+    WriterOptions options;
+    options.num_workers = workers;
+    const WriteSummary summary =
+        DatasetWriter(dir.file("blocked.beton"), {{"label", std::make_shared<IntField>()}}, options)
+            .write(source);
+    CHECK(summary.num_samples == count);
+    CHECK_FALSE(source.blocked_hint_held_loads());  // every sample loaded while hint 3 waited
   }
 }

@@ -17,6 +17,7 @@
 #include "ffcv/util/progress_bar.hpp"
 #include "source_report.hpp"
 #include "sources/archive_source.hpp"
+#include "sources/first_samples.hpp"
 #include "sources/idx_source.hpp"
 #include "sources/image_folder_source.hpp"
 #include "sources/imagenet_like.hpp"
@@ -188,20 +189,6 @@ void check_write_output(const Arguments& args, std::vector<std::string> inputs,
   rules.force = args.get_flag("force");
   check_output(output_path(args), rules);
 }
-
-// The first `count` samples of another source (--subset).
-class FirstSamples final : public SampleSource {
- public:
-  FirstSamples(const SampleSource& source, std::uint64_t count)
-      : source_(source), count_(std::min(count, source.size())) {}
-  std::uint64_t size() const override { return count_; }
-  std::vector<FieldValue> load(std::uint64_t index) const override { return source_.load(index); }
-  std::string describe(std::uint64_t index) const override { return source_.describe(index); }
-
- private:
-  const SampleSource& source_;
-  std::uint64_t count_;
-};
 
 // What an image source (a folder, archives) tells beside the .beton: the sidecar's JSON and the
 // summary lines, given the samples skipped (source_report.hpp).

@@ -52,7 +52,8 @@ std::string write_summary_json(const std::string& output, const WriteSummary& su
          ", \"resize\": " + seconds(tally.resize_seconds) +
          ", \"compress\": " + seconds(tally.compress_seconds) +
          ", \"check\": " + seconds(tally.check_seconds) + ", \"place\": " + seconds(stages.place) +
-         ", \"committer_wait\": " + seconds(stages.committer_wait) + "}, \"busy\": {\"workers\": " +
+         ", \"committer_wait\": " + seconds(stages.committer_wait) +
+         ", \"finish\": " + seconds(stages.finish) + "}, \"busy\": {\"workers\": " +
          json_number((stages.load + stages.encode) / worker_time, 3) +
          ", \"committer\": " + json_number(stages.place / wall, 3) +
          "}, \"images\": " + encode_tally_json(tally) + "}";

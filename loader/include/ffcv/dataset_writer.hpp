@@ -33,11 +33,12 @@ class SampleSource {
   // Where sample `index` comes from, for error messages (e.g. a source file path).
   virtual std::string describe(std::uint64_t index) const;
   // A hint that load(index) comes soon: a source that reads files may start reading that
-  // sample's now (the writer gives it kReadAhead samples ahead of those it encodes), so that
-  // reads from slow or cold storage overlap the encoding. Cheap, never throws, may do nothing
-  // (the default); load() reports whatever is wrong with the file.
+  // sample's now (the writer gives it, in order, up to kReadAhead samples ahead of those it
+  // encodes, from a thread of its own, concurrently with load()), so that reads from slow or
+  // cold storage overlap the encoding. It may block (opening a file on cold storage does), but
+  // never throws and may do nothing (the default); load() reports whatever is wrong with the file.
   virtual void prefetch(std::uint64_t index) const;
-  static constexpr std::uint64_t kReadAhead = 64;
+  static constexpr std::uint64_t kReadAhead = 256;
 };
 
 struct WriterOptions {
@@ -68,6 +69,10 @@ struct WriteStageSeconds {
   double encode = 0;  // the fields' encode(); tally splits out its decode, resize and compress
   double place = 0;   // committer: placing payloads in pages and writing full pages
   double committer_wait = 0;  // committer: waiting for the next sample in order
+  // After the last sample: the last pages written, the tables and the header, the flush to disk
+  // and the rename into place (which, when it replaces an existing file, frees that file's
+  // blocks: on a file system mounted with `discard` that takes time in proportion to its size).
+  double finish = 0;
 };
 
 struct WriteSummary {

@@ -16,6 +16,7 @@
 #include "ffcv/util/stopwatch.hpp"
 #include "ffcv/util/thread_group.hpp"
 #include "page_allocator.hpp"
+#include "read_ahead.hpp"
 
 namespace ffcv {
 namespace {
@@ -178,13 +179,9 @@ class EncodeWindow {
 // sample, for the committer to report or skip in order.
 void encode_claimed(EncodeWindow& window, const std::vector<NamedField>& fields,
                     const MetadataLayout& layout, const SampleSource& source, std::uint64_t seed,
-                    ByteBufferPool& buffers) {
+                    ByteBufferPool& buffers, ReadAhead& read_ahead) {
   while (const std::optional<std::uint64_t> index = window.claim()) {
-    // The sample kReadAhead places on starts its reads now (the first ones are started before
-    // the workers).
-    if (*index + SampleSource::kReadAhead < source.size()) {
-      source.prefetch(*index + SampleSource::kReadAhead);
-    }
+    read_ahead.claimed(*index);
     EncodedSample result;
     try {
       encode_sample(fields, layout, source, *index, seed, buffers, result);
@@ -337,17 +334,16 @@ WriteSummary DatasetWriter::write_rows(const SampleSource& source) {
       window_size + 4 * std::uint64_t(num_workers),
       (std::size_t{64} << 20) + (std::size_t{16} << 20) * std::size_t(num_workers));
   PlacementTotals totals;
+  ReadAhead read_ahead(source, SampleSource::kReadAhead);
   ThreadGroup threads;
   const auto stop_workers = [&] {
     window.stop();
     threads.join();
+    read_ahead.stop();
   };
-  for (std::uint64_t i = 0; i < std::min(num_samples, SampleSource::kReadAhead); ++i) {
-    source.prefetch(i);
-  }
   try {
     threads.start(num_workers, [&](int) {
-      encode_claimed(window, fields_, layout, source, options_.seed, buffers);
+      encode_claimed(window, fields_, layout, source, options_.seed, buffers, read_ahead);
     });
     totals = place_in_order(window, num_samples, source, options_, pages, metadata,
                             layout.record_size, buffers);
@@ -358,6 +354,7 @@ WriteSummary DatasetWriter::write_rows(const SampleSource& source) {
   }
 
   // Skipped samples leave unused records at the end of the table's space, before the first page.
+  const Stopwatch finishing;
   const std::uint64_t skipped = totals.skipped;
   const std::uint64_t written = num_samples - skipped;
   const std::uint64_t table_ptr = pages.finish();
@@ -373,6 +370,7 @@ WriteSummary DatasetWriter::write_rows(const SampleSource& source) {
   const std::vector<std::uint8_t> head = file_head(fields_, header, metadata_offset);
   file.write_at(0, head.data(), head.size());
   file.commit();
+  totals.stages.finish = finishing.seconds();
   if (options_.on_progress) options_.on_progress(num_samples, num_samples);
 
   WriteSummary summary;
