@@ -15,6 +15,9 @@ void ReadAhead::claimed(std::uint64_t index) {
     const std::lock_guard lock(mutex_);
     if (limit <= limit_) return;
     limit_ = limit;
+    // A sleeping thread is woken for a batch of hints, not for each claim (a wake per sample
+    // took a context switch per sample from the encoders' cores), or for the last ones.
+    if (!waiting_ || (limit_ < waiting_at_ + kWakeBatch && limit_ < source_.size())) return;
   }
   changed_.notify_one();
 }
@@ -32,7 +35,10 @@ void ReadAhead::run() {
   std::uint64_t next = 0;
   std::unique_lock lock(mutex_);
   for (;;) {
+    waiting_ = true;
+    waiting_at_ = next;
     changed_.wait(lock, [&] { return stop_ || next < limit_; });
+    waiting_ = false;
     if (stop_) return;
     const std::uint64_t end = limit_;
     lock.unlock();

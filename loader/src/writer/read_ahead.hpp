@@ -40,7 +40,11 @@ class ReadAhead {
   const std::uint64_t distance_;
   std::mutex mutex_;
   std::condition_variable changed_;
-  std::uint64_t limit_;  // hints go up to, not including, this sample
+  static constexpr std::uint64_t kWakeBatch = 16;
+
+  std::uint64_t limit_;   // hints go up to, not including, this sample
+  bool waiting_ = false;  // the thread sleeps, having hinted up to waiting_at_
+  std::uint64_t waiting_at_ = 0;
   bool stop_ = false;
   std::thread thread_;
 };
