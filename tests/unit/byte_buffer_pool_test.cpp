@@ -1,7 +1,7 @@
 // ByteBufferPool (ffcv/util/byte_buffer_pool.hpp): a buffer of the size asked for every time, the
-// memory of a given buffer reused (the point of the pool), the longest-enough buffer preferred
-// so that nothing is filled again, a bounded number held, and takes and gives from many threads
-// at once (also run under ThreadSanitizer).
+// memory of a given buffer reused (the point of the pool), the best-fitting buffer preferred so
+// that large ones stay for large requests and nothing is filled again, a bounded number held, and
+// takes and gives from many threads at once (also run under ThreadSanitizer).
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -30,19 +30,39 @@ TEST_CASE("a pool gives buffers of the size asked for and reuses the memory give
   CHECK(pool.held() == 0);
   pool.give(std::move(smaller));
 
-  // Larger than any held: a buffer of that size all the same (the held one grown afresh).
+  // Larger than any held: a new buffer of that size, the held one kept for smaller requests.
   std::vector<std::uint8_t> larger = pool.take(5000);
   CHECK(larger.size() == 5000);
-  CHECK(pool.held() == 0);
+  CHECK(pool.held() == 1);
+  CHECK(pool.take(200).data() == memory);
 
   // An empty pool allocates.
   std::vector<std::uint8_t> fresh = pool.take(10);
   CHECK(fresh.size() == 10);
 }
 
-TEST_CASE("a pool prefers a buffer already long enough, then the most recently given",
+TEST_CASE("a pool gives the smallest storage that holds the size, then one long enough already",
           "[buffers]") {
   ByteBufferPool pool(8);
+  std::vector<std::uint8_t> small = pool.take(1000), middle = pool.take(4096),
+                            large = pool.take(10000);
+  const std::uint8_t* small_memory = small.data();
+  const std::uint8_t* middle_memory = middle.data();
+  const std::uint8_t* large_memory = large.data();
+  pool.give(std::move(middle));
+  pool.give(std::move(large));  // given last
+  pool.give(std::move(small));
+
+  // A small request does not take the large buffer that a large one will need.
+  std::vector<std::uint8_t> for_2000 = pool.take(2000);
+  CHECK(for_2000.data() == middle_memory);
+  std::vector<std::uint8_t> for_500 = pool.take(500);
+  CHECK(for_500.data() == small_memory);
+  std::vector<std::uint8_t> for_9000 = pool.take(9000);
+  CHECK(for_9000.data() == large_memory);
+  CHECK(for_9000.size() == 9000);
+
+  // Equal storage: the one already long enough wins over the most recently given.
   std::vector<std::uint8_t> long_one = pool.take(4096);
   std::vector<std::uint8_t> short_one = pool.take(4096);
   short_one.resize(100);  // its storage still holds 4096, but growing it would fill
@@ -50,19 +70,15 @@ TEST_CASE("a pool prefers a buffer already long enough, then the most recently g
   const std::uint8_t* short_memory = short_one.data();
   pool.give(std::move(long_one));
   pool.give(std::move(short_one));  // given last
-
   std::vector<std::uint8_t> taken = pool.take(2000);
-  CHECK(taken.data() == long_memory);  // long enough beats given last
-  pool.give(std::move(taken));
-
-  std::vector<std::uint8_t> small = pool.take(50);
-  CHECK(small.data() == long_memory);  // both are long enough: the most recently given
+  CHECK(taken.data() == long_memory);
   std::vector<std::uint8_t> other = pool.take(3000);
   CHECK(other.data() == short_memory);  // only its storage holds it: grown in place
   CHECK(other.size() == 3000);
 }
 
-TEST_CASE("a pool holds at most its bounds and drops empty buffers", "[buffers]") {
+TEST_CASE("a pool holds at most its bounds, the largest buffers first, and drops empty ones",
+          "[buffers]") {
   ByteBufferPool pool(2);
   for (int i = 0; i < 5; ++i) pool.give(std::vector<std::uint8_t>(64));
   CHECK(pool.held() == 2);
@@ -80,6 +96,25 @@ TEST_CASE("a pool holds at most its bounds and drops empty buffers", "[buffers]"
   (void)by_bytes.take(600);  // taken out: its storage is no longer held
   CHECK(by_bytes.held() == 1);
   CHECK(by_bytes.held_bytes() < 600);
+  // Full, a larger buffer takes the place of the smaller ones held; a smaller one is freed.
+  ByteBufferPool by_count(2);
+  by_count.give(std::vector<std::uint8_t>(100));
+  by_count.give(std::vector<std::uint8_t>(200));
+  std::vector<std::uint8_t> big(500);
+  const std::uint8_t* big_memory = big.data();
+  by_count.give(std::move(big));
+  by_count.give(std::vector<std::uint8_t>(50));
+  CHECK(by_count.held() == 2);
+  CHECK(by_count.held_bytes() >= 700);
+  CHECK(by_count.held_bytes() < 800);  // 200 and 500, of storage at least that
+  CHECK(by_count.take(400).data() == big_memory);
+  ByteBufferPool swap_bytes(10, 1000);
+  swap_bytes.give(std::vector<std::uint8_t>(600));
+  swap_bytes.give(std::vector<std::uint8_t>(300));
+  swap_bytes.give(std::vector<std::uint8_t>(700));  // room only once both are dropped
+  CHECK(swap_bytes.held() == 1);
+  CHECK(swap_bytes.held_bytes() >= 700);
+  CHECK(swap_bytes.held_bytes() <= 1000);
   ByteBufferPool none(0);
   none.give(std::vector<std::uint8_t>(64));
   CHECK(none.held() == 0);

@@ -7,9 +7,10 @@
 // take(size) gives a buffer of exactly `size` bytes whose contents are unspecified (a reused
 // buffer keeps old bytes; only growth past its previous size is zero-filled, as
 // std::vector::resize does). give() hands a buffer back; the pool keeps at most `max_buffers`
-// buffers and `max_bytes` bytes of storage, and frees the rest. Any thread may take and give (one
-// mutex); the pool must outlive the buffers' users only in the sense that a buffer given after the
-// pool is gone is simply freed by its owner.
+// buffers and `max_bytes` bytes of storage: when full, a given buffer takes the place of the
+// smallest ones held if it is larger than they are, and is freed otherwise. Any thread may take and
+// give (one mutex); the pool must outlive the buffers' users only in the sense that a buffer given
+// after the pool is gone is simply freed by its owner.
 #pragma once
 
 #include <cstddef>
@@ -28,8 +29,9 @@ class ByteBufferPool {
   ByteBufferPool(const ByteBufferPool&) = delete;
   ByteBufferPool& operator=(const ByteBufferPool&) = delete;
 
-  // A buffer of `size` bytes: the most recently given one (the most likely still in cache) that
-  // is that long already, else one whose storage holds it, else the largest held, else new.
+  // A buffer of `size` bytes: of those held whose storage holds `size`, the smallest (one that
+  // long already, then the most recently given, among equals); else a new one, the held ones
+  // kept for smaller requests.
   std::vector<std::uint8_t> take(std::size_t size);
   // Hands `buffer` back for a later take; freed when the pool is full or it holds nothing.
   void give(std::vector<std::uint8_t>&& buffer);
