@@ -234,7 +234,10 @@ def markdown(report):
              "cloud disk's change from one minute to the next, so our encode alone and the same "
              "bytes written in pages alone are measured just before each run of ours, and each "
              "run is set against the limit with the machine and the disk as it found them: "
-             "*ours / limit* is the median over the runs (their range beside it), *limit* the "
+             "*ours / limit, paired* is the median over the runs (their range beside it). The "
+             "machine's speed also changes within seconds, so the pairs still scatter (a run "
+             "above the limit it was paired with is that); *ours / limit, best* sets our best "
+             "run against the best limit, as the FFCV columns set best against best. *limit* the "
              "median limit, *limit, CPU* the same without the disk's time, *disk* the page "
              "writes' speed over the runs. *limit, FFCV's work*: the encode FFCV does per "
              "image at the least (`--same-as-ffcv`) the same way, without the bytes; *1 core*: "
@@ -246,9 +249,9 @@ def markdown(report):
              "machine's disk (mounted with `discard`) takes about 0.15 s per GB and is not "
              "writing (`finish` below shows it when it happens).", "",
              "| settings | ours | ours `--same-as-ffcv` | Python FFCV | ours / FFCV | limit "
-             "| limit, CPU | disk (GB/s) | ours / limit | 1 core | limit, FFCV's work "
-             "| kept as they came | ours (MB) | FFCV (MB) |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "| limit, CPU | disk (GB/s) | ours / limit, best | ours / limit, paired | 1 core "
+             "| limit, FFCV's work | kept as they came | ours (MB) | FFCV (MB) |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         low, high = r["ours_over_limit_range"]
         disk_low, disk_high = r["disk_gb_per_s"]
@@ -256,7 +259,8 @@ def markdown(report):
             f"| {r['config']} | {r['ours_images_per_s']:.0f} | {r['same_as_ffcv_images_per_s']:.0f} "
             f"| {r['ffcv_images_per_s']:.0f} | **{r['ratio']:.2f}x** | {r['limit_images_per_s']:.0f} "
             f"| {r['limit_cpu_images_per_s']:.0f} | {disk_low:.1f}-{disk_high:.1f} "
-            f"| **{r['ours_over_limit']:.2f}** ({low:.2f}-{high:.2f}) "
+            f"| **{r['ours_best_over_limit_best']:.2f}** "
+            f"| {r['ours_over_limit']:.2f} ({low:.2f}-{high:.2f}) "
             f"| {r['one_core_limit_images_per_s']:.0f} "
             f"| {r['ffcv_work_limit_images_per_s']:.0f} "
             f"| {r['kept']} | {r['ours_file_bytes'] / 1e6:.1f} | {r['ffcv_file_bytes'] / 1e6:.1f} |")
@@ -360,11 +364,15 @@ def main():
             ratios = [p["ours_over_limit"] for p in pairs]
             row["ours_over_limit"] = median(ratios)
             row["ours_over_limit_range"] = [min(ratios), max(ratios)]
+            row["ours_best_over_limit_best"] = (
+                n / min(run[1]["seconds"] for run in ours_runs)
+                / max(p["images_per_s"] for p in pairs))
             rows.append(row)
             print(f"{config['name']:>14}: ours {row['ours_images_per_s']:7.0f} img/s, "
                   f"same-as-ffcv {row['same_as_ffcv_images_per_s']:7.0f}, "
                   f"FFCV {row['ffcv_images_per_s']:7.0f}, ratio {row['ratio']:.2f}x, "
-                  f"limit {row['limit_images_per_s']:7.0f} ({row['ours_over_limit']:.2f})",
+                  f"limit {row['limit_images_per_s']:7.0f} (best {row['ours_best_over_limit_best']:.2f}, "
+                  f"paired {row['ours_over_limit']:.2f})",
                   flush=True)
         archive = archive_rows(folder, tmp, args.workers, args.page_size, args.repeats)
         print(f"archive: write tar {archive['write_tar_seconds']:.2f} s, extract + write folder "
