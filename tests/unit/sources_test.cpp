@@ -270,6 +270,15 @@ TEST_CASE("ffcv write and inspect work end to end and fail clearly", "[cli]") {
                         out) == 0);
   CHECK(test::run_cli("inspect " + dir.file("a.beton"), out) == 0);
   CHECK_THAT(out, Catch::Contains("5 samples") && Catch::Contains("jpg 5"));
+  // Written again over itself with --json: every stage reported, the file's replacement in
+  // `finish`.
+  REQUIRE(test::run_cli("write folder " + dir.file("images") + " --output " + dir.file("a.beton") +
+                            " --write-mode jpg --json",
+                        out) == 0);
+  for (const char* stage :
+       {"load", "decode", "resize", "compress", "check", "place", "committer_wait", "finish"}) {
+    CHECK_THAT(out, Catch::Contains("\"" + std::string(stage) + "\": "));
+  }
   CHECK(test::run_cli("inspect " + dir.file("a.beton") + " --json", out) == 0);
   CHECK_THAT(out, Catch::StartsWith("{\"path\"") && Catch::Contains("\"num_samples\": 5"));
   CHECK(test::run_cli("inspect " + dir.file("a.beton") + " --sample 4 --json", out) == 0);

@@ -304,6 +304,21 @@ class PrefetchRecorder final : public SampleSource {
 
 }  // namespace
 
+TEST_CASE("the summary times the finish: the last pages, the tables and the rename", "[writer]") {
+  TempDir dir;
+  std::vector<std::int64_t> values(300);
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = std::int64_t(i);
+  const auto write = [&] {
+    return DatasetWriter(dir.file("timed.beton"), {{"label", std::make_shared<IntField>()}}, {})
+        .write(test::FunctionSource(
+            values.size(), [&](std::uint64_t i) { return std::vector<FieldValue>{values[i]}; }));
+  };
+  for (const WriteSummary& summary : {write(), write()}) {  // the second replaces the first
+    CHECK(summary.stages.finish > 0);
+    CHECK(summary.stages.finish <= summary.seconds);
+  }
+}
+
 TEST_CASE("the writer hints reads up to kReadAhead samples ahead, once each, on its own thread",
           "[writer]") {
   for (const bool shuffled : {false, true}) {
