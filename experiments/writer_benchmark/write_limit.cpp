@@ -50,6 +50,7 @@
 #include "ffcv/image/jpeg_codec.hpp"
 #include "ffcv/util/atomic_file.hpp"
 #include "ffcv/util/copy_past_cache.hpp"
+#include "ffcv/util/direct_write_buffer.hpp"
 #include "ffcv/util/json_text.hpp"
 
 namespace {
@@ -193,22 +194,20 @@ PageWrites write_pages(const std::uint8_t* page, std::size_t pages, const std::s
   return writes;
 }
 
+// A page as the writer allocates its pages (DirectWriteBuffer: in huge pages where it can be),
+// filled with bytes no storage layer can compress or deduplicate, as image payloads are.
 struct AlignedPage {
-  AlignedPage()
-      : data(static_cast<std::uint8_t*>(
-            std::aligned_alloc(ffcv::AtomicFile::kBlockAlignment, kPage))) {
-    if (data == nullptr) throw std::bad_alloc();
-    // Bytes no storage layer can compress or deduplicate, as image payloads are.
+  AlignedPage() : buffer(kPage) {
+    if (buffer.data() == nullptr) throw std::bad_alloc();
+    data = buffer.data();
     std::uint64_t state = 0x9e3779b97f4a7c15ULL;
     for (std::size_t i = 0; i + 8 <= kPage; i += 8) {
       state ^= state << 13, state ^= state >> 7, state ^= state << 17;
       std::memcpy(data + i, &state, 8);
     }
   }
-  ~AlignedPage() { std::free(data); }
-  AlignedPage(const AlignedPage&) = delete;
-  AlignedPage& operator=(const AlignedPage&) = delete;
-  std::uint8_t* data;
+  ffcv::DirectWriteBuffer buffer;
+  std::uint8_t* data = nullptr;
 };
 
 struct BytesCost {

@@ -25,24 +25,21 @@ PageAllocator::~PageAllocator() {
 
 void PageAllocator::start_page() {
   page_start_ = align_up(data_end_, page_size_);
-  if (page_.capacity < page_size_) {
+  if (page_.size() < page_size_) {
     page_ = Buffer{};
     {
       const std::lock_guard lock(mutex_);
-      while (!spare_.empty() && page_.capacity < page_size_) {
+      while (!spare_.empty() && page_.size() < page_size_) {
         page_ = std::move(spare_.back());
         spare_.pop_back();
       }
     }
   }
-  if (page_.capacity < page_size_) {
-    page_.data.reset(
-        static_cast<std::uint8_t*>(std::aligned_alloc(AtomicFile::kBlockAlignment, page_size_)));
-    if (!page_.data) {
-      page_.capacity = 0;
+  if (page_.size() < page_size_) {
+    page_ = Buffer(page_size_);
+    if (page_.data() == nullptr) {
       throw EncodeError("cannot allocate a page of " + std::to_string(page_size_) + " bytes");
     }
-    page_.capacity = page_size_;
   }
   page_used_ = 0;
   page_open_ = true;
@@ -56,7 +53,7 @@ void PageAllocator::wait_for_queue(std::size_t max_queued) {
 
 void PageAllocator::flush_page() {
   if (!page_open_) return;
-  std::memset(page_.data.get() + page_used_, 0, page_size_ - page_used_);  // the padding
+  std::memset(page_.data() + page_used_, 0, page_size_ - page_used_);  // the padding
   wait_for_queue(kPagesQueued);
   {
     const std::lock_guard lock(mutex_);
@@ -75,7 +72,7 @@ void PageAllocator::write_pages() {
     changed_.wait(lock, [&] { return stop_ || (!queued_.empty() && !write_error_); });
     if (stop_ || write_error_) return;  // stopped (pages still queued are dropped), or failed
     const QueuedPage& page = queued_.front();
-    const std::uint8_t* data = page.buffer.data.get();
+    const std::uint8_t* data = page.buffer.data();
     const std::uint64_t offset = page.offset, size = page.size;
     lock.unlock();
     std::exception_ptr error;
@@ -114,7 +111,7 @@ std::vector<std::uint64_t> PageAllocator::place(std::uint64_t sample,
   for (const EncodedAllocation& payload : payloads) {
     const std::uint64_t ptr = page_start_ + page_used_;
     // The page goes to the disk next and is not read again.
-    copy_past_cache(page_.data.get() + page_used_, payload.bytes.data(), payload.bytes.size());
+    copy_past_cache(page_.data() + page_used_, payload.bytes.data(), payload.bytes.size());
     page_used_ += payload.bytes.size();
     entries_.push_back({sample, ptr, payload.bytes.size()});
     pointers.push_back(ptr);

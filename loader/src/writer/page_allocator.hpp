@@ -17,10 +17,8 @@
 
 #include <condition_variable>
 #include <cstdint>
-#include <cstdlib>
 #include <deque>
 #include <exception>
-#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -28,6 +26,7 @@
 #include "ffcv/field.hpp"
 #include "ffcv/format/format.hpp"
 #include "ffcv/util/atomic_file.hpp"
+#include "ffcv/util/direct_write_buffer.hpp"
 
 namespace ffcv {
 
@@ -54,13 +53,7 @@ class PageAllocator {
   // Full pages waiting for the disk or being written, at most (beside the one filling).
   static constexpr std::size_t kPagesQueued = 4;
 
-  struct FreeBlock {
-    void operator()(std::uint8_t* block) const { std::free(block); }
-  };
-  struct Buffer {
-    std::unique_ptr<std::uint8_t, FreeBlock> data;  // block-aligned
-    std::uint64_t capacity = 0;
-  };
+  using Buffer = DirectWriteBuffer;  // in huge pages where it can be
   struct QueuedPage {
     Buffer buffer;
     std::uint64_t offset = 0, size = 0;
