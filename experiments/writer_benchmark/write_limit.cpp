@@ -199,15 +199,14 @@ PageWrites write_pages(const std::uint8_t* page, std::size_t pages, const std::s
 struct AlignedPage {
   AlignedPage() : buffer(kPage) {
     if (buffer.data() == nullptr) throw std::bad_alloc();
-    data = buffer.data();
     std::uint64_t state = 0x9e3779b97f4a7c15ULL;
     for (std::size_t i = 0; i + 8 <= kPage; i += 8) {
       state ^= state << 13, state ^= state >> 7, state ^= state << 17;
-      std::memcpy(data + i, &state, 8);
+      std::memcpy(data() + i, &state, 8);
     }
   }
+  std::uint8_t* data() const { return buffer.data(); }
   ffcv::DirectWriteBuffer buffer;
-  std::uint8_t* data = nullptr;
 };
 
 struct BytesCost {
@@ -233,7 +232,7 @@ BytesCost bytes_cost(const std::vector<std::vector<std::uint8_t>>& payloads,
     const auto start = std::chrono::steady_clock::now();
     for (const auto& payload : payloads) {
       if (used + payload.size() > kPage) used = 0, ++pages;
-      std::uint8_t* page = ring[one_page ? 0 : pages % kRingPages].data;
+      std::uint8_t* page = ring[one_page ? 0 : pages % kRingPages].data();
       ffcv::copy_past_cache(page + used, payload.data(), std::min(payload.size(), kPage));
       used += std::min(payload.size(), kPage);
     }
@@ -243,7 +242,7 @@ BytesCost bytes_cost(const std::vector<std::vector<std::uint8_t>>& payloads,
   const auto [seconds, pages] = copy_all(false);
   cost.copy_seconds = seconds;
   cost.hot_copy_seconds = copy_all(true).first;
-  cost.writes = write_pages(ring[0].data, pages, out_dir);
+  cost.writes = write_pages(ring[0].data(), pages, out_dir);
   return cost;
 }
 
@@ -258,7 +257,7 @@ int pages_only(const std::string& bytes_text, const std::string& out_dir) {
   const std::uint64_t bytes = std::stoull(bytes_text);
   const AlignedPage page;
   const PageWrites writes =
-      write_pages(page.data, std::max<std::uint64_t>(1, (bytes + kPage - 1) / kPage), out_dir);
+      write_pages(page.data(), std::max<std::uint64_t>(1, (bytes + kPage - 1) / kPage), out_dir);
   std::printf("{\"bytes\": %llu, %s}\n", static_cast<unsigned long long>(bytes),
               page_writes_json(writes).c_str());
   return 0;

@@ -121,19 +121,21 @@ def best(runs):
     return min(runs, key=lambda run: run[0])
 
 
+def limit_arguments(folder, config, workers):
+    """ffcv_write_limit's DIR MODE MAX_RESOLUTION QUALITY COMPRESS_PROB THREADS for a setting."""
+    return [str(folder), config["write_mode"], str(config["max_resolution"]),
+            str(config["jpeg_quality"]), str(config["compress_probability"]), str(workers)]
+
+
 def write_limit(folder, config, workers, out_dir):
-    done = subprocess.run([str(LIMIT), str(folder), config["write_mode"],
-                           str(config["max_resolution"]), str(config["jpeg_quality"]),
-                           str(config["compress_probability"]), str(workers), str(out_dir)],
+    done = subprocess.run([str(LIMIT), *limit_arguments(folder, config, workers), str(out_dir)],
                           check=True, capture_output=True, text=True)
     return json.loads(done.stdout)
 
 
 def encode_seconds(folder, config, workers):
     """Our encode of every image on the workers' threads alone (the limit's CPU part), now."""
-    done = subprocess.run([str(LIMIT), "--encode-only", str(folder), config["write_mode"],
-                           str(config["max_resolution"]), str(config["jpeg_quality"]),
-                           str(config["compress_probability"]), str(workers)],
+    done = subprocess.run([str(LIMIT), "--encode-only", *limit_arguments(folder, config, workers)],
                           check=True, capture_output=True, text=True)
     return json.loads(done.stdout)["encode_threads_seconds"]
 

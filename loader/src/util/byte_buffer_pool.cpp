@@ -30,7 +30,8 @@ std::vector<std::uint8_t> ByteBufferPool::take(std::size_t size) {
       held_bytes_ -= buffer.capacity();
     }
   }
-  // Nothing held is large enough: a new buffer, the held ones kept for smaller requests.
+  // A held buffer fills only its growth past its old size; with none large enough, `buffer` is
+  // a new one and the held ones stay for smaller requests.
   buffer.resize(size);
   return buffer;
 }
@@ -38,7 +39,7 @@ std::vector<std::uint8_t> ByteBufferPool::take(std::size_t size) {
 void ByteBufferPool::give(std::vector<std::uint8_t>&& buffer) {
   if (buffer.capacity() == 0) return;
   std::vector<std::uint8_t> given = std::move(buffer);
-  std::vector<std::uint8_t> dropped;  // freed after the lock
+  std::vector<std::vector<std::uint8_t>> dropped;  // freed after the lock
   const std::lock_guard lock(mutex_);
   if (given.capacity() > max_bytes_) return;
   // Full: the given buffer takes the place of the smallest held, if it is larger (a small
@@ -49,7 +50,7 @@ void ByteBufferPool::give(std::vector<std::uint8_t>&& buffer) {
                          [](const auto& a, const auto& b) { return a.capacity() < b.capacity(); });
     if (smallest == buffers_.end() || smallest->capacity() >= given.capacity()) return;
     held_bytes_ -= smallest->capacity();
-    dropped = std::move(*smallest);
+    dropped.push_back(std::move(*smallest));
     buffers_.erase(smallest);
   }
   held_bytes_ += given.capacity();

@@ -36,12 +36,12 @@ class ReadAhead {
  private:
   void run();
 
+  static constexpr std::uint64_t kWakeBatch = 16;  // hints per wake of a sleeping thread
+
   const SampleSource& source_;
   const std::uint64_t distance_;
   std::mutex mutex_;
   std::condition_variable changed_;
-  static constexpr std::uint64_t kWakeBatch = 16;
-
   std::uint64_t limit_;   // hints go up to, not including, this sample
   bool waiting_ = false;  // the thread sleeps, having hinted up to waiting_at_
   std::uint64_t waiting_at_ = 0;
