@@ -47,6 +47,9 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from owned_folders import remove_owned  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[2]
 CLI = ROOT / "build" / "bin" / "ffcv"
 NGINX = ROOT / "build" / "_deps" / "nginx" / "usr" / "sbin" / "nginx"
@@ -309,7 +312,7 @@ def train_runs(work, output):
         if (folder / "summary.json").exists():  # trained before: reused
             print(f"reusing {folder}", flush=True)
         else:
-            shutil.rmtree(folder, ignore_errors=True)
+            remove_owned(folder, "low_memory_study", run_folder=True)
             print(f"training {name}", flush=True)
             child = subprocess.Popen([str(CLI), "run", str(recipe), "--output-dir", str(folder)]
                                      + overrides, cwd=ROOT)

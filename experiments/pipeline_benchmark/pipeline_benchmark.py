@@ -28,7 +28,6 @@ Writes results/pipeline-benchmark.{json,md,png}.
 import argparse
 import importlib.util
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -36,6 +35,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "experiments"))
 from benchmark_machine import machine  # noqa: E402
+from owned_folders import make_owned, remove_owned  # noqa: E402
 CLI = ROOT / "build" / "bin" / "ffcv"
 DECODE_LIMIT = ROOT / "build" / "bin" / "ffcv_decode_limit"
 
@@ -158,7 +158,8 @@ def export_stored_jpegs(beton, folder):
     size_at = dict(zip(reader.alloc_table["ptr"].tolist(), reader.alloc_table["size"].tolist()))
     data = np.memmap(beton, dtype=np.uint8, mode="r")
     partial = folder.with_name(folder.name + ".partial")
-    shutil.rmtree(partial, ignore_errors=True)
+    remove_owned(partial, "pipeline_benchmark")
+    make_owned(partial, "pipeline_benchmark")
     for index, (pointer, label) in enumerate(zip(images["data_ptr"].tolist(), labels.tolist())):
         target = partial / f"c{label:03d}" / f"{index:06d}.jpg"
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -234,7 +235,7 @@ def prepare_data(args):
                         str(beton), "--quiet"], check=True)
     stored = beton.with_name(beton.stem + "-stored-jpegs")
     if not stored.exists() or stored.stat().st_mtime < beton.stat().st_mtime:
-        shutil.rmtree(stored, ignore_errors=True)
+        remove_owned(stored, "pipeline_benchmark")
         export_stored_jpegs(beton, stored)
     subprocess.run(["cat", str(beton)], stdout=subprocess.DEVNULL, check=True)
     inspect = subprocess.run([str(CLI), "inspect", str(beton), "--json"], check=True,

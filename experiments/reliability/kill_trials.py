@@ -22,12 +22,14 @@ import argparse
 import json
 import os
 import random
-import shutil
 import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from owned_folders import make_owned, remove_owned  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 FASHION_MNIST = "/usr/share/datasets/fashion-mnist"  # Debian package dataset-fashion-mnist
@@ -69,8 +71,8 @@ def kill_at(command, started_when, delay, timeout=600):
 
 def writer_trials(ffcv, work, trials, rng):
     folder = work / "writer"
-    shutil.rmtree(folder, ignore_errors=True)
-    folder.mkdir(parents=True)
+    remove_owned(folder, "kill_trials")
+    make_owned(folder, "kill_trials")
     output = folder / "fm.beton"
     write = [ffcv, "write", "fashion-mnist", "--split", "train", "--write-mode", "jpg",
              "--workers", "1", "--quiet", "--output", str(output)]
@@ -142,8 +144,8 @@ def resume_check(base, folder, name, checkpoint, straight):
 
 def trainer_trials(ffcv, work, trials, save_trials, rng, epochs, preload):
     folder = work / "trainer"
-    shutil.rmtree(folder, ignore_errors=True)
-    folder.mkdir(parents=True)
+    remove_owned(folder, "kill_trials")
+    make_owned(folder, "kill_trials")
     train, val = folder / "train.beton", folder / "val.beton"
     run([ffcv, "write", "fashion-mnist", "--split", "train", "--subset", "1024", "--quiet",
          "--output", str(train)])

@@ -25,7 +25,6 @@ import json
 import os
 import resource
 import shlex
-import shutil
 import subprocess
 import sys
 import time
@@ -35,6 +34,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
 from benchmark_machine import machine  # noqa: E402
+from owned_folders import remove_owned  # noqa: E402
 
 sys.path.insert(0, os.path.join(HERE, "..", "..", "tools", "saga"))
 from path_csv import path_rows  # noqa: E402
@@ -263,7 +263,7 @@ def main():
     for r in range(args.repeats):
         for loader in LOADERS:
             out = os.path.join(work, "runs", "%s-%d" % (loader, r))
-            shutil.rmtree(out, ignore_errors=True)
+            remove_owned(out, "saga_study", run_folder=True)
             overrides = ["--set", "data.loader=" + loader]
             for extra in args.set:
                 overrides += ["--set", extra]

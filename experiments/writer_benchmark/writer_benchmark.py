@@ -37,7 +37,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "experiments"))
 from benchmark_machine import machine  # noqa: E402
-CLI = ROOT / "build" / "bin" / "ffcv"
+CLI = Path(os.environ.get("FFCV_CLI", ROOT / "build" / "bin" / "ffcv"))
 LIMIT = ROOT / "build" / "bin" / "ffcv_write_limit"
 
 CONFIGS = [
@@ -310,11 +310,15 @@ def main():
 
     folder = Path(args.images_dir)
     if not folder.is_dir() or len(image_files(folder)) != args.count:
-        shutil.rmtree(folder, ignore_errors=True)
+        # Made again at this count by the generator, which replaces a folder only when it made
+        # it (or the folder is empty) and refuses anyone else's.
         with tempfile.TemporaryDirectory() as tmp:
-            subprocess.run([str(CLI), "write", "imagenet-like", "--count", str(args.count),
-                            "--images-dir", str(folder), "--output", f"{tmp}/x.beton",
-                            "--quiet"], check=True)
+            made = subprocess.run([str(CLI), "write", "imagenet-like", "--count", str(args.count),
+                                   "--images-dir", str(folder), "--output", f"{tmp}/x.beton",
+                                   "--quiet"])
+            if made.returncode != 0:
+                raise SystemExit(f"writer_benchmark: cannot make {args.count} images in {folder} "
+                                 "(see the line above)")
     files = image_files(folder)
     source_bytes = sum(os.path.getsize(f) for f, _ in files)
 

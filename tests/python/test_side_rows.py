@@ -102,3 +102,31 @@ def test_bad_offsets_are_one_clear_line(sources, tmp_path, build_bin):
     assert done.returncode == 2 and "--rows takes NAME=FILE" in done.stderr
     done = write(build_bin, root, tmp_path / "bad.beton", f"target={root / 'tokens.jsonl'}")
     assert done.returncode != 0 and "two fields are named 'target'" in done.stderr
+
+
+def test_whole_numbers_stay_exact_beyond_float64s_53_bits(sources, tmp_path, build_bin):
+    root, *_ = sources
+    big = [2**53 + 1, 2**63 - 1, -2**63, 7]
+    lines = [big] + [[i] for i in range(COUNT - 1)]
+    (tmp_path / "ids.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    out = tmp_path / "ids.beton"
+    done = write(build_bin, root, out, f"ids={tmp_path / 'ids.jsonl'}")
+    assert done.returncode == 0, done.stderr
+    rows = samples(out)
+    assert rows[0][0].dtype == np.int64 and rows[0][0].tolist() == big
+    assert [r[0].tolist() for r in rows[1:]] == lines[1:]
+
+
+@pytest.mark.parametrize("first, message", [
+    ([2**64], "line 1: the whole number 18446744073709551616 is beyond int64's range"),
+    ([2**53 + 1, 0.5], "line 1 holds 9007199254740993, a whole number float32 cannot hold"),
+])
+def test_numbers_that_cannot_be_kept_exactly_are_refused(sources, tmp_path, build_bin, first,
+                                                         message):
+    root, *_ = sources
+    lines = [first] + [[i] for i in range(COUNT - 1)]
+    (tmp_path / "x.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    out = tmp_path / "x.beton"
+    done = write(build_bin, root, out, f"x={tmp_path / 'x.jsonl'}")
+    assert done.returncode != 0 and message in done.stderr, done.stderr
+    assert not out.exists()

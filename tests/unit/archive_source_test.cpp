@@ -9,8 +9,10 @@
 #include <fstream>
 #include <string>
 
+#include "ffcv/fields/rgb_image_field.hpp"
 #include "ffcv/image/jpeg_codec.hpp"
 #include "ffcv/loader.hpp"
+#include "ffcv/reader.hpp"
 #include "sources/archive_source.hpp"
 #include "test_support.hpp"
 
@@ -128,6 +130,27 @@ TEST_CASE("WebDataset shards take their labels from the .cls or .json members", 
     CHECK(write("tar", dir.file("shards"), dir.file("json.beton"), out,
                 key == "label" ? "" : "--label-key " + key) == folder);
   }
+  // The label is the object's own key, parsed as JSON: not one nested deeper, nor the word as a
+  // value.
+  for (int k = 0; k < 12; ++k) {
+    const std::string shard = k < 6 ? "shard-000" : "shard-001";
+    const std::string name = (k < 10 ? "0" : "") + std::to_string(k);
+    std::ofstream(dir.file(shard + "/" + name + ".json"))
+        << "{\"meta\": {\"class_id\": 9}, \"name\": \"class_id\", \"class_id\": " << k / 4 << "}";
+  }
+  for (const char* shard : {"shard-000", "shard-001"}) {
+    REQUIRE(sh("tar --sort=name -cf " + dir.file(std::string("shards/") + shard + ".tar") + " -C " +
+               dir.file(shard) + " .") == 0);
+  }
+  CHECK(write("tar", dir.file("shards"), dir.file("nested.beton"), out, "--label-key class_id") ==
+        folder);
+  // A member that is no JSON object names itself.
+  std::ofstream(dir.file("shard-001/08.json")) << "[\"class_id\", 1]";
+  REQUIRE(sh("tar --sort=name -cf " + dir.file("shards/shard-001.tar") + " -C " +
+             dir.file("shard-001") + " .") == 0);
+  CHECK_THAT(write("tar", dir.file("shards"), dir.file("list.beton"), out, "--label-key class_id"),
+             Catch::Contains("exit 1") && Catch::Contains("08.json") &&
+                 Catch::Contains("must hold a JSON object"));
   // A label that is not a class index names its member.
   std::ofstream(dir.file("shard-001/08.json")) << "{\"class_id\": \"dog\"}";
   REQUIRE(sh("tar --sort=name -cf " + dir.file("shards/shard-001.tar") + " -C " +
@@ -284,4 +307,114 @@ TEST_CASE("a tar of class tars is listed by reading its headers, not its members
   // Headers only, a few KB a member: about 0.2 MB here (a block of 1 MiB per class tar, as
   // libarchive reads a file, would be over 3 MB).
   CHECK(read < archive / 20);
+}
+
+TEST_CASE("a member over its size limit is refused by name before it is read", "[archive]") {
+  if (!tools::archives_supported()) return test::skip_test("built without libarchive");
+  test::TempDir dir;
+  make_tree(dir);
+  std::string out;
+  // A sparse 300 MiB "image": a small tar, which a reader holding whole members would expand.
+  REQUIRE(sh("truncate -s 300M " + dir.file("tree/cat/04.jpg")) == 0);
+  REQUIRE(sh("tar --sparse --sort=name -cf " + dir.file("big.tar") + " -C " + dir.file("tree") +
+             " cat dog eel") == 0);
+  REQUIRE(std::filesystem::file_size(dir.file("big.tar")) < (1 << 20));
+  CHECK_THAT(write("tar", dir.file("big.tar"), dir.file("big.beton"), out),
+             Catch::Contains("exit 1") && Catch::Contains("big.tar: cat/04.jpg") &&
+                 Catch::Contains("over the 256 MiB"));
+  CHECK_FALSE(std::filesystem::exists(dir.file("big.beton")));
+  // A .cls label of 2 MiB.
+  std::filesystem::remove(dir.file("tree/cat/04.jpg"));
+  std::filesystem::create_directories(dir.file("shard"));
+  std::filesystem::copy_file(dir.file("tree/cat/00.jpg"), dir.file("shard/00.jpg"));
+  REQUIRE(sh("truncate -s 2M " + dir.file("shard/00.cls")) == 0);
+  REQUIRE(sh("tar --sparse -cf " + dir.file("cls.tar") + " -C " + dir.file("shard") + " .") == 0);
+  CHECK_THAT(write("tar", dir.file("cls.tar"), dir.file("cls.beton"), out),
+             Catch::Contains("exit 1") && Catch::Contains("00.cls") &&
+                 Catch::Contains("over the 1.0 MiB"));
+}
+
+TEST_CASE("a compressed archive whose stream is damaged or cut is refused", "[archive]") {
+  if (!tools::archives_supported()) return test::skip_test("built without libarchive");
+  test::TempDir dir;
+  make_tree(dir);
+  std::string out;
+  REQUIRE(sh("tar --sort=name -czf " + dir.file("tree.tar.gz") + " -C " + dir.file("tree") +
+             " cat dog eel") == 0);
+  const std::vector<std::uint8_t> whole = test::read_file(dir.file("tree.tar.gz"));
+  // The gzip trailer's CRC-32 no longer matches (gzip -t says so): the data may be anything.
+  std::vector<std::uint8_t> bad_crc = whole;
+  bad_crc[bad_crc.size() - 8] ^= 0x01;
+  test::write_file(dir.file("crc.tar.gz"), bad_crc);
+  REQUIRE(sh("gzip -t " + dir.file("crc.tar.gz") + " 2>/dev/null") != 0);
+  CHECK_THAT(write("tar", dir.file("crc.tar.gz"), dir.file("crc.beton"), out),
+             Catch::Contains("exit 1") && Catch::Contains("crc.tar.gz") && Catch::Contains("gzip"));
+  CHECK_FALSE(std::filesystem::exists(dir.file("crc.beton")));
+  // The trailer cut off: the tar inside is whole, the file is not.
+  test::write_file(dir.file("cut.tar.gz"),
+                   std::vector<std::uint8_t>(whole.begin(), whole.end() - 6));
+  CHECK_THAT(write("tar", dir.file("cut.tar.gz"), dir.file("cut.beton"), out),
+             Catch::Contains("exit 1") && Catch::Contains("cut.tar.gz"));
+  // Zeros after the last member, which gzip -t accepts, are accepted too.
+  std::vector<std::uint8_t> padded = whole;
+  padded.resize(whole.size() + 512, 0);
+  test::write_file(dir.file("padded.tar.gz"), padded);
+  const std::string folder = write("folder", dir.file("tree"), dir.file("folder.beton"), out);
+  CHECK(write("tar", dir.file("padded.tar.gz"), dir.file("padded.beton"), out) == folder);
+}
+
+TEST_CASE("hidden members are passed over as a folder write passes over hidden files",
+          "[archive]") {
+  if (!tools::archives_supported()) return test::skip_test("built without libarchive");
+  test::TempDir dir;
+  make_tree(dir);
+  namespace fs = std::filesystem;
+  test::write_file(dir.file("tree/cat/._00.jpg"), {0, 5, 22, 7, 'M', 'a', 'c'});  // AppleDouble
+  fs::copy_file(dir.file("tree/cat/01.jpg"), dir.file("tree/cat/.hidden.jpg"));
+  fs::create_directories(dir.file("tree/dog/.cls_hidden"));
+  fs::copy_file(dir.file("tree/dog/01.jpg"), dir.file("tree/dog/.cls_hidden/x.jpg"));
+  fs::create_directories(dir.file("tree/.git"));
+  fs::copy_file(dir.file("tree/dog/01.jpg"), dir.file("tree/.git/y.jpg"));
+  test::write_file(dir.file("tree/._cat.tar"), {1, 2, 3});
+  std::string out;
+  const std::string folder = write("folder", dir.file("tree"), dir.file("folder.beton"), out);
+  REQUIRE(folder.size() > 1000);
+  REQUIRE(sh("tar --sort=name -cf " + dir.file("tree.tar") + " -C " + dir.file("tree") + " .") ==
+          0);
+  CHECK(write("tar", dir.file("tree.tar"), dir.file("tar.beton"), out) == folder);
+  // Both hold the twelve visible images only.
+  CHECK(Reader(dir.file("folder.beton")).num_samples() == 12);
+}
+
+TEST_CASE("a hard link is its target's image, links and devices are listed as left out",
+          "[archive]") {
+  if (!tools::archives_supported()) return test::skip_test("built without libarchive");
+  test::TempDir dir;
+  make_tree(dir);
+  REQUIRE(sh("ln " + dir.file("tree/cat/00.jpg") + " " + dir.file("tree/dog/05.jpg")) == 0);
+  REQUIRE(sh("ln -s ../cat/01.jpg " + dir.file("tree/dog/06.jpg")) == 0);
+  REQUIRE(sh("mkfifo " + dir.file("tree/eel/07.jpg")) == 0);
+  std::ofstream(dir.file("tree/eel/caf\xe9.txt")) << "a name in Latin-1";
+  REQUIRE(sh("tar --sort=name -cf " + dir.file("links.tar") + " -C " + dir.file("tree") +
+             " cat dog eel") == 0);
+  std::string out;
+  REQUIRE(write("tar", dir.file("links.tar"), dir.file("links.beton"), out).substr(0, 5) !=
+          "exit ");
+  const std::string sidecar = test::text_of(dir.file("links.beton.sources.json"));
+  CHECK_THAT(sidecar,
+             Catch::Contains("dog/06.jpg (symbolic link)") && Catch::Contains("eel/07.jpg (FIFO)"));
+  CHECK_THAT(sidecar, !Catch::Contains("dog/05.jpg"));
+  // The sidecar stays JSON with a member name that is no UTF-8.
+  CHECK_THAT(sidecar, Catch::Contains("eel/caf\\ufffd.txt"));
+  CHECK(sh("python3 -c 'import json, sys; json.load(open(sys.argv[1]))' " +
+           dir.file("links.beton.sources.json")) == 0);
+  // cat 00-03, dog 00-03 and the link dog/05, eel 00-03: the link holds cat/00.jpg's image.
+  const Reader reader(dir.file("links.beton"));
+  REQUIRE(reader.num_samples() == 13);
+  const auto pixels = [&](std::uint64_t sample) {
+    const ImageMetadata image = ImageMetadata::load(reader.column(sample, 0));
+    return decode_jpeg(reader.payload(image.data_ptr)).pixels;
+  };
+  CHECK(pixels(8) == pixels(0));
+  CHECK(pixels(8) != pixels(1));
 }

@@ -2,10 +2,12 @@
 // previous output intact; with --on-bad-image skip left out and listed, beside the class map,
 // the files without an image extension and the empty class folders.
 #include <catch2/catch.hpp>
+#include <cstdlib>
 #include <filesystem>
 
 #include "ffcv/image/jpeg_codec.hpp"
 #include "ffcv/reader.hpp"
+#include "sources/image_file.hpp"
 #include "test_support.hpp"
 
 using namespace ffcv;
@@ -150,4 +152,32 @@ TEST_CASE("a PNM file holding DICOM's signature goes to the PNM decoder only, un
   for (const auto& entry : fs::directory_iterator(dir.path())) {
     CHECK_THAT(entry.path().filename().string(), !Catch::Contains("tmp"));
   }
+}
+
+TEST_CASE("a FIFO or a device is refused by name, never waited on or read for ever",
+          "[cli][bad_input]") {
+  test::TempDir dir;
+  std::string out;
+  REQUIRE(std::system(("mkfifo " + dir.file("pipe.beton")).c_str()) == 0);
+  fs::create_symlink("/dev/zero", dir.file("zero.beton"));
+  // `timeout`: a regression fails here instead of hanging the suite.
+  CHECK(test::run_cli("inspect " + dir.file("pipe.beton"), out, "timeout 60 ") == 1);
+  CHECK_THAT(out, Catch::Contains("pipe.beton") && Catch::Contains("named pipe (FIFO)"));
+  CHECK(test::run_cli("bench " + dir.file("zero.beton"), out, "timeout 60 ") == 1);
+  CHECK_THAT(out, Catch::Contains("zero.beton") && Catch::Contains("character device"));
+  // A source image: the same refusal (COCO images are read by the names the annotations give).
+  REQUIRE(std::system(("mkfifo " + dir.file("pipe.jpg")).c_str()) == 0);
+  CHECK_THROWS_WITH(tools::read_image_value(dir.file("pipe.jpg")),
+                    Catch::Contains("pipe.jpg") && Catch::Contains("not a regular file"));
+  tools::start_reading(dir.file("pipe.jpg"));  // the read-ahead hint returns at once too
+  // In a folder: left out and listed with the reason, the other images written.
+  make_folder(dir.file("images"));
+  REQUIRE(std::system(("mkfifo " + dir.file("images/a/fifo.jpg")).c_str()) == 0);
+  fs::create_symlink("/dev/zero", dir.file("images/b/zero.jpg"));
+  CHECK(test::run_cli("write folder " + dir.file("images") + " --output " + dir.file("f.beton") +
+                          " --on-bad-image skip --quiet",
+                      out, "timeout 120 ") == 0);
+  CHECK_THAT(test::text_of(dir.file("f.beton.sources.json")),
+             Catch::Contains("fifo.jpg (not a regular file)") &&
+                 Catch::Contains("zero.jpg (not a regular file)"));
 }

@@ -3,7 +3,9 @@
 // boxes kept. The boxes land where the image's pixels did; a pairing that cannot work is one
 // clear error. (tests/python/test_ragged.py checks the boxes against torchvision's v2.)
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <map>
 
 #include "epoch_bytes.hpp"
@@ -287,5 +289,53 @@ TEST_CASE("boxes follow the GPU path's records as they follow the CPU path's ima
       CHECK(std::memcmp(x.data, y.data, x.byte_size()) == 0);
       CHECK(std::memcmp(x.offsets, y.offsets, (x.count + 1) * 8) == 0);
     }
+  }
+}
+
+TEST_CASE("boxes that are inverted or not finite are dropped, not mended", "[ragged][follow]") {
+  TempDir dir;
+  const std::string path = dir.file("odd.beton");
+  RgbImageOptions raw;
+  raw.write_mode = ImageWriteMode::kRaw;
+  const float inf = std::numeric_limits<float>::infinity();
+  // One valid box between inverted, infinite and NaN ones, as a damaged annotation file gives.
+  const std::vector<float> boxes = {10, 10, 2,  2,    inf, 1, 5,   5, 4, 4,  30, 20,
+                                    1,  1,  40, -inf, 3,   3, NAN, 9, 8, 30, 6,  31};
+  DatasetWriter(path,
+                {{"image", std::make_shared<RgbImageField>(raw)},
+                 {"boxes", std::make_shared<RaggedNdArrayField>(DType::parse("<f4"),
+                                                                std::vector<std::uint64_t>{4})}},
+                {.num_workers = 1})
+      .write(test::FunctionSource(1, [&](std::uint64_t) {
+        return std::vector<FieldValue>{
+            RgbImage{64, 48, std::vector<std::uint8_t>(64 * 48 * 3, 90)},
+            rows_of(DType::parse("<f4"), {boxes.size() / 4, 4}, boxes.data())};
+      }));
+  for (const char* rows : {"boxes_xyxy", "boxes_xywh"}) {
+    INFO("rows " << rows);
+    // The identity crop: only the sifting acts.
+    Loader loader(path,
+                  {{"image",
+                    "image",
+                    decoder("center_crop", {{"size", std::int64_t{64}}, {"ratio", 1.0}}),
+                    {}},
+                   {"boxes",
+                    "boxes",
+                    decoder("ragged", {{"layout", "packed"}, {"follows", "image"}, {"rows", rows}}),
+                    {}}},
+                  options(1));
+    auto epoch = loader.epoch(0);
+    const auto batch = epoch.next();
+    REQUIRE(batch);
+    const BatchTensor kept = batch->output("boxes");
+    const float* box = reinterpret_cast<const float*>(kept.data);
+    const std::int64_t n = kept.offsets[1] - kept.offsets[0];
+    // xyxy: only [4, 4, 30, 20] is a box. xywh: [4, 4, 30, 20] and [8, 30, 6, 31] (clipped to
+    // the canvas), and [10, 10, 2, 2]; the others have a negative or non-finite side.
+    for (std::int64_t k = 0; k < n; ++k) {
+      for (int c = 0; c < 4; ++c) CHECK(std::isfinite(box[4 * k + c]));
+      CHECK(box[4 * k + 2] >= (std::string(rows) == "boxes_xyxy" ? box[4 * k] : 0.0f));
+    }
+    CHECK(n == (std::string(rows) == "boxes_xyxy" ? 1 : 3));
   }
 }

@@ -123,6 +123,16 @@ TEST_CASE("json_number prints no negative zero and no NaN", "[cli][json]") {
   CHECK(json_number(1e300, 1).size() > 300);
 }
 
+TEST_CASE("json_quote gives valid JSON for names that are no UTF-8", "[cli][json]") {
+  CHECK(json_quote("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x93\xb7") ==
+        "\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x93\xb7\"");                       // well-formed: kept
+  CHECK(json_quote("caf\xe9.jpg") == "\"caf\\ufffd.jpg\"");                     // Latin-1
+  CHECK(json_quote("\xc0\xaf") == "\"\\ufffd\\ufffd\"");                        // overlong '/'
+  CHECK(json_quote("\xed\xa0\x80") == "\"\\ufffd\\ufffd\\ufffd\"");             // a surrogate
+  CHECK(json_quote("\xe2\x82") == "\"\\ufffd\\ufffd\"");                        // cut short
+  CHECK(json_quote("\xf4\x90\x80\x80") == "\"\\ufffd\\ufffd\\ufffd\\ufffd\"");  // past U+10FFFF
+}
+
 TEST_CASE("json_float reads back as the same double, sign of zero included", "[cli][json]") {
   CHECK(json_float(-0.0) == "-0.0");  // Python's json.loads("-0") would give the integer 0
   CHECK(json_float(0.0) == "0.0");

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <cstring>
 
 #include <opencv2/imgproc.hpp>
 
@@ -305,4 +306,67 @@ TEST_CASE("a frame naming a quantisation table that does not exist is a bad imag
   const JpegCoding coding = read_jpeg_coding(jpeg);
   CHECK(coding.luma_table == QuantTable{});
   CHECK_THROWS_AS(write_jpegs({jpeg}, jpg_options(90)), EncodeError);
+}
+
+TEST_CASE("a JPEG's stream ends at its end-of-image marker, not at a thumbnail's",
+          "[image_write]") {
+  const RgbImage image = textured_image(96, 64, 5);
+  for (const auto& jpeg : {encode_jpeg(image, 80), encode_jpeg(image, {.progressive = true})}) {
+    CHECK(jpeg_stream_end(jpeg) == jpeg.size());
+    std::vector<std::uint8_t> padded = jpeg;
+    padded.insert(padded.end(), {0xFF, 0xD9, 0, 0, 0xFF, 0xD8, 7});  // bytes after the end
+    CHECK(jpeg_stream_end(padded) == jpeg.size());
+    // An APP1 segment holding a whole thumbnail (its own SOI ... EOI) right after the SOI.
+    const std::vector<std::uint8_t> thumbnail = encode_jpeg(textured_image(16, 16, 1), 50);
+    const std::size_t length = thumbnail.size() + 2;
+    std::vector<std::uint8_t> with_thumbnail = {0xFF,
+                                                0xD8,
+                                                0xFF,
+                                                0xE1,
+                                                static_cast<std::uint8_t>(length >> 8),
+                                                static_cast<std::uint8_t>(length & 0xFF)};
+    with_thumbnail.insert(with_thumbnail.end(), thumbnail.begin(), thumbnail.end());
+    with_thumbnail.insert(with_thumbnail.end(), jpeg.begin() + 2, jpeg.end());
+    CHECK(jpeg_stream_end(with_thumbnail) == with_thumbnail.size());
+    // No end marker (a truncated file): the whole, for decoding to judge.
+    const std::vector<std::uint8_t> cut(jpeg.begin(), jpeg.end() - 10);
+    CHECK(jpeg_stream_end(cut) == cut.size());
+  }
+}
+
+TEST_CASE("a kept JPEG is stored without the bytes after its end, and verify finds such bytes",
+          "[image_write]") {
+  TempDir dir;
+  const std::vector<std::uint8_t> jpeg = encode_jpeg(textured_image(160, 120, 6), 80);
+  std::vector<std::uint8_t> with_tail = jpeg;
+  with_tail.resize(jpeg.size() + 300000, 0x5A);  // another file appended to the image
+  const std::string path = dir.file("tail.beton");
+  const Written written = write_jpegs({with_tail, jpeg}, jpg_options(90), path);
+  CHECK(written.summary.tally.kept_as_is() == 2);
+  CHECK(written.payloads[0] == jpeg);  // 300 KB shorter than the source
+  std::string out;
+  REQUIRE(test::run_cli("inspect " + path + " --verify", out) == 0);
+
+  // A file whose last payload runs on past the image's end (as one written before such bytes
+  // were cut): its allocation grown into the rest of its page.
+  std::vector<std::uint8_t> bytes = test::read_file(path);
+  const Reader reader(path);
+  const std::uint64_t table = reader.header().alloc_table_ptr;
+  const auto u64_at = [&](std::uint64_t at) {
+    std::uint64_t value = 0;
+    std::memcpy(&value, bytes.data() + at, 8);
+    return value;
+  };
+  std::uint64_t last = 0;
+  for (std::uint64_t k = 1; k < (bytes.size() - table) / 24; ++k) {
+    if (u64_at(table + k * 24 + 8) > u64_at(table + last * 24 + 8)) last = k;
+  }
+  const std::uint64_t ptr = u64_at(table + last * 24 + 8);
+  const std::uint64_t size = u64_at(table + last * 24 + 16) + 64;
+  REQUIRE(ptr + size <= table);
+  REQUIRE(ptr / reader.page_size() == (ptr + size - 1) / reader.page_size());
+  std::memcpy(bytes.data() + table + last * 24 + 16, &size, 8);
+  test::write_file(dir.file("grown.beton"), bytes);
+  CHECK(test::run_cli("inspect " + dir.file("grown.beton") + " --verify", out) == 1);
+  CHECK_THAT(out, Catch::Contains("64 bytes after the JPEG's end-of-image marker"));
 }

@@ -82,7 +82,9 @@ std::string archive_notes(const ArchiveSource& source, const std::vector<Skipped
                                                   : class_map_line(source.class_names());
   if (!source.ignored_members().empty()) {
     out += "left out " + std::to_string(source.ignored_members().size()) +
-           " members without an image extension, e.g. " + source.ignored_members().front() + "\n";
+           " members that are no image (another extension, or a link or device, in brackets), "
+           "e.g. " +
+           source.ignored_members().front() + "\n";
   }
   return out + skipped_lines(skipped) + "the lists in full: " + sidecar + "\n";
 }

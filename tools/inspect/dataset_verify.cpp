@@ -5,6 +5,7 @@
 
 #include "ffcv/fields/rgb_image_field.hpp"
 #include "ffcv/image/jpeg_codec.hpp"
+#include "ffcv/image/jpeg_coding.hpp"
 #include "ffcv/storage/range_reader.hpp"
 #include "ffcv/util/json_text.hpp"
 #include "ffcv/util/stopwatch.hpp"
@@ -19,7 +20,14 @@ std::string check_value(const Reader& reader, std::uint64_t sample, std::size_t 
     if (reader.fields()[f].field->type_name() == "RGBImage") {
       const ImageMetadata image = ImageMetadata::load(reader.column(sample, f));
       if (image.mode == StoredImageMode::kJpg) {
-        validate_jpeg(reader.payload(image.data_ptr), image.width, image.height);
+        const auto payload = reader.payload(image.data_ptr);
+        validate_jpeg(payload, image.width, image.height);
+        const std::size_t end = jpeg_stream_end(payload);
+        if (end < payload.size()) {
+          return std::to_string(payload.size() - end) +
+                 " bytes after the JPEG's end-of-image marker (at byte " + std::to_string(end) +
+                 " of " + std::to_string(payload.size()) + "): no part of the image";
+        }
         return "";
       }
     }

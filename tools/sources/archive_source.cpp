@@ -1,6 +1,8 @@
 #include "archive_source.hpp"
 
 #include <algorithm>
+#include <climits>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -8,6 +10,10 @@
 #include "ffcv/util/errors.hpp"
 #include "image_file.hpp"
 #include "imagenet_devkit.hpp"
+
+#ifdef FFCV_HAVE_NLOHMANN_JSON
+#include <nlohmann/json.hpp>
+#endif
 
 namespace ffcv::tools {
 namespace {
@@ -38,26 +44,36 @@ std::int64_t parse_cls(const std::vector<std::uint8_t>& bytes, const std::string
   return value;
 }
 
-// The class index under `key` in a KEY.json member ({"label": 3, ...}); nullopt when the key is
-// not there. Throws ConfigError naming the member when its value is not a whole number >= 0.
+// The class index under the top-level `key` of a KEY.json member ({"label": 3, ...}): nullopt
+// when the object has no such key; a member that is no JSON object, or a value that is not a
+// whole number >= 0, is `problem` (naming the member) for the caller to report should the sample
+// need this label.
 std::optional<std::int64_t> json_label(const std::vector<std::uint8_t>& bytes,
-                                       const std::string& key, const std::string& where) {
-  const std::string text(bytes.begin(), bytes.end());
-  const std::string quoted = "\"" + key + "\"";
-  std::size_t at = text.find(quoted);
-  if (at == std::string::npos) return std::nullopt;
-  at = text.find_first_not_of(" \t\r\n", at + quoted.size());
-  if (at == std::string::npos || text[at] != ':') return std::nullopt;  // the key as a value
-  const std::size_t start = text.find_first_not_of(" \t\r\n", at + 1);
-  std::size_t end = start == std::string::npos ? start : text.find_first_of(",} \t\r\n", start);
-  const std::string value = start == std::string::npos ? "" : text.substr(start, end - start);
-  if (value.empty() || value.find_first_not_of("0123456789") != std::string::npos ||
-      value.size() > 18) {
-    throw ConfigError(where + ": \"" + key +
-                      "\" must hold a class index (a whole number >= 0), got '" +
-                      value.substr(0, 40) + "'");
+                                       const std::string& key, const std::string& where,
+                                       std::string& problem) {
+#ifdef FFCV_HAVE_NLOHMANN_JSON
+  const nlohmann::json document =
+      nlohmann::json::parse(bytes.begin(), bytes.end(), nullptr, /*allow_exceptions=*/false);
+  if (document.is_discarded() || !document.is_object()) {
+    problem = where + ": a .json member must hold a JSON object with the class index under \"" +
+              key + "\"" + (document.is_discarded() ? ", and this is not valid JSON" : "");
+    return std::nullopt;
   }
-  return std::stoll(value);
+  const auto found = document.find(key);
+  if (found == document.end()) return std::nullopt;
+  if (found->is_number_unsigned() &&
+      found->get<std::uint64_t>() <= static_cast<std::uint64_t>(INT64_MAX)) {
+    return static_cast<std::int64_t>(found->get<std::uint64_t>());
+  }
+  problem = where + ": \"" + key + "\" must hold a class index (a whole number >= 0), got " +
+            found->dump().substr(0, 40);
+  return std::nullopt;
+#else
+  (void)bytes;
+  problem = where + ": this build reads no .json labels (built without nlohmann-json3-dev) for \"" +
+            key + "\"";
+  return std::nullopt;
+#endif
 }
 
 // The member's file name without folders and extension ("ILSVRC2012_val_00000001").
@@ -140,40 +156,71 @@ ArchiveSource::~ArchiveSource() {
 }
 
 void ArchiveSource::list_members() {
-  std::map<std::string, std::int64_t> cls;   // WebDataset labels by shard and key
-  std::map<std::string, std::int64_t> json;  // the same from KEY.json members
-  std::vector<std::string> folders;          // each sample's class folder
+  std::map<std::string, std::int64_t> cls;       // WebDataset labels by shard and key
+  std::map<std::string, std::int64_t> json;      // the same from KEY.json members
+  std::map<std::string, std::string> broken;     // KEY.json members that hold no usable label
+  std::map<std::string, std::uint64_t> by_path;  // the samples listed so far, for hard links
+  std::vector<std::string> folders;              // each sample's class folder
   walk_archives(archives_, [&](const ArchiveMember& member, MemberData& data) {
+    if (hidden_path(member.path)) return;  // as a folder write passes over hidden files
     const std::string extension = lowercase_extension(member.path);
     const std::string key = std::to_string(member.archive) + ":" + key_of(member.path);
     const std::string where = archives_[member.archive] + ": " + member.path;
+    const bool image = has_image_extension(member.path);
+    if (member.kind == MemberKind::kOther || (member.kind == MemberKind::kHardLink && !image)) {
+      ignored_.push_back(where + " (" + member.kind_name + ")");
+      return;
+    }
     if (extension == ".cls") {
-      cls[key] = parse_cls(data.read(), where);
+      cls[key] = parse_cls(data.read(kMaxLabelMemberBytes), where);
     } else if (extension == ".json") {
-      const std::optional<std::int64_t> label = json_label(data.read(), json_label_key_, where);
+      std::string problem;
+      const auto label =
+          json_label(data.read(kMaxLabelMemberBytes), json_label_key_, where, problem);
       if (label) json[key] = *label;
-    } else if (has_image_extension(member.path)) {
-      samples_.push_back({member.path, member.archive, 0});
+      if (!problem.empty()) broken[key] = problem;
+    } else if (image && member.kind == MemberKind::kHardLink) {
+      const auto target = by_path.find(std::to_string(member.archive) + ":" + member.link_target);
+      if (target == by_path.end()) {
+        ignored_.push_back(where + " (hard link to " + member.link_target +
+                           ", which is no image member before it)");
+        return;
+      }
+      samples_.push_back({member.path, member.archive, 0, target->second});
+      link_targets_.insert(target->second);
+      folders.push_back(member.folder);
+    } else if (image) {
+      if (member.size > kMaxImageMemberBytes) {
+        throw ConfigError(where + ": an image member of " + std::to_string(member.size) +
+                          " bytes, over the " + std::to_string(kMaxImageMemberBytes >> 20) +
+                          " MiB an image member may hold");
+      }
+      by_path[std::to_string(member.archive) + ":" + member.path] = samples_.size();
+      samples_.push_back({member.path, member.archive, 0, std::nullopt});
       folders.push_back(member.folder);
     } else {
-      ignored_.push_back(archives_[member.archive] + ": " + member.path);
+      ignored_.push_back(where);
     }
   });
   if (samples_.empty()) throw ConfigError("the archives hold no image files");
+  for (const std::string& archive : archives_) check_compressed_stream(archive);
   if (labels_file_) {
     label_from_file();
-  } else if (!cls.empty() || !json.empty()) {
+  } else if (!cls.empty() || !json.empty() || !broken.empty()) {
     cls.insert(json.begin(), json.end());  // a .cls beside a .json wins
-    label_from_cls(cls);
+    label_from_cls(cls, broken);
   } else {
     label_from_folders(folders);
   }
 }
 
-void ArchiveSource::label_from_cls(const std::map<std::string, std::int64_t>& cls) {
+void ArchiveSource::label_from_cls(const std::map<std::string, std::int64_t>& cls,
+                                   const std::map<std::string, std::string>& broken) {
   labels_from_ = "cls";
   for (Sample& sample : samples_) {
-    const auto label = cls.find(std::to_string(sample.archive) + ":" + key_of(sample.path));
+    const std::string key = std::to_string(sample.archive) + ":" + key_of(sample.path);
+    const auto label = cls.find(key);
+    if (label == cls.end() && broken.contains(key)) throw ConfigError(broken.at(key));
     if (label == cls.end()) {
       throw ConfigError(describe_sample(sample) + " has no label (no " + key_of(sample.path) +
                         ".cls beside it in its shard, nor a \"" + json_label_key_ + "\" in " +
@@ -232,19 +279,33 @@ std::string ArchiveSource::describe_sample(const Sample& sample) const {
 
 void ArchiveSource::read_members() const {
   std::uint64_t next = 0;
+  std::map<std::uint64_t, std::vector<std::uint8_t>> linked;  // hard links' targets, by sample
   try {
     walk_archives(
         archives_,
         [&](const ArchiveMember& member, MemberData& data) {
-          if (!has_image_extension(member.path)) return;
-          if (next >= samples_.size() || samples_[next].path != member.path) {
+          if (hidden_path(member.path) || member.kind == MemberKind::kOther ||
+              !has_image_extension(member.path)) {
+            return;
+          }
+          const bool listed = next < samples_.size() && samples_[next].path == member.path &&
+                              samples_[next].archive == member.archive;
+          if (member.kind == MemberKind::kHardLink && !listed) return;  // a link left out
+          if (!listed) {
             throw IoError(archives_[member.archive], "read",
                           "it changed since it was listed (member " + member.path + ")");
           }
-          std::vector<std::uint8_t> bytes = data.read();
+          const Sample& sample = samples_[next];
+          std::vector<std::uint8_t> bytes =
+              sample.link_to ? linked.at(*sample.link_to) : data.read(kMaxImageMemberBytes);
+          if (link_targets_.contains(next)) linked.emplace(next, bytes);
           std::unique_lock lock(mutex_);
-          changed_.wait(lock, [&] { return stop_ || ready_.size() < kAhead; });
+          changed_.wait(lock, [&] {
+            return stop_ || (ready_.size() < kAhead && ready_bytes_ < kAheadBytes) ||
+                   ready_.empty();
+          });
           if (stop_) return;
+          ready_bytes_ += bytes.size();
           ready_.emplace(next++, std::move(bytes));
           changed_.notify_all();
         },
@@ -271,6 +332,7 @@ std::vector<FieldValue> ArchiveSource::load(std::uint64_t index) const {
       throw IoError(describe(index), "read", "the archive reader stopped");
     }
     bytes = std::move(found->second);
+    ready_bytes_ -= bytes.size();
     ready_.erase(found);
   }
   changed_.notify_all();

@@ -6,12 +6,17 @@
 // class folder). Samples are (image: RGBImage, label: Int).
 //
 // Two passes over the archives (archive_walk.hpp). The first lists the members and reads the
-// .cls labels; it finds a damaged or truncated archive, or an image without its label, before
-// anything is written. Labels then number the classes as torchvision's ImageFolder numbers the
-// extracted folders (class names sorted), or come from the .cls members. The second pass runs
-// on a thread of its own while the writer encodes: it streams the members in stored order into
-// a bounded buffer that load() takes them from, so memory stays constant however large the
-// archives. Samples come in stored order: an archive whose members are sorted by name (`tar
+// .cls labels; it finds a damaged or truncated archive (a compressed one is checked to the end of
+// its stream, gzip's CRC included), an image without its label, or a member over its size limit,
+// before anything is written. Members are taken as a folder write takes files: hidden ones
+// (hidden_path) are passed over; a hard link to an image member before it is an image with that
+// member's data; symbolic links, devices, FIFOs and files without an image extension are left out
+// and listed in ignored_members() with what they are. Labels then number the classes as
+// torchvision's ImageFolder numbers the extracted folders (class names sorted), or come from the
+// .cls members. The second pass runs on a thread of its own while the writer encodes: it streams
+// the members in stored order into a buffer bounded in members and bytes that load() takes them
+// from, so memory stays constant however large the archives. Samples come in stored order: an
+// archive whose members are sorted by name (`tar
 // --sort=name`) gives exactly the file a folder write of its extraction gives.
 //
 // load(i) expects the writer's access pattern (indices claimed in increasing order by a few
@@ -26,6 +31,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -34,6 +40,11 @@
 #include "ffcv/dataset_writer.hpp"
 
 namespace ffcv::tools {
+
+// The largest member read: an image, and a .cls or .json label. A member over its limit is
+// refused by name from its header, before any of its data is read.
+inline constexpr std::uint64_t kMaxImageMemberBytes = 256ULL << 20;
+inline constexpr std::uint64_t kMaxLabelMemberBytes = 1ULL << 20;
 
 class ArchiveSource final : public SampleSource {
  public:
@@ -65,9 +76,11 @@ class ArchiveSource final : public SampleSource {
     std::string path;
     std::size_t archive = 0;
     std::int64_t label = 0;
+    std::optional<std::uint64_t> link_to;  // a hard link: the earlier sample whose data it is
   };
   void list_members();
-  void label_from_cls(const std::map<std::string, std::int64_t>& cls);
+  void label_from_cls(const std::map<std::string, std::int64_t>& cls,
+                      const std::map<std::string, std::string>& broken);
   void label_from_folders(const std::vector<std::string>& folders);
   void label_from_file();
   void set_classes(const std::vector<std::string>& names);              // sorted, distinct
@@ -79,15 +92,19 @@ class ArchiveSource final : public SampleSource {
   std::optional<std::string> labels_file_;
   std::string json_label_key_;
   std::vector<Sample> samples_;
+  std::set<std::uint64_t> link_targets_;  // samples that hard links later in the stream share
   std::vector<std::string> classes_;
   std::vector<std::string> ignored_;
   std::string labels_from_;
 
-  // The second pass: member bytes by sample index, at most kAhead not yet taken by load().
+  // The second pass: member bytes by sample index, at most kAhead (and kAheadBytes, or one
+  // member) not yet taken by load().
   static constexpr std::uint64_t kAhead = 256;
+  static constexpr std::uint64_t kAheadBytes = 512ULL << 20;
   mutable std::mutex mutex_;
   mutable std::condition_variable changed_;
   mutable std::map<std::uint64_t, std::vector<std::uint8_t>> ready_;
+  mutable std::uint64_t ready_bytes_ = 0;
   mutable std::exception_ptr read_error_;
   mutable std::atomic<bool> stop_{false};
   mutable std::thread reader_;

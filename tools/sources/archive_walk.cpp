@@ -4,6 +4,7 @@
 #include <string_view>
 
 #include "ffcv/util/errors.hpp"
+#include "image_file.hpp"
 
 #ifdef FFCV_HAVE_LIBARCHIVE
 #include <archive.h>
@@ -11,8 +12,11 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <memory>
 #include <optional>
 #endif
@@ -37,6 +41,8 @@ void walk_archives(const std::vector<std::string>&, const MemberVisitor&,
       "this build reads no archives: it was built without libarchive (install "
       "libarchive-dev and build again)");
 }
+
+void check_compressed_stream(const std::string&) {}
 
 #else
 
@@ -67,17 +73,64 @@ std::string parent_folder(const std::string& path) {
   return folder == "." ? "" : folder;
 }
 
+// libarchive's message for the last error of `reader`; it gives none (a null pointer) for some
+// failures, such as a compressed file cut short before its first block.
+std::string error_text(archive* reader) {
+  const char* text = archive_error_string(reader);
+  return text != nullptr ? text : "the archive is damaged or truncated (no further detail)";
+}
+
+// "3.0 GiB", "512 KiB", "17 bytes".
+std::string byte_size(std::uint64_t bytes) {
+  char text[32];
+  if (bytes >= (1ULL << 30)) {
+    std::snprintf(text, sizeof text, "%.1f GiB", static_cast<double>(bytes) / (1ULL << 30));
+  } else if (bytes >= (1ULL << 20)) {
+    std::snprintf(text, sizeof text, "%.1f MiB", static_cast<double>(bytes) / (1ULL << 20));
+  } else if (bytes >= (1ULL << 10)) {
+    std::snprintf(text, sizeof text, "%.1f KiB", static_cast<double>(bytes) / (1ULL << 10));
+  } else {
+    std::snprintf(text, sizeof text, "%llu bytes", static_cast<unsigned long long>(bytes));
+  }
+  return text;
+}
+
+// What a member that is neither a directory nor a regular file is, in words.
+std::string kind_name_of(archive_entry* entry) {
+  if (archive_entry_hardlink(entry) != nullptr) return "hard link";
+  switch (archive_entry_filetype(entry)) {
+    case AE_IFREG:
+      return "regular file";
+    case AE_IFLNK:
+      return "symbolic link";
+    case AE_IFCHR:
+      return "character device";
+    case AE_IFBLK:
+      return "block device";
+    case AE_IFIFO:
+      return "FIFO";
+    case AE_IFSOCK:
+      return "socket";
+    default:
+      return "member of unknown type";
+  }
+}
+
 // The data of the current entry of `reader`.
 class EntryData final : public MemberData {
  public:
   EntryData(archive* reader, std::string where, std::uint64_t size)
       : reader_(reader), where_(std::move(where)), size_(size) {}
-  std::vector<std::uint8_t> read() override {
+  std::vector<std::uint8_t> read(std::uint64_t max_bytes) override {
+    if (size_ > max_bytes) {
+      throw ConfigError(where_ + ": a member of " + byte_size(size_) + ", over the " +
+                        byte_size(max_bytes) + " a member of its kind may hold");
+    }
     std::vector<std::uint8_t> bytes(size_);
     std::uint64_t done = 0;
     while (done < size_) {
       const la_ssize_t got = archive_read_data(reader_, bytes.data() + done, size_ - done);
-      if (got < 0) throw IoError(where_, "read", archive_error_string(reader_));
+      if (got < 0) throw IoError(where_, "read", error_text(reader_));
       if (got == 0) throw IoError(where_, "read", "the archive ends inside this member");
       done += static_cast<std::uint64_t>(got);
     }
@@ -194,19 +247,27 @@ struct Walk {
       if (status == ARCHIVE_EOF) return;
       if (status < ARCHIVE_WARN) {
         throw IoError(name, "read the archive",
-                      std::string(archive_error_string(reader)) + " (after " +
-                          std::to_string(archive_file_count(reader)) + " members)");
+                      error_text(reader) + " (after " + std::to_string(archive_file_count(reader)) +
+                          " members)");
       }
-      if (archive_entry_filetype(entry) != AE_IFREG) continue;
+      if (archive_entry_filetype(entry) == AE_IFDIR) continue;
       const std::string path = archive_entry_pathname(entry);
-      const std::uint64_t size = static_cast<std::uint64_t>(archive_entry_size(entry));
-      if (prefix.empty() && tar_suffix_length(path) > 0) {
+      const char* hard_link = archive_entry_hardlink(entry);
+      const bool regular = hard_link == nullptr && archive_entry_filetype(entry) == AE_IFREG;
+      const std::uint64_t size =
+          regular ? static_cast<std::uint64_t>(archive_entry_size(entry)) : 0;
+      if (regular && prefix.empty() && tar_suffix_length(path) > 0 && !hidden_path(path)) {
         if (!nested_by_position(reader, name, path, size)) nested(reader, name, path);
         continue;
       }
       ArchiveMember member{prefix + path,
                            nested_folder.empty() ? parent_folder(path) : nested_folder, size,
                            archive_index};
+      member.kind = regular                ? MemberKind::kFile
+                    : hard_link != nullptr ? MemberKind::kHardLink
+                                           : MemberKind::kOther;
+      if (hard_link != nullptr) member.link_target = prefix + hard_link;
+      member.kind_name = kind_name_of(entry);
       EntryData data(reader, name + ": " + member.path, size);
       visit(member, data);
     }
@@ -233,7 +294,7 @@ struct Walk {
     NestedInput input{outer};
     ArchivePtr inner = new_reader();
     if (archive_read_open(inner.get(), &input, nullptr, &read_nested, nullptr) != ARCHIVE_OK) {
-      throw IoError(name + ": " + path, "open the nested tar", archive_error_string(inner.get()));
+      throw IoError(name + ": " + path, "open the nested tar", error_text(inner.get()));
     }
     members(inner.get(), name + ": " + path, path + "/", stem_of_tar(path));
   }
@@ -248,7 +309,7 @@ namespace {
 ArchivePtr open_file(const std::string& path, std::size_t block_bytes) {
   ArchivePtr reader = new_reader();
   if (archive_read_open_filename(reader.get(), path.c_str(), block_bytes) != ARCHIVE_OK) {
-    throw ConfigError(path + ": " + archive_error_string(reader.get()));
+    throw ConfigError(path + ": " + error_text(reader.get()));
   }
   return reader;
 }
@@ -276,7 +337,7 @@ void walk_archives(const std::vector<std::string>& archives, const MemberVisitor
       whole.emplace(NestedRange{plain.fd, 0, static_cast<std::uint64_t>(file.st_size)});
       reader = new_reader();
       if (open_by_position(reader.get(), *whole) != ARCHIVE_OK) {
-        throw ConfigError(archives[i] + ": " + archive_error_string(reader.get()));
+        throw ConfigError(archives[i] + ": " + error_text(reader.get()));
       }
     } else {
       reader = open_file(archives[i], 1 << 20);
@@ -285,6 +346,92 @@ void walk_archives(const std::vector<std::string>& archives, const MemberVisitor
     walk.members(reader.get(), archives[i], "", "");
     if (walk.stopped()) return;
   }
+}
+
+namespace {
+
+// gzip: zlib checks each member's CRC-32 and length as it reaches the member's end; members
+// follow one another to the end of the file (as `gzip -t` reads them).
+void check_gzip_stream(const std::string& archive, int fd) {
+  z_stream stream{};
+  if (inflateInit2(&stream, 16 + MAX_WBITS) != Z_OK) {
+    throw IoError(archive, "check the gzip stream", "zlib cannot start");
+  }
+  std::unique_ptr<z_stream, decltype(&inflateEnd)> end_stream(&stream, &inflateEnd);
+  std::vector<std::uint8_t> in(1 << 20), out(1 << 20);
+  std::uint64_t offset = 0;
+  bool inside_member = false, members_ended = false;
+  for (;;) {
+    const ssize_t got = ::read(fd, in.data(), in.size());
+    if (got < 0) throw IoError(archive, "read", std::strerror(errno));
+    if (got == 0) break;
+    stream.next_in = in.data();
+    stream.avail_in = static_cast<uInt>(got);
+    while (stream.avail_in > 0) {
+      if (members_ended && !inside_member && *stream.next_in == 0) {
+        ++stream.next_in;  // zeros padding the file after its last member, as gzip -t allows
+        --stream.avail_in;
+        continue;
+      }
+      stream.next_out = out.data();
+      stream.avail_out = static_cast<uInt>(out.size());
+      const int status = inflate(&stream, Z_NO_FLUSH);
+      inside_member = status != Z_STREAM_END;
+      if (status == Z_STREAM_END) {
+        members_ended = true;
+        inflateReset(&stream);
+      } else if (status != Z_OK && status != Z_BUF_ERROR) {
+        throw IoError(
+            archive, "check the gzip stream",
+            std::string("damaged near compressed byte ") +
+                std::to_string(offset + static_cast<std::uint64_t>(got) - stream.avail_in) + ": " +
+                (stream.msg != nullptr ? stream.msg : "zlib error") + " (gzip -t says the same)");
+      }
+    }
+    offset += static_cast<std::uint64_t>(got);
+  }
+  if (inside_member) {
+    throw IoError(archive, "check the gzip stream",
+                  "it ends inside a compressed member (the file is truncated)");
+  }
+}
+
+// bzip2, xz, zstd, ...: libarchive's decompressors check what their formats carry; reading the
+// whole stream as one raw entry runs every check to the end.
+void check_by_libarchive(const std::string& archive) {
+  ArchivePtr reader(archive_read_new(), &archive_read_free);
+  archive_read_support_filter_all(reader.get());
+  archive_read_support_format_raw(reader.get());
+  archive_entry* entry = nullptr;
+  if (archive_read_open_filename(reader.get(), archive.c_str(), 1 << 20) != ARCHIVE_OK ||
+      archive_read_next_header(reader.get(), &entry) != ARCHIVE_OK) {
+    throw IoError(archive, "check the compressed stream", error_text(reader.get()));
+  }
+  std::vector<std::uint8_t> block(1 << 20);
+  for (;;) {
+    const la_ssize_t got = archive_read_data(reader.get(), block.data(), block.size());
+    if (got == 0) return;
+    if (got < 0) {
+      throw IoError(archive, "check the compressed stream", error_text(reader.get()));
+    }
+  }
+}
+
+}  // namespace
+
+void check_compressed_stream(const std::string& archive) {
+  const int fd = ::open(archive.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw IoError(archive, "open", std::strerror(errno));
+  PlainFile file{fd};
+  std::uint8_t magic[2] = {};
+  if (::pread(fd, magic, 2, 0) == 2 && magic[0] == 0x1f && magic[1] == 0x8b) {
+    check_gzip_stream(archive, fd);
+    return;
+  }
+  ArchivePtr probe = open_file(archive, 16 << 10);
+  const bool compressed = archive_filter_count(probe.get()) > 1 ||
+                          archive_filter_code(probe.get(), 0) != ARCHIVE_FILTER_NONE;
+  if (compressed) check_by_libarchive(archive);
 }
 
 #endif

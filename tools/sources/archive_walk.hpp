@@ -16,20 +16,32 @@
 
 namespace ffcv::tools {
 
-// One regular-file member, in stream order.
+// What a member is. Directories are not visited.
+enum class MemberKind {
+  kFile,      // a regular file: its data can be read
+  kHardLink,  // a hard link: no data of its own; `link_target` names the member it shares
+  kOther,     // a symbolic link, device, FIFO or socket: no data; `kind_name` says which
+};
+
+// One member other than a directory, in stream order.
 struct ArchiveMember {
   std::string path;    // as stored ("n01440764/n01440764_10026.JPEG"); in a nested tar,
                        // "OUTER/INNER" ("n01440764.tar/n01440764_10026.JPEG")
   std::string folder;  // the class it belongs to: its parent folder, or a nested tar's stem
   std::uint64_t size = 0;
   std::size_t archive = 0;  // which of the walked archives holds it
+  MemberKind kind = MemberKind::kFile;
+  std::string link_target;  // kHardLink: the linked member's path, written as `path` is
+  std::string kind_name;    // "regular file", "hard link", "symbolic link", "device", ...
 };
 
-// Reads the data of the member being visited (at most once); not reading it skips it.
+// Reads the data of the member being visited (at most once); not reading it skips it. A member
+// larger than `max_bytes` is refused (ConfigError naming it and both sizes) before any of it is
+// read, so a damaged or hostile header cannot make a reader hold gigabytes.
 class MemberData {
  public:
   virtual ~MemberData() = default;
-  virtual std::vector<std::uint8_t> read() = 0;
+  virtual std::vector<std::uint8_t> read(std::uint64_t max_bytes) = 0;
 };
 
 using MemberVisitor = std::function<void(const ArchiveMember& member, MemberData& data)>;
@@ -41,10 +53,17 @@ std::size_t tar_suffix_length(const std::string& name);
 // Whether this build reads archives; else walk_archives throws ConfigError naming libarchive.
 bool archives_supported();
 
-// Visits every regular file of `archives` in order (nested tars' members in place of the tar).
-// Stops early when `stop` becomes true. Throws IoError naming the archive and the member for a
-// truncated or damaged archive, ConfigError for a file that is no archive.
+// Visits every member of `archives` but directories, in order (nested tars' members in place of
+// the tar; a hidden tar, hidden_path(), is visited as a file). Stops early when `stop` becomes
+// true. Throws IoError naming the archive and the member for a truncated or damaged archive,
+// ConfigError for a file that is no archive.
 void walk_archives(const std::vector<std::string>& archives, const MemberVisitor& visit,
                    const std::atomic<bool>* stop = nullptr);
+
+// Reads a compressed archive's stream to its end and checks it whole: gzip's CRC-32 and length
+// of every member (which libarchive does not check, and a walk that stops at the tar's end
+// marker never reaches), and whatever check bzip2, xz or zstd carry. Does nothing for a plain
+// tar. Throws IoError naming the archive when the stream is damaged or ends early.
+void check_compressed_stream(const std::string& archive);
 
 }  // namespace ffcv::tools

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <set>
+#include <string_view>
 #include <vector>
 
 #include "ffcv/image/jpeg_codec.hpp"
@@ -51,6 +52,18 @@ bool has_image_extension(const std::string& path) {
   return kExtensions.count(lowercase_extension(path)) != 0;
 }
 
+bool hidden_path(const std::string& relative_path) {
+  std::size_t start = 0;
+  while (start < relative_path.size()) {
+    std::size_t end = relative_path.find('/', start);
+    if (end == std::string::npos) end = relative_path.size();
+    const std::string_view part(relative_path.data() + start, end - start);
+    if (part.starts_with('.') && part != "." && part != "..") return true;
+    start = end + 1;
+  }
+  return false;
+}
+
 FieldValue image_value(std::vector<std::uint8_t> bytes, const std::string& name) {
   const ImageFormat format = sniff_image_format(bytes);
   const std::string what = std::to_string(bytes.size()) + " bytes";
@@ -71,7 +84,8 @@ FieldValue image_value(std::vector<std::uint8_t> bytes, const std::string& name)
 }
 
 void start_reading(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: a FIFO must not block the hint (the read refuses it by name).
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return;
   (void)::posix_fadvise(fd, 0, 0, POSIX_FADV_WILLNEED);
   ::close(fd);

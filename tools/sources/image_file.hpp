@@ -30,6 +30,12 @@ std::string lowercase_extension(const std::string& path);
 // .ppm, .pgm, .pbm, .pnm, .tif, .tiff, .webp; any case).
 bool has_image_extension(const std::string& path);
 
+// Whether a source leaves the file at `relative_path` out unseen: any of its folders or its name
+// begins with "." (".DS_Store", macOS's "._x.jpg", ".git/", ".hidden/x.jpg"; a leading "./" is
+// no folder). One rule for a folder write and for an archive's members, so that a tar gives the
+// file its extracted folder gives.
+bool hidden_path(const std::string& relative_path);
+
 // The same for an image's bytes already in memory (an archive's member); `name` is what errors
 // call it.
 FieldValue image_value(std::vector<std::uint8_t> bytes, const std::string& name);

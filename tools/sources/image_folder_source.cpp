@@ -15,7 +15,7 @@ ImageFolderSource::ImageFolderSource(const std::string& root) {
   }
   for (const auto& entry : fs::directory_iterator(root)) {
     const std::string name = entry.path().filename().string();
-    if (entry.is_directory() && !name.starts_with(".")) classes_.push_back(name);
+    if (entry.is_directory() && !hidden_path(name)) classes_.push_back(name);
   }
   std::sort(classes_.begin(), classes_.end());
   if (classes_.empty()) {
@@ -24,13 +24,21 @@ ImageFolderSource::ImageFolderSource(const std::string& root) {
   }
   for (std::size_t label = 0; label < classes_.size(); ++label) {
     std::vector<std::string> class_files;
-    for (const auto& entry : fs::recursive_directory_iterator(fs::path(root) / classes_[label])) {
-      const std::string name = entry.path().filename().string();
-      if (!entry.is_regular_file() || name.starts_with(".")) continue;
-      if (has_image_extension(entry.path())) {
-        class_files.push_back(entry.path().string());
+    for (auto entry = fs::recursive_directory_iterator(fs::path(root) / classes_[label]);
+         entry != fs::recursive_directory_iterator(); ++entry) {
+      if (hidden_path(entry->path().filename().string())) {
+        if (entry->is_directory()) entry.disable_recursion_pending();
+        continue;
+      }
+      if (entry->is_directory()) continue;
+      if (!entry->is_regular_file()) {  // a FIFO, a device, a socket, a dangling link
+        ignored_.push_back(entry->path().string() + " (not a regular file)");
+        continue;
+      }
+      if (has_image_extension(entry->path())) {
+        class_files.push_back(entry->path().string());
       } else {
-        ignored_.push_back(entry.path().string());
+        ignored_.push_back(entry->path().string());
       }
     }
     std::sort(class_files.begin(), class_files.end());

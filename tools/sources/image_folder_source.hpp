@@ -1,7 +1,8 @@
 // An image-folder dataset: one subfolder per class, images inside (torchvision's ImageFolder).
 //
 // Classes are the subfolder names in sorted order (label = position); files are taken in
-// sorted order within each class. Hidden files are passed over; files without an image
+// sorted order within each class. Hidden files and folders (hidden_path) are passed over, as an
+// archive's hidden members are; files without an image
 // extension (.gif, .txt, ...) are left out and listed in ignored_files(), and a class folder
 // without images keeps its label (so labels do not depend on which folders are empty) and is
 // listed in empty_classes(), for the writer to report. Samples are (image: RGBImage, label: Int).

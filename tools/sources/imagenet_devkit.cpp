@@ -11,6 +11,8 @@
 namespace ffcv::tools {
 namespace {
 
+// The devkit's meta.mat is 2.5 MB and its ground truth 300 KB: a member far over that is no devkit.
+constexpr std::uint64_t kMaxDevkitMemberBytes = 64ULL << 20;
 constexpr const char* kMeta = "data/meta.mat";
 constexpr const char* kGroundTruth = "data/ILSVRC2012_validation_ground_truth.txt";
 
@@ -40,8 +42,9 @@ std::map<long long, std::string> leaf_synsets(const MatArray& synsets, const std
 std::map<std::string, std::string> read_imagenet_devkit(const std::string& archive) {
   std::vector<std::uint8_t> meta, truth;
   walk_archives({archive}, [&](const ArchiveMember& member, MemberData& data) {
-    if (member.path.ends_with(kMeta)) meta = data.read();
-    if (member.path.ends_with(kGroundTruth)) truth = data.read();
+    if (member.kind != MemberKind::kFile) return;
+    if (member.path.ends_with(kMeta)) meta = data.read(kMaxDevkitMemberBytes);
+    if (member.path.ends_with(kGroundTruth)) truth = data.read(kMaxDevkitMemberBytes);
   });
   if (meta.empty() || truth.empty()) {
     throw ConfigError(archive + ": not ImageNet's devkit: it lacks " +

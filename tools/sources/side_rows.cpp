@@ -1,6 +1,9 @@
 #include "side_rows.hpp"
 
+#include <cerrno>
+#include <climits>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <optional>
@@ -85,11 +88,45 @@ void SideRows::read_npy_pair(const std::string& values_path, const std::string& 
 }
 
 #ifdef FFCV_HAVE_NLOHMANN_JSON
+namespace {
+
+// Whether float32 holds `value` exactly (every whole number up to 2^24 in size, and fewer beyond).
+bool float_holds_exactly(std::int64_t value) {
+  const float near = static_cast<float>(value);
+  // 2^63 as a float is past int64: only values below it convert back.
+  if (!(near >= -9.2233720368547758e18f && near < 9.2233720368547758e18f)) return false;
+  return static_cast<std::int64_t>(near) == value;
+}
+
+// The first number written as a whole number (no '.', 'e' or 'E') in a line of JSON numbers that
+// int64 cannot hold, or "": the JSON parser would read it as a double, silently inexact.
+std::string whole_number_beyond_int64(const std::string& line) {
+  for (std::size_t at = 0; at < line.size();) {
+    const std::size_t start = line.find_first_of("-0123456789", at);
+    if (start == std::string::npos) return "";
+    std::size_t end = line.find_first_not_of("-+0123456789.eE", start);
+    if (end == std::string::npos) end = line.size();
+    const std::string token = line.substr(start, end - start);
+    at = end;
+    if (token.find_first_of(".eE") != std::string::npos) continue;
+    errno = 0;
+    (void)std::strtoll(token.c_str(), nullptr, 10);
+    if (errno == ERANGE) return token;
+  }
+  return "";
+}
+
+}  // namespace
+
 void SideRows::read_jsonl(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw IoError(path, "open", errno);
   std::vector<double> numbers;
+  std::vector<std::int64_t> integers;  // the same values exactly, while every one is whole
   bool integral = true;
+  // The first line holding a whole number float32 cannot hold exactly, should the field become
+  // float32 (a fractional value anywhere).
+  std::string inexact_in_float;
   // Values per row: nullopt until a row was seen; 0 for rows of one number.
   std::optional<std::uint64_t> width;
   offsets_.push_back(0);
@@ -106,6 +143,9 @@ void SideRows::read_jsonl(const std::string& path) {
       throw FormatError(path, where + " is not JSON: " + error.what());
     }
     if (!rows.is_array()) throw FormatError(path, where + " is not a JSON array of rows");
+    if (const std::string beyond = whole_number_beyond_int64(line); !beyond.empty()) {
+      throw FormatError(path, where + ": the whole number " + beyond + " is beyond int64's range");
+    }
     for (const nlohmann::json& row : rows) {
       const bool scalar = row.is_number();
       if (!scalar && !row.is_array()) {
@@ -122,10 +162,23 @@ void SideRows::read_jsonl(const std::string& path) {
       const auto add = [&](const nlohmann::json& value) {
         if (!value.is_number()) throw FormatError(path, where + ": a value is not a number");
         const double v = value.get<double>();
+        if (value.is_number_unsigned() &&
+            value.get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX)) {
+          throw FormatError(
+              path, where + ": the whole number " + value.dump() + " is beyond int64's range");
+        }
         if (!std::isfinite(v) || std::abs(v) > 3.4e38) {
           throw FormatError(path, where + ": a value is beyond float32's range");
         }
-        integral = integral && value.is_number_integer() && std::abs(v) < 9.2e18;
+        if (value.is_number_integer()) {
+          const std::int64_t whole = value.get<std::int64_t>();
+          if (integral) integers.push_back(whole);
+          if (inexact_in_float.empty() && !float_holds_exactly(whole)) {
+            inexact_in_float = where + " holds " + value.dump();
+          }
+        } else {
+          integral = false;
+        }
         numbers.push_back(v);
       };
       if (scalar) {
@@ -141,12 +194,17 @@ void SideRows::read_jsonl(const std::string& path) {
   if (numbers.size() != offsets_.back() * std::max<std::uint64_t>(1, width.value_or(0))) {
     throw FormatError(path, "the rows and their values disagree");
   }
+  if (!integral && !inexact_in_float.empty()) {
+    throw FormatError(path, "the values are stored as float32 (some are not whole numbers), but " +
+                                inexact_in_float +
+                                ", a whole number float32 cannot hold exactly; write whole "
+                                "numbers only (stored as int64) or split the field");
+  }
   dtype_ = DType::parse(integral ? "<i8" : "<f4");
   values_.resize(numbers.size() * dtype_.itemsize);
   for (std::size_t i = 0; i < numbers.size(); ++i) {
     if (integral) {
-      const auto v = static_cast<std::int64_t>(numbers[i]);
-      std::memcpy(&values_[i * 8], &v, 8);
+      std::memcpy(&values_[i * 8], &integers[i], 8);
     } else {
       const auto v = static_cast<float>(numbers[i]);
       std::memcpy(&values_[i * 4], &v, 4);

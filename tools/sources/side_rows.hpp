@@ -4,8 +4,10 @@
 // FILE is one of:
 //   NAME.jsonl               line i: sample i's rows, a JSON array of numbers (rows of one value,
 //                            as token ids) or of equal-length arrays of numbers (rows of that
-//                            many values, as points); stored as int64 when every value is a
-//                            whole number within int64, else as float32; [] is no rows
+//                            many values, as points); stored as int64, exactly, when every
+//                            value is a whole number (one beyond int64 is refused), else as
+//                            float32 (then a whole number float32 cannot hold exactly, such as
+//                            2^53 + 1, is refused naming its line); [] is no rows
 //   VALUES.npy,OFFSETS.npy   every sample's rows back to back (shape [rows, ...], any integer,
 //                            float or bool dtype, little-endian) and N + 1 offsets (integers,
 //                            0 first, never decreasing, the number of rows last): sample i is

@@ -192,11 +192,15 @@ bool RgbImageField::store_source_jpeg(const JpegFile& file, const JpegCoding& co
           : reason_to_reencode(coding, size.width, size.height, options_.jpeg_quality);
   ++tally.stored_jpegs[static_cast<int>(reason)];
   if (reason != ReencodeReason::kNone) return false;
+  // Stored up to its end-of-image marker: bytes after it (another file appended, padding) are
+  // no part of the image and would only grow the dataset.
+  const std::span<const std::uint8_t> stream =
+      std::span<const std::uint8_t>(file.bytes).first(jpeg_stream_end(file.bytes));
   const Stopwatch watch;
-  validate_jpeg(file.bytes);
+  validate_jpeg(stream);
   tally.check_seconds += watch.seconds();
   // Kept means not resized: the stored size is the frame's, which a JPEG holds in 16 bits.
-  heap.push_back({file.bytes, 5});
+  heap.push_back({std::vector<std::uint8_t>(stream.begin(), stream.end()), 5});
   ImageMetadata{StoredImageMode::kJpg, static_cast<std::uint16_t>(size.width),
                 static_cast<std::uint16_t>(size.height), 0}
       .store(column);

@@ -48,6 +48,38 @@ bool at_least(const QuantTable& file, const QuantTable& target) {
 
 }  // namespace
 
+std::size_t jpeg_stream_end(std::span<const std::uint8_t> jpeg) {
+  const std::size_t size = jpeg.size();
+  if (size < 4 || jpeg[0] != 0xFF || jpeg[1] != 0xD8) return size;
+  std::size_t at = 2;
+  for (;;) {
+    // A marker: 0xFF, any fill bytes 0xFF, then its code.
+    if (at >= size || jpeg[at] != 0xFF) return size;
+    while (at < size && jpeg[at] == 0xFF) ++at;
+    if (at >= size) return size;
+    const std::uint8_t code = jpeg[at++];
+    if (code == 0xD9) return at;                                   // EOI
+    if (code == 0x01 || (code >= 0xD0 && code <= 0xD7)) continue;  // no length (TEM, RSTn)
+    if (code == 0x00 || at + 2 > size) return size;
+    const std::size_t length = (std::size_t{jpeg[at]} << 8) | jpeg[at + 1];
+    if (length < 2) return size;
+    at += length;
+    if (code != 0xDA) continue;
+    // After a scan's header, its entropy-coded data: 0xFF is followed by 0x00 (a stuffed byte)
+    // or a restart marker inside it; any other marker ends it.
+    while (at + 1 < size) {
+      if (jpeg[at] == 0xFF && jpeg[at + 1] != 0x00 &&
+          (jpeg[at + 1] < 0xD0 || jpeg[at + 1] > 0xD7)) {
+        if (jpeg[at + 1] != 0xFF) break;
+        ++at;  // fill byte before a marker
+        continue;
+      }
+      ++at;
+    }
+    if (at + 1 >= size) return size;
+  }
+}
+
 int estimate_jpeg_quality(const JpegCoding& coding) {
   int best = 0;
   long best_distance = std::numeric_limits<long>::max();

@@ -1,6 +1,7 @@
 #include "box_rows.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <utility>
 
 #include "ffcv/util/errors.hpp"
@@ -24,13 +25,21 @@ std::uint64_t move_boxes(float* boxes, std::uint64_t count, RowKind kind, const 
       x2 += x1;
       y2 += y1;
     }
+    // A box with a value that is no number or infinite, or inverted (x2 < x1 or y2 < y1; a
+    // negative width or height), is no box: dropped as SanitizeBoundingBoxes drops it, not
+    // clipped or swapped into one.
+    if (!std::isfinite(x1) || !std::isfinite(y1) || !std::isfinite(x2) || !std::isfinite(y2) ||
+        x2 < x1 || y2 < y1) {
+      kept[i] = 0;
+      continue;
+    }
     for (const PlaneMap& map : maps) {
       x1 = map.scale_x * x1 + map.shift_x;
       x2 = map.scale_x * x2 + map.shift_x;
       y1 = map.scale_y * y1 + map.shift_y;
       y2 = map.scale_y * y2 + map.shift_y;
-      if (x1 > x2) std::swap(x1, x2);  // mirrored
-      if (y1 > y2) std::swap(y1, y2);
+      if (map.scale_x < 0) std::swap(x1, x2);  // mirrored
+      if (map.scale_y < 0) std::swap(y1, y2);
       x1 = std::clamp(x1, 0.0, map.width);
       x2 = std::clamp(x2, 0.0, map.width);
       y1 = std::clamp(y1, 0.0, map.height);

@@ -25,7 +25,9 @@ struct BoxLimits {
 };
 
 // Moves `count` boxes through `maps` in place: after each map a box is clipped to that map's
-// canvas (a mirroring map swaps its x or y ends). A box left smaller than `limits` is dropped;
+// canvas (a mirroring map swaps its x or y ends). A box that is not finite or is inverted
+// (x2 < x1, y2 < y1, or a negative width or height) is dropped before any map, and so is one
+// left smaller than `limits` after them;
 // the kept ones move first, in order, in the boxes' own format. kept[i] says whether box i was
 // kept. Returns how many were.
 std::uint64_t move_boxes(float* boxes, std::uint64_t count, RowKind kind, const PlaneMaps& maps,

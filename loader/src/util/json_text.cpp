@@ -7,9 +7,48 @@
 
 namespace ffcv {
 
+namespace {
+
+// The length of the well-formed UTF-8 sequence at text[at] (a byte of 0x80 or more), or 0 where
+// the bytes there are no such sequence (a stray continuation byte, an overlong form, a surrogate,
+// a code point past U+10FFFF, a sequence cut short).
+std::size_t utf8_sequence_length(std::string_view text, std::size_t at) {
+  const auto byte = [&](std::size_t k) {
+    return at + k < text.size() ? static_cast<unsigned char>(text[at + k]) : 0;
+  };
+  const unsigned char lead = byte(0);
+  const auto continuation = [&](std::size_t k, unsigned char low = 0x80,
+                                unsigned char high = 0xBF) {
+    return byte(k) >= low && byte(k) <= high;
+  };
+  if (lead >= 0xC2 && lead <= 0xDF) return continuation(1) ? 2 : 0;
+  if (lead >= 0xE0 && lead <= 0xEF) {
+    const unsigned char low = lead == 0xE0 ? 0xA0 : 0x80, high = lead == 0xED ? 0x9F : 0xBF;
+    return continuation(1, low, high) && continuation(2) ? 3 : 0;
+  }
+  if (lead >= 0xF0 && lead <= 0xF4) {
+    const unsigned char low = lead == 0xF0 ? 0x90 : 0x80, high = lead == 0xF4 ? 0x8F : 0xBF;
+    return continuation(1, low, high) && continuation(2) && continuation(3) ? 4 : 0;
+  }
+  return 0;
+}
+
+}  // namespace
+
 std::string json_quote(std::string_view text) {
   std::string out = "\"";
-  for (const char c : text) {
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (static_cast<unsigned char>(c) >= 0x80) {
+      const std::size_t length = utf8_sequence_length(text, i);
+      if (length == 0) {
+        out += "\\ufffd";  // a byte that is no UTF-8 (a name in another encoding)
+      } else {
+        out.append(text.substr(i, length));
+        i += length - 1;
+      }
+      continue;
+    }
     switch (c) {
       case '"':
         out += "\\\"";

@@ -18,7 +18,8 @@
 //  - A source JPEG (a JpegFile value) that is to be stored as JPEG is stored as its own bytes
 //    when nothing would change them: no resize, coded as stored JPEGs are (8-bit Huffman,
 //    baseline or progressive, YCbCr 4:2:0) and quantised at most as finely as `jpeg_quality`
-//    would (jpeg_coding.hpp). Its every byte is still decoded once to check it is intact.
+//    would (jpeg_coding.hpp). Its every byte is still decoded once to check it is intact, and
+//    bytes after its end-of-image marker are not stored.
 //  - A source JPEG is decoded at 1/2, 1/4 or 1/8 scale when that still covers the stored size
 //    (libjpeg-turbo's SIMD scaled IDCTs), and resized with the loader's SIMD area resampler
 //    (resize.hpp) instead of OpenCV's INTER_AREA, which is scalar for non-integer ratios and took

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -38,6 +39,14 @@ struct JpegCoding {
 // Reads the headers up to the first scan. Throws EncodeError when the data is not a readable
 // JPEG (the same message forms as jpeg_codec.hpp).
 JpegCoding read_jpeg_coding(std::span<const std::uint8_t> jpeg);
+
+// Where the JPEG stream in `jpeg` ends: the offset just past its end-of-image marker (EOI), found
+// by walking its marker segments and scans (a thumbnail's EOI inside an APP segment is skipped
+// with its segment). Bytes after it are no part of the image (an appended file, padding): a
+// source JPEG is stored without them, and `inspect --verify` reports a payload that holds any.
+// Returns jpeg.size() when the walk finds no EOI (a truncated or damaged file, which decoding
+// reports).
+std::size_t jpeg_stream_end(std::span<const std::uint8_t> jpeg);
 
 // The IJG quality (1..100) whose luma (and chroma) tables are nearest to the file's, by the sum
 // of the steps' differences. For reports and tests: the keep decision compares the tables step

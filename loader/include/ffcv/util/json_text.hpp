@@ -8,7 +8,9 @@
 namespace ffcv {
 
 // `text` as a JSON string literal, with quotes, escapes and \u00XX for control characters and
-// DEL. The result is also a valid TOML basic string (TOML accepts the same escapes).
+// DEL. The result is also a valid TOML basic string (TOML accepts the same escapes). JSON text is
+// UTF-8: each byte of `text` that is not part of a well-formed UTF-8 sequence (a file or member
+// name in Latin-1, say) becomes \ufffd, the replacement character, so the result always parses.
 std::string json_quote(std::string_view text);
 
 // `value` as a JSON number with `decimals` digits after the point, as printf's "%.Nf" prints it,
