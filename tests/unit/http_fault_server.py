@@ -20,6 +20,7 @@ the current ETag gets 412), except as MODE says:
     swap-on-reopen    serves OTHER_FILE (ETag "replaced") from the second request for bytes=0-0
                       on (the file was replaced between two opens)
     basic-auth-U:P    answers 401 to every request that does not log in as user U, password P
+    no-validators     sends neither an ETag nor a Last-Modified header (a version cannot be pinned)
     correct           none of these
 
 The request count and every (start, end) range served are appended to FILE.log, one line each;
@@ -134,7 +135,8 @@ def main():
             self.send_response(206)
             self.send_header("Content-Range", "bytes %d-%d/%d" % (start, end, size))
             self.send_header("Content-Length", str(len(body)))
-            self.send_header("ETag", etag)
+            if mode != "no-validators":
+                self.send_header("ETag", etag)
             self.end_headers()
             stall = number_after("stall-after-")
             if stall is not None and n > stall:

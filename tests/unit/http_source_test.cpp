@@ -785,3 +785,21 @@ TEST_CASE(
     CHECK((login == "carol:pw3" || login == "carol:wrong-pw"));
   }
 }
+
+TEST_CASE("a server that sends no ETag nor Last-Modified is read with one warning", "[http][cli]") {
+  bypass_proxies();
+  TempDir dir;
+  const std::string path = write_dataset(dir);
+  const auto server = TestHttpServer::faulty(path, "no-validators");
+  const std::string url = server->url("data.beton");
+  std::string out;
+  // bench opens the URL more than once (the label check, then the measured loader): one line.
+  REQUIRE(test::run_cli("bench " + url + " --num-workers 2 --epochs 1", out) == 0);
+  const std::string warning = "the server sends neither an ETag nor a Last-Modified date";
+  REQUIRE_THAT(out, Catch::Contains(url + ": " + warning));
+  CHECK(out.find(warning) == out.rfind(warning));
+  // A server that sends them: no warning.
+  const auto guarded = TestHttpServer::faulty(path, "correct");
+  REQUIRE(test::run_cli("inspect " + guarded->url("data.beton"), out) == 0);
+  CHECK_THAT(out, !Catch::Contains(warning));
+}

@@ -253,6 +253,14 @@ class HttpRangeReader final : public RangeReader {
     if (in_effect != seen) {
       throw changed("it is now " + seen.describe() + "; it was " + in_effect.describe());
     }
+    // Said at the first open of the URL in the process tree (children inherit the pin).
+    if (etag_.empty() && last_modified_.empty()) {
+      std::fprintf(stderr,
+                   "warning: %s: the server sends neither an ETag nor a Last-Modified date, so "
+                   "only the file's size guards against its being replaced while this command "
+                   "reads it\n",
+                   shown_.c_str());
+    }
   }
 
   FileChangedError changed(const std::string& how) const {
