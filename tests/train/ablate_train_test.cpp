@@ -83,3 +83,29 @@ TEST_CASE("ffcv ablate trains each cell of a recipe sweep and tables its accurac
   CHECK(test::run_cli("ablate " + spec, output) == 2);
   CHECK_THAT(output, Catch::Contains("recipe keys such as data.num_workers"));
 }
+
+TEST_CASE("a training cell that fails is tabled with its error line, not its run folder",
+          "[trainer][cli][ablate]") {
+  test::TempDir dir;
+  const train::Recipe recipe = test::tiny_recipe(dir);  // 64 training samples
+  train::write_text_file(dir.file("tiny.toml"), train::recipe_to_toml(recipe));
+  const std::string spec = dir.file("batches.toml");
+  // Batches of 1000 from 64 samples: the run starts (its output names its folder) and fails.
+  std::ofstream(spec) << "[train]\nrecipe = \"" << dir.file("tiny.toml")
+                      << "\"\nset = [\"training.epochs=1\"]\n\n[sweep]\n"
+                      << "\"training.batch_size\" = [8, 1000]\n";
+  const std::string out = dir.file("out");
+  std::string output;
+  CHECK(test::run_cli("ablate " + spec + " --output " + out, output) == 1);
+  INFO(output);
+  const std::vector<std::string> rows = csv_rows(out + "/ablation.csv");
+  REQUIRE(rows.size() == 3);
+  CHECK(split(rows[1])[1] == "ok");
+  CHECK(split(rows[2])[1] == "failed");
+  CHECK_THAT(rows[2], Catch::Contains("fewer samples per rank than one batch of 1000") &&
+                          !Catch::Contains("output:"));
+  CHECK_THAT(test::text_of(out + "/ablation.md"),
+             Catch::Contains("failed: ffcv run: error: ") &&
+                 Catch::Contains("fewer samples per rank than one batch of 1000"));
+  CHECK_THAT(output, Catch::Contains("failed: ffcv run: error: "));
+}

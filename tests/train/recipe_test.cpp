@@ -7,7 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "ffcv/train/override_error.hpp"
 #include "ffcv/train/recipe.hpp"
+#include "ffcv/train/resume_check.hpp"
 #include "ffcv/util/closest_name.hpp"
 #include "ffcv/util/errors.hpp"
 
@@ -366,6 +368,14 @@ TEST_CASE("a triangular peak after the last epoch is refused", "[recipe]") {
   const std::string path = write_recipe(dir, "[data]\ntrain = \"t\"\nval = \"v\"\n", "p.toml");
   CHECK_THROWS_WITH(load_recipe(path, {"training.epochs=1"}),
                     Catch::Contains("lr.peak_epoch (2) must be <= training.epochs (1)"));
+  // The advice is a whole epoch before the last (the rate is taken at whole epochs: a peak of
+  // 0.5 in a 1-epoch run leaves it at start_factor * lr.lr; stop_and_resume_test.cpp follows it).
+  CHECK_THROWS_WITH(load_recipe(path, {"training.epochs=1"}),
+                    Catch::Contains("--set lr.peak_epoch=0 (the rate then starts at lr.lr"));
+  CHECK_THROWS_WITH(load_recipe(path, {"training.epochs=5", "lr.peak_epoch=6"}),
+                    Catch::Contains("--set lr.peak_epoch=2 (the rate then rises to lr.lr by "
+                                    "epoch 2 and falls to 0 by epoch 5"));
+  CHECK(load_recipe(path, {"training.epochs=1", "lr.peak_epoch=0"}).lr.peak_epoch == 0);
   CHECK(load_recipe(path, {"training.epochs=1", "lr.peak_epoch=0.5"}).lr.peak_epoch == 0.5);
   CHECK(load_recipe(path, {"training.epochs=1", "lr.schedule=step"}).training.epochs == 1);
 }
@@ -397,6 +407,76 @@ TEST_CASE("lists of strings: op libraries and extra operations", "[recipe]") {
       load_recipe(write_recipe(dir, "[data]\ntrain = \"t\"\nval = \"v\"\n", "ok.toml"),
                   {"augment.mixup_alpha=-1"}),
       Catch::Contains("augment.mixup_alpha must be >= 0"));
+}
+
+TEST_CASE("a --set the recipe refuses is an OverrideError, a bad recipe file is not", "[recipe]") {
+  TempDir dir;
+  const std::string path = write_recipe(dir, "[data]\ntrain = \"t\"\nval = \"v\"\n", "o.toml");
+  for (const std::string bad : {"training.epochs=0", "training.epoch=3", "lr.lr=fast",
+                                "data.order=shuffled", "training", "model=resnet18"}) {
+    INFO(bad);
+    CHECK_THROWS_AS(load_recipe(path, {bad}), OverrideError);
+  }
+  // Rules between keys, and the file's own values, are the recipe's errors.
+  try {
+    load_recipe(path, {"training.epochs=1"});
+    FAIL("loaded");
+  } catch (const OverrideError&) {
+    FAIL("the peak rule is the recipe's, not one override's");
+  } catch (const ConfigError&) {
+  }
+  const std::string bad_file =
+      write_recipe(dir, "[data]\ntrain = \"t\"\nval = \"v\"\n[training]\nepochs = 0\n", "f.toml");
+  try {
+    load_recipe(bad_file);
+    FAIL("loaded");
+  } catch (const OverrideError&) {
+    FAIL("an error of the file is no override's");
+  } catch (const ConfigError& error) {
+    CHECK_THAT(error.what(), Contains("f.toml:"));
+  }
+}
+
+TEST_CASE("a resume is compared with the checkpoint's recipe, key by key", "[recipe][resume]") {
+  TempDir dir;
+  const std::string path = write_recipe(dir, "[data]\ntrain = \"t\"\nval = \"v\"\n", "r.toml");
+  const std::string saved = recipe_to_toml(
+      load_recipe(path, {"training.epochs=3", "data.train=other.beton", "data.num_workers=4"}));
+  // What only decides where logs go or how fast batches come may differ.
+  const std::string same = recipe_to_toml(
+      load_recipe(path, {"training.epochs=3", "data.train=other.beton", "data.num_workers=1",
+                         "data.batches_ahead=5", "training.threads=2", "logging.folder=elsewhere",
+                         "checkpoint.resume=runs/a/checkpoint.pt", "checkpoint.every=2"}));
+  CHECK(resume_differences(saved, same).empty());
+  CHECK_NOTHROW(check_resume_recipe("runs/a/checkpoint.pt", saved, same));
+  // The recipe file alone: both overrides are missing, and named.
+  const std::string plain = recipe_to_toml(load_recipe(path, {"checkpoint.resume=c.pt"}));
+  const std::vector<ResumeDifference> differences = resume_differences(saved, plain);
+  REQUIRE(differences.size() == 2);
+  CHECK(differences[0].key == "data.train");
+  CHECK(differences[0].saved == "'other.beton'");  // as TOML writes a string
+  CHECK(differences[0].now == "'t'");
+  CHECK(differences[1].key == "training.epochs");
+  CHECK(differences[1].saved == "3");
+  CHECK(differences[1].now == "30");
+  // Refused, naming both and how to resume; with the run's recipe.toml beside the checkpoint,
+  // the command that resumes with it.
+  const std::string run = dir.file("run a");
+  std::filesystem::create_directories(run);
+  CHECK_THROWS_WITH(check_resume_recipe(run + "/checkpoint.pt", saved, plain),
+                    Contains("data.train was 'other.beton' and is now 't'; training.epochs "
+                             "was 3 and is now 30") &&
+                        Contains("resume with the recipe and --set overrides"));
+  std::ofstream(run + "/recipe.toml") << saved;
+  CHECK_THROWS_WITH(check_resume_recipe(run + "/checkpoint.pt", saved, plain),
+                    Contains("resume with the recipe it saved: ffcv run '" + run +
+                             "/recipe.toml' --output-dir '" + run +
+                             "' --set 'checkpoint.resume=" + run + "/checkpoint.pt'"));
+  CHECK(resume_command("runs/b/checkpoint.pt") ==
+        "ffcv run runs/b/recipe.toml --output-dir runs/b --set "
+        "checkpoint.resume=runs/b/checkpoint.pt");
+  // A checkpoint saved without a recipe: nothing to compare with.
+  CHECK(resume_differences("", plain).empty());
 }
 
 }  // namespace ffcv::train

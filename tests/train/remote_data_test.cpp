@@ -1,17 +1,22 @@
 // `ffcv run` with its data on another machine (data.train / data.val as http:// URLs, served by
 // nginx on loopback) and on storage the recipe makes slow (data.storage_latency_ms): the run
 // trains on the same bytes, so it ends with the weights of the run over the local files.
+#include <sys/wait.h>
+
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 #include <vector>
 
 #include "ffcv/train/recipe.hpp"
 #include "ffcv/train/run_log.hpp"
 #include "http_test_server.hpp"
+#include "process_scan.hpp"
 #include "tiny_dataset.hpp"
 
 using namespace ffcv;
@@ -245,4 +250,118 @@ TEST_CASE("a password in a data URL logs in but is kept out of every output and 
   }
   CHECK(grid_files >= 8);
   CHECK_THAT(test::text_of(grid + "/grid.md"), Catch::Contains("http://alice@" + host_and_path));
+}
+
+namespace {
+
+// `ffcv ARGUMENTS` run to its end (its output into `log`) while the command lines of the
+// processes it starts are watched: how many sightings of a child named `visible`, and how many
+// of a process whose command line held `secret` (the command's own process, whose command line
+// the user typed, is not counted; `secret` is the URL's form of the password, which the test's
+// server, given the login to expect, does not hold).
+struct WatchedRun {
+  int status = -1;
+  std::size_t seen = 0;
+  std::size_t leaked = 0;
+  std::string leaked_command;  // the first such command line, for the failure's message
+};
+
+WatchedRun run_watching_children(const std::string& arguments, const std::string& log,
+                                 const std::string& secret, const std::string& visible) {
+  WatchedRun run;
+  const pid_t pid = test::start_cli(arguments, log);
+  for (;;) {
+    int status = 0;
+    if (::waitpid(pid, &status, WNOHANG) == pid) {
+      run.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+      return run;
+    }
+    for (const pid_t child : test::processes_naming(visible)) run.seen += child != pid;
+    // A child between fork and exec still shows its parent's command line, which the user
+    // typed: only a command line of the child's own counts.
+    const std::string parent = test::command_line_of("/proc/" + std::to_string(pid) + "/cmdline");
+    for (const pid_t child : test::processes_naming(secret)) {
+      const std::string command =
+          test::command_line_of("/proc/" + std::to_string(child) + "/cmdline");
+      if (child == pid || command.empty() || command == parent) continue;
+      ++run.leaked;
+      if (run.leaked_command.empty()) {
+        run.leaked_command = std::to_string(child) + ": " + command;
+        std::replace(run.leaked_command.begin(), run.leaked_command.end(), '\0', ' ');
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
+// Every regular file under `folder` that holds `text`.
+std::vector<std::string> files_holding(const std::string& folder, const std::string& text) {
+  std::vector<std::string> found;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(folder)) {
+    if (!entry.is_regular_file()) continue;
+    if (test::text_of(entry.path().string()).find(text) != std::string::npos) {
+      found.push_back(entry.path().string());
+    }
+  }
+  return found;
+}
+
+}  // namespace
+
+TEST_CASE("a password in a swept data URL reaches the children outside their command lines",
+          "[trainer][cli][http][grid][ablate]") {
+  ::setenv("no_proxy", "127.0.0.1,localhost", 1);
+  ::setenv("NO_PROXY", "127.0.0.1,localhost", 1);
+  test::TempDir dir;
+  const train::Recipe recipe = test::tiny_recipe(dir);
+  const std::string recipe_path = dir.file("recipe.toml");
+  train::write_text_file(recipe_path, train::recipe_to_toml(recipe));
+  const auto server =
+      test::TestHttpServer::faulty(dir.file("train.beton"), "basic-auth-alice:s3cret-pw");
+  const std::string url = server->url("train.beton");
+  const std::string host_and_path = url.substr(std::string("http://").size());
+  const std::string secret_url = "http://alice:s3cret-pw@" + host_and_path;
+  const std::string shown_url = "http://alice@" + host_and_path;
+  std::ofstream(dir.file("empty-netrc")) << "";
+  ::setenv("NETRC", dir.file("empty-netrc").c_str(), 1);  // the watched commands' netrc
+
+  // A grid that sweeps data.train over the URL and the local file, one process per point: the
+  // points log in (both finish), no point's command line holds the password, and no file of the
+  // grid does (points.tsv lists the points' values).
+  const std::string grid = dir.file("grid");
+  const WatchedRun grid_run = run_watching_children(
+      "run " + recipe_path + " --grid data.train=" + secret_url + "," + dir.file("train.beton") +
+          " --placement sequential --output-dir " + grid,
+      dir.file("grid.log"), "s3cret-pw@", "alice@" + host_and_path);
+  INFO(test::text_of(dir.file("grid.log")));
+  CHECK(grid_run.status == 0);
+  CHECK(grid_run.seen > 0);
+  INFO(grid_run.leaked_command);
+  CHECK(grid_run.leaked == 0);
+  CHECK(files_holding(grid, "s3cret").empty());
+  CHECK_THAT(test::text_of(grid + "/points.tsv"), Catch::Contains("data.train=" + shown_url));
+  CHECK_THAT(test::text_of(dir.file("grid.log")),
+             Catch::Contains("2 of 2 points finished") && !Catch::Contains("s3cret"));
+
+  // An ablation over the URL: each cell's `ffcv bench` logs in, with no password on its command
+  // line; the cells, the tables and the folder's record leave it out. Slow reads keep each cell
+  // running long enough to be seen.
+  const std::string spec = dir.file("remote.toml");
+  std::ofstream(spec) << "[dataset]\nsource = \"beton\"\npath = \"" << secret_url
+                      << "\"\n[bench]\nbatch_size = 8\nepochs = 2\nstorage_latency_ms = 100\n"
+                      << "image_decoder = \"random_resized_crop\"\nimage_size = 16\n"
+                      << "[sweep]\nnum_workers = [1, 2]\n";
+  const std::string out = dir.file("ablation");
+  const WatchedRun ablation =
+      run_watching_children("ablate " + spec + " --output " + out, dir.file("ablate.log"),
+                            "s3cret-pw@", "alice@" + host_and_path);
+  INFO(test::text_of(dir.file("ablate.log")));
+  CHECK(ablation.status == 0);
+  CHECK(ablation.seen > 0);
+  INFO(ablation.leaked_command);
+  CHECK(ablation.leaked == 0);
+  CHECK(files_holding(out, "s3cret").empty());
+  CHECK_THAT(test::text_of(dir.file("ablate.log")), !Catch::Contains("s3cret"));
+  CHECK_THAT(test::text_of(out + "/made_from.tsv"), Catch::Contains(shown_url));
+  ::unsetenv("NETRC");
 }

@@ -434,7 +434,8 @@ TEST_CASE("ffcv run: strict recipes, overrides, two ranks over Gloo", "[trainer]
   train::write_text_file(dir.file("tiny.toml"), recipe_to_toml(recipe));
   std::string output;
 
-  CHECK(test::run_cli("run " + dir.file("tiny.toml") + " --set training.epoch=3", output) == 1);
+  // A --set the recipe refuses is a bad command line (exit 2), a missing recipe is not.
+  CHECK(test::run_cli("run " + dir.file("tiny.toml") + " --set training.epoch=3", output) == 2);
   CHECK_THAT(output, Catch::Contains("did you mean 'training.epochs'"));
   CHECK(test::run_cli("run " + dir.file("missing.toml"), output) == 1);
   CHECK(test::run_cli("run " + dir.file("tiny.toml") + " --print-recipe --set lr.lr=0.25",

@@ -272,7 +272,9 @@ TEST_CASE("bench and doctor refuse a file smaller than one batch, and print no N
       CHECK_THAT(out, !Catch::Contains(bad));
     }
     if (arguments.starts_with("doctor") && arguments.ends_with("--json")) {
-      CHECK_THAT(out, Catch::Contains("too few for a reliable diagnosis"));
+      // One batch an epoch: the doctor repeats the epochs for a measurement long enough.
+      CHECK_THAT(out, !Catch::Contains("\"measured_epochs\": 1,") &&
+                          !Catch::Contains("too few for a reliable diagnosis"));
     }
   }
 }
@@ -525,4 +527,63 @@ TEST_CASE("a failed grid point's error reaches stderr, even with --quiet", "[cli
                            Catch::Contains("backwards"));
     CHECK(std::filesystem::exists(out + "/point-001/error.txt"));
   }
+}
+
+TEST_CASE("ffcv run: a --set the recipe refuses exits 2, an error in the recipe file 1",
+          "[cli][bad_input]") {
+  if (!has_trainer()) return test::skip_test("a build without LibTorch has no `ffcv run`");
+  test::TempDir dir;
+  const std::string recipe = grid_recipe(dir, "");
+  const std::string out = dir.file("out");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"--set training.epochs=0", "--set training.epochs=0: "},
+      {"--set training.batch_size=-5", "--set training.batch_size=-5: "},
+      {"--set lr.lr=fast", "--set lr.lr=fast: "},
+      {"--set training.epoch=3", "did you mean 'training.epochs'"},
+      {"--set data.order=shuffled", "--set data.order=shuffled: "},
+      // The same with a grid, and in --print-recipe.
+      {"--set training.epochs=0 --grid lr.lr=0.1,0.2", "--set training.epochs=0: "},
+      {"--set training.epochs=0 --print-recipe", "--set training.epochs=0: "},
+  };
+  for (const auto& [arguments, message] : cases) {
+    std::string output;
+    INFO(arguments);
+    const Timed run = run_timed("run " + recipe + " " + arguments + " --output-dir " + out, output);
+    INFO(output);
+    CHECK(run.status == 2);
+    CHECK(run.seconds < kAnswerSecondsWithLibTorch);
+    CHECK_THAT(output, Catch::Contains(message) && Catch::Contains("(see ffcv run --help)"));
+    CHECK_FALSE(std::filesystem::exists(out));
+  }
+  // The recipe file's own value out of range: an error of the file, named with its line.
+  std::ofstream(recipe, std::ios::app) << "[training]\nepochs = 0\n";
+  std::string output;
+  CHECK(test::run_cli("run " + recipe + " --output-dir " + out, output) == 1);
+  CHECK_THAT(output, Catch::Contains(recipe + ":") && Catch::Contains("training.epochs"));
+}
+
+TEST_CASE("ffcv run: --grid on a recipe with a grid of its own says that it adds to it",
+          "[cli][grid]") {
+  if (!has_trainer()) return test::skip_test("a build without LibTorch has no `ffcv run`");
+  test::TempDir dir;
+  const std::string recipe = grid_recipe(dir, "[grid]\nlr.lr = [0.1, 0.2]\n");
+  std::string errors;
+  // A new axis: every combination, 2 x 2 points.
+  CHECK(run_cli_stderr("run " + recipe + " --grid data.seed=1,2 --print-recipe", errors) == 0);
+  CHECK_THAT(errors, Catch::Contains("note: the recipe's own [grid] sweeps lr.lr (2 values); "
+                                     "--grid adds data.seed (2 values): 4 points in all"));
+  std::string output;
+  CHECK(test::run_cli("run " + recipe + " --grid data.seed=1,2 --print-recipe", output) == 0);
+  CHECK_THAT(output, Catch::Contains("# point 3: lr.lr=0.2 data.seed=2"));
+  // The recipe's own axis: its values replaced.
+  CHECK(run_cli_stderr("run " + recipe + " --grid lr.lr=0.3,0.4,0.5 --print-recipe", errors) == 0);
+  CHECK_THAT(errors, Catch::Contains("--grid replaces the values of lr.lr (3 values): 3 points"));
+  // Nothing to say without a [grid] of the recipe's own, or with --quiet.
+  const std::string plain = dir.file("plain.toml");
+  std::ofstream(plain) << "[data]\ntrain = \"" << recipe << "\"\nval = \"" << recipe << "\"\n";
+  CHECK(run_cli_stderr("run " + plain + " --grid data.seed=1,2 --print-recipe", errors) == 0);
+  CHECK(errors.empty());
+  CHECK(run_cli_stderr("run " + recipe + " --grid data.seed=1,2 --print-recipe --quiet", errors) ==
+        0);
+  CHECK(errors.empty());
 }

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "common/child_process.hpp"
+#include "ffcv/storage/url_credentials.hpp"
 #include "ffcv/util/atomic_file.hpp"
 #include "ffcv/util/byte_size.hpp"
 #include "ffcv/util/json_text.hpp"
@@ -148,7 +149,8 @@ std::vector<std::string> write_ablation_tables(const AblationSpec& spec,
   std::vector<std::string> written;
   for (const auto& [name, text] : files) {
     const std::string path = (out / name).string();
-    write_file_atomically(path, text);
+    // A URL's password among the cells' values stays out of the tables (url_credentials.hpp).
+    write_file_atomically(path, redact_url_passwords(text));
     written.push_back(path);
   }
   return written;

@@ -15,6 +15,7 @@
 
 #include "common/child_process.hpp"
 #include "common/interrupt_watch.hpp"
+#include "ffcv/storage/url_credentials.hpp"
 #include "ffcv/train/run_results.hpp"
 #include "ffcv/util/errors.hpp"
 #include "ffcv/util/fnv1a.hpp"
@@ -59,8 +60,8 @@ std::string tsv_line(const CellResult& r) {
                 r.samples_per_s, r.seconds, static_cast<unsigned long long>(r.peak_rss_bytes),
                 static_cast<unsigned long long>(r.file_bytes), r.read_bytes_per_epoch,
                 r.loader_wait_share, r.distinct_pages_per_batch, r.val_top1);
-  return tsv_field(r.key) + "\t" + (r.ok ? "ok" : "failed") + "\t" + tsv_field(r.error) + "\t" +
-         figures + "\n";
+  return tsv_field(r.key) + "\t" + (r.ok ? "ok" : "failed") + "\t" +
+         tsv_field(redact_url_passwords(r.error)) + "\t" + figures + "\n";
 }
 
 void append_durably(const std::string& path, const std::string& line) {
@@ -81,10 +82,14 @@ double median(std::vector<double> values) {
 }
 
 void say(const AblationRunOptions& options, const std::string& text) {
-  if (!options.quiet) std::printf("%s\n", text.c_str()), std::fflush(stdout);
+  if (!options.quiet) std::printf("%s\n", redact_url_passwords(text).c_str()), std::fflush(stdout);
 }
 
-// Runs `ffcv ARGS` for a preparation step; throws ConfigError with its last error line.
+// The cell's key as cells.tsv keeps it: the password of a URL among its values left out
+// (url_credentials.hpp), as everywhere the sweep writes.
+std::string stored_key(const AblationCell& cell) { return redact_url_passwords(cell.key()); }
+
+// Runs `ffcv ARGS` for a preparation step; throws ConfigError with its error line.
 void prepare(const AblationRunOptions& options, const std::vector<std::string>& arguments,
              const std::string& what, bool& interrupted) {
   const ChildResult child = run_child(options.ffcv_program, arguments);
@@ -92,9 +97,7 @@ void prepare(const AblationRunOptions& options, const std::vector<std::string>& 
     interrupted = true;
     return;
   }
-  if (child.status != 0) {
-    throw ConfigError("ablate: cannot " + what + ": " + last_line(child.errors + child.output));
-  }
+  if (child.status != 0) throw ConfigError("ablate: cannot " + what + ": " + error_line(child));
 }
 
 // The .beton a cell reads, written first when missing. Empty when interrupted.
@@ -145,7 +148,7 @@ CellResult measure(const AblationCell& cell, const std::string& dataset,
   append_arguments(cell.bench, arguments);
   const ChildResult child = run_child(options.ffcv_program, arguments);
   CellResult result;
-  result.key = cell.key();
+  result.key = stored_key(cell);
   if (child.interrupted) {
     interrupted = true;
     return result;
@@ -156,7 +159,7 @@ CellResult measure(const AblationCell& cell, const std::string& dataset,
   const auto size = fs::file_size(dataset, error);
   result.file_bytes = error ? 0 : size;
   if (child.status != 0) {
-    result.error = last_line(child.errors + child.output);
+    result.error = error_line(child);
     if (result.error.empty())
       result.error = "bench exited with status " + std::to_string(child.status);
     return result;
@@ -198,8 +201,8 @@ std::string cell_hash(const std::string& key) {
 CellResult measure_training(const AblationCell& cell, const std::string& dataset,
                             const AblationRunOptions& options, bool& interrupted) {
   CellResult result;
-  result.key = cell.key();
-  const fs::path folder = fs::path(options.output_dir) / "runs" / ("cell-" + cell_hash(cell.key()));
+  result.key = stored_key(cell);
+  const fs::path folder = fs::path(options.output_dir) / "runs" / ("cell-" + cell_hash(result.key));
   std::error_code error;
   fs::remove_all(folder, error);
   fs::create_directories(folder.parent_path());
@@ -220,7 +223,8 @@ CellResult measure_training(const AblationCell& cell, const std::string& dataset
     result.file_bytes = error ? 0 : size;
   }
   if (child.status != 0) {
-    result.error = last_line(child.errors + child.output);
+    // The run's own error line (its stdout ends with the folder it trained in).
+    result.error = error_line(child);
     if (result.error.empty())
       result.error = "ffcv run exited with status " + std::to_string(child.status);
     return result;
@@ -287,11 +291,11 @@ AblationOutcome run_ablation(const AblationSpec& spec, const std::vector<Ablatio
     }
   }
   std::uint64_t failed_before = 0;
-  for (const AblationCell& cell : cells) failed_before += failed.count(cell.key());
+  for (const AblationCell& cell : cells) failed_before += failed.count(stored_key(cell));
 
   AblationOutcome outcome;
   std::uint64_t to_run = 0;
-  for (const AblationCell& cell : cells) to_run += done.count(cell.key()) == 0;
+  for (const AblationCell& cell : cells) to_run += done.count(stored_key(cell)) == 0;
   outcome.reused = cells.size() - to_run;
   if (outcome.reused > 0 || failed_before > 0) {
     say(options,
@@ -306,7 +310,7 @@ AblationOutcome run_ablation(const AblationSpec& spec, const std::vector<Ablatio
   std::uint64_t index = 0;
   for (const AblationCell& cell : cells) {
     ++index;
-    if (auto it = done.find(cell.key()); it != done.end()) {
+    if (auto it = done.find(stored_key(cell)); it != done.end()) {
       outcome.results.push_back(it->second);
       continue;
     }
@@ -321,6 +325,7 @@ AblationOutcome run_ablation(const AblationSpec& spec, const std::vector<Ablatio
     }
     if (interrupted) {
       outcome.interrupted = true;
+      outcome.signal = watch.signal();
       say(options, "interrupted: the finished cells are kept in " + cells_tsv +
                        "; run the same command again to go on");
       return outcome;

@@ -18,7 +18,12 @@
 // loader refuses, such as a budget too small for the order) is recorded with its error and
 // reported as failed; the others go on, and the next run tries it again. What the cells do not
 // name (the dataset, a training sweep's recipe) is the folder's record, checked by the command
-// before it calls run_ablation (folder_provenance.hpp).
+// before it calls run_ablation (folder_provenance.hpp). A failed cell's error is the first error
+// line of its process (error_line in child_process.hpp).
+//
+// A URL's password (a beton source or a swept data.train at http://user:pw@host/...) reaches the
+// cells' processes outside their command lines (spawn.hpp), and cells.tsv, the tables and the
+// progress lines leave it out (url_credentials.hpp).
 #pragma once
 
 #include <cstdint>
@@ -54,6 +59,7 @@ struct AblationOutcome {
   std::vector<CellResult> results;  // one per cell, in cell order
   std::uint64_t reused = 0;         // cells found in cells.tsv
   bool interrupted = false;         // SIGINT/SIGTERM: the sweep stopped; finished cells kept
+  int signal = 0;                   // when interrupted: which signal
 };
 
 // Runs what is missing of the sweep. Throws IoError for an output folder that cannot be written,

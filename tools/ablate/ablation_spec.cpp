@@ -12,6 +12,7 @@
 #include "cli/loader_arguments.hpp"
 #include "common/arguments.hpp"
 #include "ffcv/settings/loader_settings.hpp"
+#include "ffcv/storage/url_credentials.hpp"
 #include "ffcv/train/recipe.hpp"
 #include "ffcv/util/closest_name.hpp"
 #include "ffcv/util/errors.hpp"
@@ -452,7 +453,7 @@ train::Provenance ablation_provenance(const AblationSpec& spec) {
       record.add("dataset classes", std::to_string(data.classes));
     }
     record.add("dataset seed", std::to_string(data.seed));
-    if (!data.path.empty()) record.add("dataset path", data.path);
+    if (!data.path.empty()) record.add("dataset path", url_without_password(data.path));
     if (data.source == "beton") record.add_dataset(data.path);
     if (data.source == "folder" || (data.source == "fashion-mnist" && !data.path.empty())) {
       try {

@@ -10,6 +10,8 @@
 #include "common/arguments.hpp"
 #include "common/child_process.hpp"
 #include "common/spawn.hpp"
+#include "common/stop_request.hpp"
+#include "ffcv/storage/url_credentials.hpp"
 #include "ffcv/train/folder_lock.hpp"
 #include "ffcv/train/folder_provenance.hpp"
 #include "ffcv/util/errors.hpp"
@@ -129,7 +131,7 @@ int ablate_command(const CommandArgs& argv) {
   const std::vector<AblationCell>& cells = checked.cells;
   if (args.get_flag("list")) {
     for (std::size_t i = 0; i < cells.size(); ++i) {
-      std::printf("%zu %s\n", i, cell_label(spec, cells[i]).c_str());
+      std::printf("%zu %s\n", i, redact_url_passwords(cell_label(spec, cells[i])).c_str());
     }
     return 0;
   }
@@ -153,7 +155,7 @@ int ablate_command(const CommandArgs& argv) {
     std::printf("%s: %zu cells into %s\n", spec.path.c_str(), cells.size(), output.c_str());
   }
   const AblationOutcome outcome = run_ablation(spec, cells, options);
-  if (outcome.interrupted) return 130;
+  if (outcome.interrupted) return interrupted_status(outcome.signal);
   return report_sweep(args, spec, cells, outcome, output);
 }
 

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/doctor_verdict.hpp"
 #include "common/arguments.hpp"
 
 namespace ffcv::tools {
@@ -29,18 +30,9 @@ void check_bench_device(const Arguments& args);
 // The first argument with which `ffcv bench --device cuda` runs ffcv-train.
 inline constexpr const char* kDeviceBenchEntry = "--bench-on-device";
 // `ffcv doctor`'s options, and the first argument with which `ffcv doctor --device cuda` runs
-// ffcv-train; fewer batches than kFewDoctorBatches make a diagnosis a guess (it says so).
+// ffcv-train. Its verdict and output, on the CPU or the device: cli/doctor_verdict.hpp.
 Arguments doctor_arguments();
 inline constexpr const char* kDeviceDoctorEntry = "--doctor-on-device";
-inline constexpr std::uint64_t kFewDoctorBatches = 10;
-// The doctor's output, on the CPU or the device: the warning that heads the advice after fewer
-// than kFewDoctorBatches batches ("" after enough); the diagnosis as one JSON object (with
-// "measurement" when given); the diagnosis and its advice as lines of text.
-std::string few_batches_warning(std::uint64_t batches);
-std::string diagnosis_json(const std::string& bottleneck, const std::string& summary,
-                           const std::vector<std::string>& advice,
-                           const std::string& measurement = "");
-void print_diagnosis(const std::string& summary, const std::vector<std::string>& advice);
 Arguments write_command_arguments();
 void check_write_command_options(const Arguments& args);
 

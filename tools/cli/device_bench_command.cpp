@@ -196,8 +196,15 @@ int device_doctor_command(const std::vector<std::string>& argv) {
                                       !json, kDoctorWarmupBatches);
   torch_adapter::FeedBound bound = torch_adapter::feed_bound(run.feed, run.seconds);
   const std::uint64_t batches = run.epochs.empty() ? 0 : run.epochs.front().batches;
-  if (const std::string warning = few_batches_warning(batches); !warning.empty()) {
-    bound.advice.insert(bound.advice.begin(), warning);
+  if (const std::string too_short = measurement_too_short(batches, run.seconds);
+      !too_short.empty()) {
+    const Diagnosis unsure =
+        unsure_diagnosis({bound.bottleneck, bound.summary, bound.advice}, too_short,
+                         "measure longer: a larger --batches, or a file of "
+                         "more batches (one epoch is measured)");
+    bound.bottleneck = unsure.bottleneck;
+    bound.summary = unsure.summary;
+    bound.advice = unsure.advice;
   }
   if (json) {
     std::printf(

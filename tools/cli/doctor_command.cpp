@@ -2,12 +2,14 @@
 // says which settings help, in the spirit of FFCV's "Bottleneck Doctor" (docs/tuning.md).
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <thread>
 
 #include "commands.hpp"
 #include "common/arguments.hpp"
 #include "common/trainer_exec.hpp"
+#include "doctor_verdict.hpp"
 #include "ffcv/util/available_memory.hpp"
 #include "ffcv/util/cpu_count.hpp"
 #include "ffcv/util/json_text.hpp"
@@ -17,129 +19,96 @@
 namespace ffcv::tools {
 namespace {
 
-struct Diagnosis {
-  std::string bottleneck;  // "consumer", "storage", "cpu", "workers"
-  std::string summary;
-  std::vector<std::string> advice;
+// The doctor's measurement: at least `batches_asked` batches (0: one epoch) and at least
+// kDoctorMinSeconds, the file's epochs repeating as needed, summed into one measurement.
+struct DoctorMeasurement {
+  EpochMeasurement total;
+  std::uint64_t epochs = 0;
 };
 
-// The consumer waited for data less than a tenth of the time.
-Diagnosis consumer_bound(double consumer_waiting, double busy) {
-  char text[400];
-  Diagnosis d;
-  d.bottleneck = "consumer";
-  std::snprintf(text, sizeof text,
-                "the consumer bounds throughput: it waited for data only %.0f%% of the time; "
-                "workers were busy %.0f%%",
-                100 * consumer_waiting, 100 * busy);
-  d.summary = text;
-  d.advice = {
-      "the loader keeps up: speed up the training step (AMP, channels_last, a larger "
-      "batch) or train several models per GPU on the same loader settings",
-      "with spare CPU, move augmentation from the GPU to the loader's CPU pipeline"};
-  return d;
+void add_epoch(EpochMeasurement& total, const EpochMeasurement& m) {
+  const double before = static_cast<double>(total.batches);
+  const double weight = before + static_cast<double>(m.batches);
+  const auto mean = [&](double a, double b) {
+    return weight > 0 ? (a * before + b * static_cast<double>(m.batches)) / weight : 0.0;
+  };
+  total.diversity.mean_distinct_pages =
+      mean(total.diversity.mean_distinct_pages, m.diversity.mean_distinct_pages);
+  total.diversity.mean_distinct_page_fraction =
+      mean(total.diversity.mean_distinct_page_fraction, m.diversity.mean_distinct_page_fraction);
+  total.distinct_labels_per_batch =
+      mean(total.distinct_labels_per_batch, m.distinct_labels_per_batch);
+  total.batches += m.batches;
+  total.samples += m.samples;
+  total.seconds += m.seconds;
+  total.samples_per_s = total.seconds > 0 ? static_cast<double>(total.samples) / total.seconds : 0;
+  total.bytes_per_sample = m.bytes_per_sample;
+  LoaderStats& s = total.stats;
+  s.batches += m.stats.batches;
+  s.samples += m.stats.samples;
+  s.wall_seconds += m.stats.wall_seconds;
+  s.read_wait_seconds += m.stats.read_wait_seconds;
+  s.process_seconds += m.stats.process_seconds;
+  s.process_cpu_seconds += m.stats.process_cpu_seconds;
+  s.ring_full_seconds += m.stats.ring_full_seconds;
+  s.consumer_wait_seconds += m.stats.consumer_wait_seconds;
+  s.workers = m.stats.workers;
+  s.skipped_samples += m.stats.skipped_samples;
+  s.pages.bytes_read += m.stats.pages.bytes_read;
+  s.pages.read_calls += m.stats.pages.read_calls;
+  s.pages.storage_seconds += m.stats.pages.storage_seconds;
+  s.pages.peak_resident_bytes =
+      std::max(s.pages.peak_resident_bytes, m.stats.pages.peak_resident_bytes);
 }
 
-// Batches waited for their pages a `reading` share of the time.
-Diagnosis storage_bound(double reading, std::uint64_t file_size, const LoaderOptions& options) {
-  char text[400];
-  Diagnosis d;
-  d.bottleneck = "storage";
-  std::snprintf(text, sizeof text,
-                "storage bounds throughput: batches waited for their pages %.0f%% of the time",
-                100 * reading);
-  d.summary = text;
-  if (file_size < available_memory_bytes() / 2) {
-    d.advice.push_back("the file (" + std::to_string(file_size >> 20) +
-                       " MiB) fits in memory: use the OS cache (mmap, the default) so every "
-                       "process shares one cached copy");
-  } else {
-    d.advice.push_back(
-        "the file does not fit in memory: use the process cache "
-        "(--os-cache false) with --order quasi_random so only a window of pages "
-        "is resident");
+DoctorMeasurement measure(Loader& loader, std::uint64_t batches_asked, bool progress,
+                          double step_seconds) {
+  const std::uint64_t target = batches_asked > 0 ? batches_asked : loader.batches_per_epoch();
+  DoctorMeasurement out;
+  const auto enough = [&](std::uint64_t batches, double seconds) {
+    return out.total.batches + batches >= target &&
+           out.total.seconds + seconds >= kDoctorMinSeconds;
+  };
+  for (std::uint64_t epoch = 0;; ++epoch) {
+    const EpochMeasurement m =
+        run_epoch(loader, epoch, 0, progress && epoch == 0, step_seconds, enough);
+    add_epoch(out.total, m);
+    ++out.epochs;
+    // An epoch that gave nothing (every sample skipped) would give nothing again.
+    if (m.batches == 0 || enough(0, 0)) return out;
   }
-  if (options.order.kind == OrderKind::kRandom) {
-    d.advice.push_back(
-        "RANDOM order touches a new page for almost every sample: "
-        "quasi_random reads each page once per epoch");
-  }
-  d.advice.push_back(
-      "write smaller images (ffcv write --max-resolution) or JPEG at a lower "
-      "--jpeg-quality: fewer bytes to read per sample");
-  if (!options.os_cache) {
-    d.advice.push_back(
-        "raise --cache-readers (process cache reader threads) for high-latency "
-        "storage");
-  }
-  return d;
 }
 
-// The `workers` were busy a `busy` share of their time, on a machine of `cores` cores.
-Diagnosis cpu_bound(double busy, int workers, unsigned cores) {
-  char text[400];
-  Diagnosis d;
-  d.bottleneck = "cpu";
-  std::snprintf(text, sizeof text,
-                "decoding and augmentation bound throughput: workers were busy %.0f%% of their "
-                "time",
-                100 * busy);
-  d.summary = text;
-  if (static_cast<unsigned>(workers) < cores) {
-    d.advice.push_back("use more workers: " + std::to_string(workers) + " of " +
-                       std::to_string(cores) + " cores are used (--num-workers 0 uses all)");
-  }
-  d.advice.push_back(
-      "store part of the images raw (ffcv write --write-mode proportion "
-      "--compress-probability P): raw pixels need no JPEG decoding");
-  d.advice.push_back(
-      "write smaller images (--max-resolution): decoding cost grows with "
-      "pixels");
-  d.advice.push_back("move cheap per-pixel operations (normalize, convert) to the GPU stage");
-  return d;
+LoaderFigures loader_figures(const Loader& loader, const DoctorMeasurement& m,
+                             double step_seconds) {
+  const LoaderStats& s = m.total.stats;
+  LoaderFigures f;
+  f.seconds = m.total.seconds;
+  f.epoch_seconds = s.wall_seconds;
+  f.batches = m.total.batches;
+  f.epochs = m.epochs;
+  f.batches_per_epoch = loader.batches_per_epoch();
+  f.workers = s.workers;
+  f.cores = available_cores();
+  f.process_seconds = s.process_seconds;
+  f.read_wait_seconds = s.read_wait_seconds;
+  f.ring_full_seconds = s.ring_full_seconds;
+  f.consumer_wait_seconds = s.consumer_wait_seconds;
+  f.simulated_step = step_seconds > 0;
+  f.file_size = loader.reader().file_size();
+  f.available_memory = available_memory_bytes();
+  f.random_order = loader.options().order.kind == OrderKind::kRandom;
+  f.os_cache = loader.options().os_cache;
+  return f;
 }
 
-// Neither the consumer, storage nor the CPU: the loader has room to run further ahead.
-Diagnosis workers_underused(double consumer_waiting, double busy) {
-  char text[400];
-  Diagnosis d;
-  d.bottleneck = "workers";
-  std::snprintf(text, sizeof text,
-                "the loader is under-used: the consumer waited %.0f%% of the time while workers "
-                "were busy only %.0f%%",
-                100 * consumer_waiting, 100 * busy);
-  d.summary = text;
-  d.advice = {"raise --batches-ahead so workers can run further ahead of the consumer",
-              "raise --num-workers if other processes leave cores idle"};
-  return d;
-}
-
-Diagnosis diagnose(const Loader& loader, const EpochMeasurement& m, double step_seconds) {
-  const LoaderStats& s = m.stats;
-  const double worker_time = std::max(1e-9, s.workers * m.seconds);
-  const double busy = s.process_seconds / worker_time;
-  // Page reads are waited for by the one worker that prepares a batch while the others wait for
-  // it, so their share of wall time (not of all workers' time, which many workers dilute) says
-  // whether storage holds the loader back. Preparations may overlap: capped at 1.
-  const double reading = std::min(1.0, s.read_wait_seconds / std::max(1e-9, m.seconds));
-  const double consumer_waiting = s.consumer_wait_seconds / std::max(1e-9, m.seconds);
-  const unsigned cores = static_cast<unsigned>(available_cores());
-  const LoaderOptions& options = loader.options();
-  const std::uint64_t file_size = loader.reader().file_size();
-  Diagnosis d;
-  if (step_seconds > 0 && consumer_waiting < 0.1) {
-    d = consumer_bound(consumer_waiting, busy);
-  } else if (reading > 0.2) {
-    d = storage_bound(reading, file_size, options);
-  } else if (busy > 0.7) {
-    d = cpu_bound(busy, s.workers, cores);
-  } else {
-    d = workers_underused(consumer_waiting, busy);
-  }
-  if (const std::string warning = few_batches_warning(m.batches); !warning.empty()) {
-    d.advice.insert(d.advice.begin(), warning);
-  }
-  return d;
+// "measured: E epochs, B batches in S s" for the text report.
+std::string measured_line(const DoctorMeasurement& m) {
+  char text[200];
+  std::snprintf(text, sizeof text, "  measured: %llu epoch%s, %llu batches in %.2f s\n",
+                static_cast<unsigned long long>(m.epochs), m.epochs == 1 ? "" : "s (repeated)",
+                static_cast<unsigned long long>(m.total.batches), m.total.seconds);
+  return text;
 }
 
 }  // namespace
@@ -151,7 +120,10 @@ Arguments doctor_arguments() {
                  "work or the GPU) and suggest the settings that help.");
   args.positional("FILE", "the .beton file: a path, or an http(s):// URL (see ffcv --help)");
   add_loader_arguments(args);
-  args.option("batches", "N", "batches to run (0: one epoch)", "200")
+  args.option("batches", "N",
+              "batches to measure at least (0: one epoch); at least 2 s are measured too, the "
+              "file's epochs repeating as needed",
+              "200")
       .int_range(0, kMaxBatchesToRun)
       .option("step-ms", "MS", "simulated training step per batch (0: none; CPU only)", "0")
       .real_range(0, kMaxStepMs)
@@ -177,41 +149,30 @@ int doctor_command(const CommandArgs& argv) {
   Loader loader(args.get("FILE"), field_pipelines(args), options);
   check_loader_run(loader);
   const double step_seconds = args.get_double("step-ms") / 1000.0;
-  const EpochMeasurement m =
-      run_epoch(loader, 0, static_cast<std::uint64_t>(args.get_int("batches")),
-                !args.get_flag("json"), step_seconds);
-  const Diagnosis d = diagnose(loader, m, step_seconds);
+  const DoctorMeasurement m = measure(loader, static_cast<std::uint64_t>(args.get_int("batches")),
+                                      !args.get_flag("json"), step_seconds);
+  const Diagnosis d = diagnose_loader(loader_figures(loader, m, step_seconds));
   if (args.get_flag("json")) {
-    std::printf("%s\n",
-                diagnosis_json(d.bottleneck, d.summary, d.advice, measurements_json(loader, {m}, 0))
-                    .c_str());
+    std::string measurement = measurements_json(loader, {m.total}, 0);
+    measurement.insert(measurement.size() - 1,
+                       ", \"measured_epochs\": " + std::to_string(m.epochs) +
+                           ", \"measured_batches\": " + std::to_string(m.total.batches) +
+                           ", \"measured_seconds\": " + json_number(m.total.seconds, 6));
+    std::printf("%s\n", diagnosis_json(d.bottleneck, d.summary, d.advice, measurement).c_str());
     return 0;
   }
-  std::fputs(measurements_text(loader, {m}, 0).c_str(), stdout);
+  std::string report = measurements_text(loader, {m.total}, 0);
+  if (m.epochs > 1) {
+    // One line for the epochs together.
+    const std::string first = "  epoch 0: ";
+    if (const std::size_t at = report.find(first); at != std::string::npos) {
+      report.replace(at, first.size(), "  epochs 0-" + std::to_string(m.epochs - 1) + ": ");
+    }
+  }
+  std::fputs(report.c_str(), stdout);
+  std::fputs(measured_line(m).c_str(), stdout);
   print_diagnosis(d.summary, d.advice);
   return 0;
-}
-
-std::string few_batches_warning(std::uint64_t batches) {
-  if (batches >= kFewDoctorBatches) return "";
-  return "only " + std::to_string(batches) + " batch" + (batches == 1 ? " was" : "es were") +
-         " measured, too few for a reliable diagnosis: use more --batches, a larger file or a "
-         "smaller --batch-size";
-}
-
-std::string diagnosis_json(const std::string& bottleneck, const std::string& summary,
-                           const std::vector<std::string>& advice, const std::string& measurement) {
-  std::string lines;
-  for (const std::string& line : advice) lines += (lines.empty() ? "" : ", ") + json_quote(line);
-  std::string out = "{\"bottleneck\": " + json_quote(bottleneck) +
-                    ", \"summary\": " + json_quote(summary) + ", \"advice\": [" + lines + "]";
-  if (!measurement.empty()) out += ", \"measurement\": " + measurement;
-  return out + "}";
-}
-
-void print_diagnosis(const std::string& summary, const std::vector<std::string>& advice) {
-  std::printf("\ndiagnosis: %s\n", summary.c_str());
-  for (const std::string& line : advice) std::printf("  - %s\n", line.c_str());
 }
 
 }  // namespace ffcv::tools

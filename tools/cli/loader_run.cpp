@@ -102,7 +102,8 @@ std::size_t distinct_values(const BatchTensor& tensor) {
 }  // namespace
 
 EpochMeasurement run_epoch(Loader& loader, std::uint64_t epoch, std::uint64_t max_batches,
-                           bool progress, double step_seconds) {
+                           bool progress, double step_seconds,
+                           const std::function<bool(std::uint64_t, double)>& enough) {
   EpochMeasurement m;
   m.epoch = epoch;
   std::uint64_t fixed_bytes = 0, ragged_bytes = 0;  // ragged outputs: as their batches held them
@@ -127,6 +128,7 @@ EpochMeasurement run_epoch(Loader& loader, std::uint64_t epoch, std::uint64_t ma
     ++m.batches;
     if (step_seconds > 0) std::this_thread::sleep_for(std::chrono::duration<double>(step_seconds));
     if (progress) bar.update(m.batches);
+    if (enough && enough(m.batches, start.seconds())) break;
   }
   m.seconds = start.seconds();
   m.bytes_per_sample = fixed_bytes + (m.samples ? ragged_bytes / m.samples : 0);

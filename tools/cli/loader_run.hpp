@@ -1,6 +1,7 @@
 // Running the loader for measurement: shared by `ffcv bench` and `ffcv doctor`.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -37,9 +38,11 @@ struct EpochMeasurement {
 void check_loader_run(const Loader& loader);
 
 // Iterates one epoch (at most `max_batches` batches when non-zero), spending `step_seconds`
-// per batch as a stand-in for a training step. Draws a progress bar when `progress`.
+// per batch as a stand-in for a training step. Draws a progress bar when `progress`. With
+// `enough`, stops as soon as it returns true for the batches and seconds measured so far.
 EpochMeasurement run_epoch(Loader& loader, std::uint64_t epoch, std::uint64_t max_batches,
-                           bool progress, double step_seconds = 0);
+                           bool progress, double step_seconds = 0,
+                           const std::function<bool(std::uint64_t, double)>& enough = {});
 
 // Single-thread memcpy throughput, in bytes/s, on buffers of 256 samples of `bytes_per_sample`.
 double memcpy_rate(std::uint64_t bytes_per_sample);

@@ -22,7 +22,9 @@
 #include "ffcv/train/dataset_check.hpp"
 #include "ffcv/train/folder_lock.hpp"
 #include "ffcv/train/grid.hpp"
+#include "ffcv/train/override_error.hpp"
 #include "ffcv/train/recipe.hpp"
+#include "ffcv/train/resume_check.hpp"
 #include "ffcv/train/trainer.hpp"
 #include "ffcv/util/errors.hpp"
 #include "ffcv/util/interrupt_cleanup.hpp"
@@ -41,8 +43,12 @@ Arguments run_arguments() {
   Arguments args("run",
                  "Train the model a TOML recipe describes (docs/recipes.md): ResNet fed by the\n"
                  "loader, evaluated with test-time augmentation. Writes recipe.toml, log.jsonl,\n"
-                 "checkpoint.pt and summary.json into the run's folder. Ctrl-C stops after the\n"
-                 "current batch with a checkpoint; resume with --set checkpoint.resume=PATH.\n"
+                 "checkpoint.pt and summary.json into the run's folder. Ctrl-C (exit 130) or\n"
+                 "SIGTERM (exit 143) stops after the current batch with a checkpoint, and the run\n"
+                 "prints the command that resumes it: its folder's recipe.toml (the recipe with\n"
+                 "every --set applied) with --set checkpoint.resume=RUN/checkpoint.pt. A resume\n"
+                 "whose recipe differs from the checkpoint's is refused, naming the keys. A --set\n"
+                 "the recipe refuses (an unknown key, a value out of range) exits 2.\n"
                  "\n"
                  "With a [grid] section or --grid, trains one run per point of the grid into\n"
                  "GRID/point-NNN and tables them in GRID/grid.{csv,json,md,png}. Placements:\n"
@@ -75,8 +81,9 @@ Arguments run_arguments() {
       .option("stop-after-steps", "N", "stop with a checkpoint after N training iterations")
       .int_range(1, kMaxSteps)
       .repeated_option("grid", "SECTION.KEY=V1,V2,...",
-                       "train a grid: one run per combination of values (repeatable; adds to "
-                       "the recipe's [grid])")
+                       "train a grid: one run per combination of values (repeatable; adds an "
+                       "axis to the recipe's own [grid], or replaces its axis of that key, and "
+                       "says so)")
       .option("placement", "P",
               "grid: sequential | processes | threads | shared [default: grid.placement]")
       .non_empty()
@@ -137,6 +144,18 @@ class NewRunFolder {
   bool kept_ = false;
 };
 
+// `load()`, the recipe with the command line's --set: an override the recipe refuses (an unknown
+// key, a value of the wrong type or out of range) is a bad command line, exit status 2; an error
+// of the recipe file itself stays a ConfigError (exit status 1).
+template <typename Load>
+auto with_overrides_checked(Load&& load) {
+  try {
+    return load();
+  } catch (const train::OverrideError& error) {
+    throw UsageError(error.what());
+  }
+}
+
 // An --output-dir must be new, empty, or an earlier run's folder (it holds recipe.toml): the run
 // writes recipe.toml, log.jsonl, checkpoint.pt and summary.json into it.
 void check_output_dir(const std::string& dir) {
@@ -177,7 +196,8 @@ int run_saga_recipe(const Arguments& args) {
                        " is a SAGA recipe");
     }
   }
-  const saga::SagaRecipe recipe = saga::load_saga_recipe(args.get("RECIPE"), args.get_all("set"));
+  const saga::SagaRecipe recipe = with_overrides_checked(
+      [&] { return saga::load_saga_recipe(args.get("RECIPE"), args.get_all("set")); });
   if (args.get_flag("print-recipe")) {
     std::fputs(saga::saga_recipe_to_toml(recipe).c_str(), stdout);
     return 0;
@@ -202,7 +222,7 @@ int run_saga_recipe(const Arguments& args) {
     summary = saga::run_saga(recipe, options);
   } catch (const saga::SolveStopped&) {
     std::fprintf(stderr, "ffcv run: stopped before the path was complete; nothing was saved\n");
-    return 130;
+    return interrupted_status(stop_signal());
   }
   made_here.keep();
   if (!options.quiet) {
@@ -314,7 +334,7 @@ train::RunOptions run_options(const Arguments& args, const train::Recipe& recipe
 }
 
 // The run's last lines: its results (or how to resume it) and its folder.
-void print_run_summary(const Arguments& args, const train::RunSummary& summary, double seconds) {
+void print_run_summary(const train::RunSummary& summary, double seconds) {
   if (summary.finished) {
     std::printf(
         "done: %llu epochs in %.1f s (%.1f s training, %.0f images/s); validation "
@@ -322,8 +342,12 @@ void print_run_summary(const Arguments& args, const train::RunSummary& summary, 
         static_cast<unsigned long long>(summary.epochs_done), seconds, summary.train_seconds,
         summary.images_per_second, 100 * summary.val_top1, 100 * summary.val_top5);
   } else {
-    std::printf("stopped; resume with: ffcv run %s --set checkpoint.resume=%s/checkpoint.pt\n",
-                args.get("RECIPE").c_str(), summary.run_dir.c_str());
+    // The run's own recipe, every --set applied (resume_check.hpp): the same run, not the
+    // recipe file with none of this command's overrides.
+    std::printf(
+        "stopped; resume with: %s\n",
+        train::resume_command((std::filesystem::path(summary.run_dir) / "checkpoint.pt").string())
+            .c_str());
   }
   if (!summary.run_dir.empty()) std::printf("output: %s\n", summary.run_dir.c_str());
 }
@@ -338,7 +362,8 @@ int run_command(const CommandArgs& argv) {
     return run_grid_recipe(args, argv, spec);
   }
   const std::vector<std::string> overrides = args.get_all("set");
-  const train::Recipe recipe = train::load_recipe(args.get("RECIPE"), overrides);
+  const train::Recipe recipe =
+      with_overrides_checked([&] { return train::load_recipe(args.get("RECIPE"), overrides); });
   if (args.get_flag("print-recipe")) {
     std::fputs(train::recipe_to_toml(recipe).c_str(), stdout);
     return 0;
@@ -366,11 +391,11 @@ int run_command(const CommandArgs& argv) {
   made_here.keep();
   const double seconds = start.seconds();
   const bool main_rank = !is_rank || std::getenv("RANK") == std::string("0");
-  if (main_rank && !options.quiet) print_run_summary(args, summary, seconds);
+  if (main_rank && !options.quiet) print_run_summary(summary, seconds);
   if (!summary.replicas_identical) {
     throw Error("the ranks' parameters differ at the end of the run");
   }
-  return summary.finished || !stop_requested().load() ? 0 : 130;
+  return summary.finished || !stop_requested().load() ? 0 : interrupted_status(stop_signal());
 }
 
 }  // namespace ffcv::tools

@@ -87,6 +87,19 @@ std::string run_plot_script(const std::string& python, const std::string& script
   return last_line(child.output);
 }
 
+std::string error_line(const ChildResult& child) {
+  std::size_t begin = 0;
+  while (begin < child.errors.size()) {
+    std::size_t end = child.errors.find('\n', begin);
+    if (end == std::string::npos) end = child.errors.size();
+    const std::string line = child.errors.substr(begin, end - begin);
+    if (line.find("error:") != std::string::npos) return last_line(line);
+    begin = end + 1;
+  }
+  const std::string errors = last_line(child.errors);
+  return errors.empty() ? last_line(child.output) : errors;
+}
+
 std::string last_line(const std::string& text) {
   std::size_t end = text.size();
   while (end > 0) {

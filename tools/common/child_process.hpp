@@ -35,4 +35,10 @@ std::string run_plot_script(const std::string& python, const std::string& script
 // The last non-empty line of `text`, for one-line error messages.
 std::string last_line(const std::string& text);
 
+// Why a child that failed failed, in one line: the first line of its stderr that reports an error
+// ("ffcv run: error: ..."), else the last line of its stderr (a refused command line), else the
+// last line of its stdout; "" when it printed nothing. Not the last line of all it printed: a
+// run's stdout ends with its folder ("output: DIR"), which says nothing of the error.
+std::string error_line(const ChildResult& child);
+
 }  // namespace ffcv::tools

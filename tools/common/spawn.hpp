@@ -2,6 +2,10 @@
 // (ranks of `ffcv run --nproc`, the measurements of `ffcv ablate`, the points of a grid) starts
 // the same way.
 //
+// A URL's password never appears on a child's command line, which every user of the machine
+// can read: the child gets the URL without it and the password in a netrc that only it can open
+// (NETRC=/proc/self/fd/N, an anonymous memory file it inherits; url_passwords.hpp).
+//
 // The child gets the parent's environment with some variables replaced, optionally its own CPU
 // affinity, set between fork and exec so that the child never runs a single instruction of its
 // program on other cores (its thread pools size themselves from the mask, cpu_count.hpp), and

@@ -6,11 +6,20 @@ namespace ffcv::tools {
 namespace {
 
 std::atomic<bool> g_stop{false};
-void request_stop(int) { g_stop.store(true); }
+std::atomic<int> g_signal{0};
+
+void request_stop(int signal) {
+  g_signal.store(signal);
+  g_stop.store(true);
+}
 
 }  // namespace
 
 std::atomic<bool>& stop_requested() { return g_stop; }
+
+int stop_signal() { return g_signal.load(); }
+
+int interrupted_status(int signal) { return 128 + (signal > 0 ? signal : SIGINT); }
 
 void stop_on_interrupt() {
   struct sigaction action {};

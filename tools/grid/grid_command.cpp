@@ -10,6 +10,8 @@
 
 #include "common/arguments.hpp"
 #include "common/child_process.hpp"
+#include "common/stop_request.hpp"
+#include "ffcv/storage/url_credentials.hpp"
 #include "ffcv/util/cpu_count.hpp"
 #include "ffcv/util/errors.hpp"
 #include "grid/grid_run.hpp"
@@ -160,7 +162,8 @@ void report_grid(const GridInvocation& grid) {
     char line[64];
     std::snprintf(line, sizeof line, "%.2f%%", 100 * best->results.val_top1);
     say(grid, "grid: best val top-1 " + std::string(line) + " at point " +
-                  std::to_string(best->point.index) + ": " + best->point.label);
+                  std::to_string(best->point.index) + ": " +
+                  redact_url_passwords(best->point.label));
   }
   say(grid, run_plot_script(FFCV_PLOT_PYTHON, FFCV_GRID_PLOT_SCRIPT, grid.grid_dir + "/grid.json"));
 }
@@ -222,7 +225,7 @@ int run_grid_command(const GridInvocation& grid, const std::string& trainer_prog
   report_grid(grid);
   if (outcome.interrupted) {
     say(grid, "grid: interrupted; run the same command again to go on where it stopped");
-    return 130;
+    return interrupted_status(outcome.signal);
   }
   return outcome.failed > 0 ? 1 : 0;
 }

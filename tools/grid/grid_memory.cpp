@@ -3,8 +3,11 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdio>
 #include <functional>
 #include <utility>
+
+#include "ffcv/util/byte_size.hpp"
 
 namespace ffcv::tools {
 namespace {
@@ -133,7 +136,8 @@ std::uint64_t resnet_parameter_count(const train::ModelConfig& model) {
   return static_cast<std::uint64_t>(resnet_shape(model, 1).parameters);
 }
 
-PointMemory estimate_point_memory(const train::Recipe& recipe, bool on_gpu) {
+PointMemory estimate_point_memory(const train::Recipe& recipe, bool on_gpu,
+                                  const DataSamples& samples) {
   PointMemory memory;
   memory.on_gpu = on_gpu;
   const train::ModelConfig& model = recipe.model;
@@ -167,15 +171,19 @@ PointMemory estimate_point_memory(const train::Recipe& recipe, bool on_gpu) {
   memory.loader = slots * (train_batch * 3 * train_side * train_side +
                            recipe.validation.batch_size * 3 * val_side * val_side);
   if (!recipe.data.os_cache) memory.loader += 2.0 * recipe.data.cache_budget_mib * (1 << 20);
+  memory.loader += kTableBytesPerSample *
+                   (static_cast<double>(samples.train) + static_cast<double>(samples.val));
   return memory;
 }
 
 GridMemoryPlan plan_grid_memory(const std::string& placement, int at_once,
                                 const std::vector<PointMemory>& points,
                                 const std::vector<std::vector<std::size_t>>& groups,
-                                double available) {
+                                double available, int cores) {
   GridMemoryPlan plan;
   plan.available = available;
+  plan.budget = kGridMemoryFraction * available;
+  plan.cores = std::max(1, cores);
   if (points.empty()) return plan;
   const bool processes = placement == "processes" || placement == "sequential";
   const bool shared = placement == "shared";
@@ -187,15 +195,27 @@ GridMemoryPlan plan_grid_memory(const std::string& placement, int at_once,
   }
   const UnitPeaks peaks(points, std::move(units), processes);
   const int units_count = static_cast<int>(peaks.units().size());
-  int asked = placement == "sequential" ? 1 : at_once;
-  if (asked <= 0 || asked > units_count) asked = units_count;
+  plan.units = units_count;
+  int asked = 1;
+  if (placement != "sequential") {
+    if (at_once <= 0) {
+      // The default: one per core at most. More would take turns on the cores, each holding its
+      // memory meanwhile.
+      asked = std::min(units_count, plan.cores);
+      plan.by_cores = units_count > plan.cores;
+    } else {
+      asked = std::min(at_once, units_count);
+    }
+  }
+  plan.asked = asked;
   plan.requested = peaks.peak(asked, 0);
   plan.at_once = asked;
   plan.needed = plan.requested;
-  if (plan.requested <= available) return plan;
+  if (plan.requested <= plan.budget) return plan;
+  plan.by_memory = true;
   // Fewer at once, groups whole.
   for (int count = asked - 1; count >= 1; --count) {
-    if (peaks.peak(count, 0) <= available) {
+    if (peaks.peak(count, 0) <= plan.budget) {
       plan.at_once = count;
       plan.needed = peaks.peak(count, 0);
       return plan;
@@ -205,15 +225,46 @@ GridMemoryPlan plan_grid_memory(const std::string& placement, int at_once,
   // One group at a time, in turns of as many models as fit.
   std::size_t largest = 0;
   for (const auto& unit : peaks.units()) largest = std::max(largest, unit.size());
-  if (shared && largest > 1 && peaks.peak(1, 1) <= available) {
-    const std::size_t per_turn = most_models_per_turn(peaks, largest, available);
+  if (shared && largest > 1 && peaks.peak(1, 1) <= plan.budget) {
+    const std::size_t per_turn = most_models_per_turn(peaks, largest, plan.budget);
     plan.models_per_group = static_cast<int>(per_turn);
     plan.needed = peaks.peak(1, per_turn);
     return plan;
   }
-  plan.needed = peaks.peak(1, shared ? 1 : 0);
+  // Not even that within the budget: one at a time (one model per turn), when it fits what is
+  // available at all.
+  if (shared && largest > 1) plan.models_per_group = 1;
+  plan.needed = peaks.peak(1, plan.models_per_group > 0 ? 1 : 0);
   plan.fits = plan.needed <= available;
   return plan;
+}
+
+std::string grid_plan_line(const GridMemoryPlan& plan, const std::string& placement) {
+  const bool shared = placement == "shared";
+  const std::string what =
+      shared ? (plan.units == 1 ? " group" : " groups") : (plan.units == 1 ? " point" : " points");
+  std::string line = "grid: plan: " + std::to_string(plan.at_once) + " of " +
+                     std::to_string(plan.units) + what + " at once";
+  std::vector<std::string> limits;
+  if (plan.by_cores) limits.push_back("at most one per core: " + std::to_string(plan.cores));
+  if (plan.by_memory) {
+    limits.push_back("memory: " + std::to_string(plan.asked) + " at once would need about " +
+                     byte_size_text(plan.requested));
+  }
+  if (!limits.empty()) {
+    line += " (";
+    for (std::size_t i = 0; i < limits.size(); ++i) line += (i ? "; " : "") + limits[i];
+    line += ")";
+  }
+  if (plan.models_per_group > 0) {
+    line += ", a group's models in turns of " + std::to_string(plan.models_per_group);
+  }
+  if (!std::isfinite(plan.available)) return line + "; the memory available is not known";
+  char share[32];
+  std::snprintf(share, sizeof share, "%.0f%%", 100 * kGridMemoryFraction);
+  return line + "; about " + byte_size_text(plan.needed) + " of memory, planned within " +
+         byte_size_text(plan.budget) + " (" + share + " of the " + byte_size_text(plan.available) +
+         " available; the rest is left to the page cache and the rest of the machine)";
 }
 
 }  // namespace ffcv::tools

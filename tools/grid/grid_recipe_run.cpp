@@ -1,21 +1,28 @@
 #include "grid/grid_recipe_run.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <limits>
+#include <map>
 #include <optional>
 
 #include "common/run_folder_name.hpp"
 #include "common/spawn.hpp"
+#include "ffcv/format/format.hpp"
 #include "ffcv/storage/range_reader.hpp"
 #include "ffcv/storage/url_credentials.hpp"
 #include "ffcv/train/folder_lock.hpp"
+#include "ffcv/train/override_error.hpp"
 #include "ffcv/train/recipe.hpp"
 #include "ffcv/train/train_together.hpp"
 #include "ffcv/train/trainer.hpp"
 #include "ffcv/util/available_memory.hpp"
 #include "ffcv/util/byte_size.hpp"
+#include "ffcv/util/cpu_count.hpp"
 #include "ffcv/util/errors.hpp"
 #include "grid/grid_command.hpp"
 #include "grid/grid_memory.hpp"
@@ -46,15 +53,37 @@ std::string joined(const std::vector<std::string>& argv) {
   return text;
 }
 
-// How many points (shared: groups) run at once so that the grid's estimated memory fits what is
-// available; refuses (UsageError) a grid of which not even one point fits, unless `unchecked`.
+// The samples of the .beton file at `path`, from its header; 0 for a URL, or a file that cannot
+// be read or whose header does not hold together (the loader reports those in their turn).
+std::uint64_t beton_samples(const std::string& path) {
+  if (is_url(path)) return 0;
+  std::ifstream in(path, std::ios::binary);
+  std::array<std::uint8_t, kHeaderSize> bytes{};
+  if (!in.read(reinterpret_cast<char*>(bytes.data()), bytes.size())) return 0;
+  const Header header = Header::decode(bytes.data());
+  std::error_code error;
+  const std::uintmax_t size = std::filesystem::file_size(path, error);
+  // Every sample has a metadata record of at least one byte in the file.
+  if (error || header.version != kFormatVersion || header.num_samples > size) return 0;
+  return header.num_samples;
+}
+
+// How many points (shared: groups) run at once so that the grid's estimated memory fits its
+// share of what is available, one per core at most unless grid.parallel asks for more (the plan
+// is printed); refuses (UsageError) a grid of which not even one point fits, unless `unchecked`.
 GridMemoryPlan grid_memory_plan(const GridInvocation& grid,
                                 const std::vector<train::Recipe>& recipes, bool unchecked) {
   const bool on_gpu = !grid.gpus.empty();
   std::vector<PointMemory> memory;
   std::vector<std::vector<std::size_t>> groups;
+  std::map<std::string, std::uint64_t> samples_of;  // each data file's header read once
+  const auto samples = [&](const std::string& path) {
+    const auto found = samples_of.find(path);
+    return found != samples_of.end() ? found->second : samples_of[path] = beton_samples(path);
+  };
   for (std::size_t i = 0; i < recipes.size(); ++i) {
-    memory.push_back(estimate_point_memory(recipes[i], on_gpu));
+    const DataSamples data{samples(recipes[i].data.train), samples(recipes[i].data.val)};
+    memory.push_back(estimate_point_memory(recipes[i], on_gpu, data));
     auto group = std::find_if(groups.begin(), groups.end(), [&](const auto& g) {
       return train::shares_batches(recipes[g.front()], recipes[i], grid.spec.share_seeds);
     });
@@ -65,13 +94,16 @@ GridMemoryPlan grid_memory_plan(const GridInvocation& grid,
     }
   }
   const int asked = resolve_grid_parallel(grid, grid.base);
-  const double available = static_cast<double>(available_memory_bytes());
-  if (available <= 0 || memory.empty()) {
-    GridMemoryPlan as_asked;
-    as_asked.at_once = asked;
-    return as_asked;
+  const double known = static_cast<double>(available_memory_bytes());
+  // Memory not known: the cores alone limit the points at once.
+  const double available = known > 0 ? known : std::numeric_limits<double>::infinity();
+  GridMemoryPlan plan =
+      plan_grid_memory(grid.spec.placement, asked, memory, groups, available, available_cores());
+  if (memory.empty()) return plan;
+  // A processes grid's default, one process per core (resolve_grid_parallel), said as such.
+  if (grid.spec.placement == "processes" && grid.spec.parallel <= 0 && grid.gpus.empty()) {
+    plan.by_cores = plan.units > plan.cores;
   }
-  GridMemoryPlan plan = plan_grid_memory(grid.spec.placement, asked, memory, groups, available);
   if (!plan.fits) {
     const PointMemory& one = *std::max_element(
         memory.begin(), memory.end(), [](const PointMemory& a, const PointMemory& b) {
@@ -81,8 +113,9 @@ GridMemoryPlan grid_memory_plan(const GridInvocation& grid,
         "the grid needs about " + byte_size_text(plan.needed) + " of memory even one point at a " +
         "time (model " + byte_size_text(one.on_gpu ? 0 : one.model) + ", activations " +
         byte_size_text(one.on_gpu ? 0 : one.activations) + ", loader " +
-        byte_size_text(one.loader) + ", process " + byte_size_text(kProcessBytes) +
-        "; docs/recipes.md, \"Memory\"), more than the " + byte_size_text(available) + " available";
+        byte_size_text(one.loader) + ", set-up " + byte_size_text(one.setup) + ", process " +
+        byte_size_text(kProcessBytes) + "; docs/recipes.md, \"Memory\"), more than the " +
+        byte_size_text(available) + " available";
     if (!unchecked) {
       throw UsageError(estimate +
                        "; lower training.batch_size, the resolution or data.batches_ahead, or "
@@ -90,26 +123,15 @@ GridMemoryPlan grid_memory_plan(const GridInvocation& grid,
     }
     std::fprintf(stderr, "ffcv run: warning: %s; starting anyway (--no-memory-check)\n",
                  estimate.c_str());
-    plan.at_once = asked;
-    plan.models_per_group = 0;
-    return plan;
   }
   if (unchecked) {
-    plan.at_once = asked;
+    // As asked, but for the cores: no more at once than the memory check aside would start.
+    plan.at_once = plan.asked;
     plan.models_per_group = 0;
     return plan;
   }
-  const bool fewer = plan.needed < plan.requested;
-  if (fewer && !grid.quiet) {
-    std::string how = std::to_string(plan.at_once) + " at once";
-    if (plan.models_per_group > 0) {
-      how = "one group at a time, in turns of " + std::to_string(plan.models_per_group) + " models";
-    }
-    std::printf(
-        "grid: memory: all at once would need about %s, more than the %s available; %s "
-        "(about %s), the others wait their turn\n",
-        byte_size_text(plan.requested).c_str(), byte_size_text(available).c_str(), how.c_str(),
-        byte_size_text(plan.needed).c_str());
+  if (!grid.quiet) {
+    std::printf("%s\n", grid_plan_line(plan, grid.spec.placement).c_str());
     std::fflush(stdout);
   }
   return plan;
@@ -118,10 +140,46 @@ GridMemoryPlan grid_memory_plan(const GridInvocation& grid,
 // --print-recipe: every point's resolved recipe, each under a line that names the point.
 void print_point_recipes(const GridInvocation& grid) {
   for (const train::GridPoint& point : train::grid_points(grid.spec)) {
-    std::printf("# point %zu: %s\n", point.index, point.label.c_str());
+    std::printf("# point %zu: %s\n", point.index, redact_url_passwords(point.label).c_str());
     const train::Recipe recipe = train::load_recipe(grid.recipe_path, point_overrides(grid, point));
     std::fputs(train::recipe_to_toml(recipe).c_str(), stdout);
   }
+}
+
+// "lr.lr (2 values)" for each axis of `axes`, joined with ", ".
+std::string axes_text(const std::vector<train::GridAxis>& axes) {
+  std::string text;
+  for (const train::GridAxis& axis : axes) {
+    text += (text.empty() ? "" : ", ") + axis.key + " (" + std::to_string(axis.values.size()) +
+            (axis.values.size() == 1 ? " value)" : " values)");
+  }
+  return text;
+}
+
+// The note that --grid adds to the recipe's own grid (a new axis multiplies the points) or
+// replaces one of its axes, or "" when the recipe has no axes of its own or no --grid was given.
+std::string added_axes_note(const GridInvocation& grid) {
+  if (grid.grid_axes.empty()) return "";
+  const train::GridSpec own = train::load_grid(grid.recipe_path, {});
+  if (own.axes.empty()) return "";
+  std::vector<train::GridAxis> added, replaced;
+  for (const train::GridAxis& axis : grid.spec.axes) {
+    const bool from_command_line =
+        std::any_of(grid.grid_axes.begin(), grid.grid_axes.end(), [&](const std::string& text) {
+          return text.compare(0, axis.key.size() + 1, axis.key + "=") == 0;
+        });
+    if (!from_command_line) continue;
+    const bool the_recipes =
+        std::any_of(own.axes.begin(), own.axes.end(),
+                    [&](const train::GridAxis& mine) { return mine.key == axis.key; });
+    (the_recipes ? replaced : added).push_back(axis);
+  }
+  std::string note = "the recipe's own [grid] sweeps " + axes_text(own.axes) + "; --grid ";
+  if (!added.empty()) note += "adds " + axes_text(added);
+  if (!added.empty() && !replaced.empty()) note += " and ";
+  if (!replaced.empty()) note += "replaces the values of " + axes_text(replaced);
+  return note + ": " + std::to_string(train::grid_point_count(grid.spec)) +
+         " points in all (docs/recipes.md, \"Grids\")";
 }
 
 // The one point to train: --point, else a cluster job array's task (SLURM_ARRAY_TASK_ID); none
@@ -178,7 +236,18 @@ int run_grid_recipe(const Arguments& args, const std::vector<std::string>& argv,
   grid.quiet = args.get_flag("quiet");
   grid.command_line = redact_url_passwords(joined(argv));  // shown in the grid's tables
   check_set_not_swept(grid.overrides, spec);
-  grid.base = train::load_recipe(grid.recipe_path, grid.overrides);
+  try {
+    grid.base = train::load_recipe(grid.recipe_path, grid.overrides);
+  } catch (const train::OverrideError& error) {
+    throw UsageError(error.what());  // a --set the recipe refuses: a bad command line
+  }
+  // Said once, by the command the user typed: not by each point's process (--point).
+  const bool point_process = args.has("point") || std::getenv("SLURM_ARRAY_TASK_ID") != nullptr;
+  if (!grid.quiet && !point_process) {
+    if (const std::string note = added_axes_note(grid); !note.empty()) {
+      std::fprintf(stderr, "ffcv run: note: %s\n", note.c_str());
+    }
+  }
   if (args.has("nproc")) throw UsageError("--nproc: a grid trains each point as one process");
   if (args.get_flag("print-recipe")) {
     print_point_recipes(grid);

@@ -17,6 +17,7 @@
 #include "common/child_process.hpp"
 #include "common/interrupt_watch.hpp"
 #include "common/spawn.hpp"
+#include "ffcv/storage/url_credentials.hpp"
 #include "ffcv/train/run_results.hpp"
 #include "ffcv/util/atomic_file.hpp"
 #include "ffcv/util/cpu_count.hpp"
@@ -31,10 +32,11 @@ namespace fs = std::filesystem;
 
 constexpr std::string_view kPointsHeader = "# index\tfolder\toverrides (tab-separated)\n";
 
-// One point's line of points.tsv.
+// One point's line of points.tsv; the password of a URL among its values is left out
+// (url_credentials.hpp), so that a grid over data URLs keeps them out of its folder.
 std::string point_line(const train::GridPoint& point) {
   std::string line = std::to_string(point.index) + "\t" + point.folder;
-  for (const std::string& o : point.overrides) line += "\t" + o;
+  for (const std::string& o : point.overrides) line += "\t" + redact_url_passwords(o);
   return line + "\n";
 }
 
@@ -172,7 +174,8 @@ Running start_point(const std::vector<train::GridPoint>& points, std::size_t ind
   if (options.pin) where += " on cores " + cpu_list_text(spawn.cpus);
   if (!options.gpus.empty()) where += " on " + spawn.environment.back();
   say(options, "grid: point " + std::to_string(point.index) + " (" + std::to_string(number) + "/" +
-                   std::to_string(to_run) + ") started" + where + ": " + point.label);
+                   std::to_string(to_run) + ") started" + where + ": " +
+                   redact_url_passwords(point.label));
   return r;
 }
 
@@ -226,6 +229,7 @@ GridOutcome run_grid(const std::vector<train::GridPoint>& points, const GridRunO
     if (!stopping && watch.signal() != 0) {
       stopping = true;
       outcome.interrupted = true;
+      outcome.signal = watch.signal();
       say(options, "grid: interrupted; the running points save a checkpoint and stop");
       for (const Running& r : running) ::kill(r.pid, SIGTERM);
     }
@@ -261,7 +265,7 @@ GridOutcome run_grid(const std::vector<train::GridPoint>& points, const GridRunO
 void report_failed_point(std::size_t index, const std::string& error, double seconds) {
   char after[64] = "";
   if (seconds >= 0) std::snprintf(after, sizeof after, " after %.1f s", seconds);
-  const std::string first_line = error.substr(0, error.find('\n'));
+  const std::string first_line = redact_url_passwords(error.substr(0, error.find('\n')));
   std::fprintf(stderr, "grid: point %zu FAILED%s: %s\n", index, after,
                first_line.empty() ? "no error recorded" : first_line.c_str());
   std::fflush(stderr);

@@ -19,7 +19,8 @@
 // A point that fails is reported on stderr as it ends, with its error's first line, even with
 // --quiet (report_failed_point); the grid then exits 1.
 // SIGINT / SIGTERM: running points get SIGTERM (each saves a checkpoint and stops), no new point
-// starts, and the outcome says interrupted.
+// starts, and the outcome says interrupted, and by which signal.
+// points.tsv and the progress lines leave out the password of a URL among a point's values.
 #pragma once
 
 #include <cstddef>
@@ -44,6 +45,7 @@ struct GridRunOptions {
 struct GridOutcome {
   std::size_t ran = 0, already_finished = 0, failed = 0;
   bool interrupted = false;
+  int signal = 0;  // when interrupted: the signal (SIGINT or SIGTERM)
 };
 
 GridOutcome run_grid(const std::vector<train::GridPoint>& points, const GridRunOptions& options);

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "ffcv/storage/url_credentials.hpp"
 #include "ffcv/util/atomic_file.hpp"
 #include "ffcv/util/json_text.hpp"
 #include "ffcv/util/text_file.hpp"
@@ -164,7 +165,8 @@ std::vector<std::string> write_grid_tables(const std::string& grid_dir,
   std::vector<std::string> written;
   for (const auto& [name, text] : files) {
     const std::string path = (fs::path(grid_dir) / name).string();
-    write_file_atomically(path, std::string_view(text));
+    // A swept data URL's password stays out of the tables (url_credentials.hpp).
+    write_file_atomically(path, std::string_view(redact_url_passwords(text)));
     written.push_back(path);
   }
   return written;

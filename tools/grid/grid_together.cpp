@@ -6,6 +6,7 @@
 
 #include "common/arguments.hpp"
 #include "common/stop_request.hpp"
+#include "ffcv/storage/url_credentials.hpp"
 #include "ffcv/train/dataset_check.hpp"
 #include "ffcv/train/folder_lock.hpp"
 #include "ffcv/train/recipe.hpp"
@@ -62,12 +63,14 @@ int run_grid_point(const GridInvocation& grid, const train::GridPoint& point,
     train::check_labels_fit_model(recipe);
     stop_on_interrupt();
     const train::RunOptions options = point_options(grid, point, stop_after);
-    if (!grid.quiet) std::printf("point %zu: %s\n", point.index, point.label.c_str());
+    if (!grid.quiet) {
+      std::printf("point %zu: %s\n", point.index, redact_url_passwords(point.label).c_str());
+    }
     const train::RunSummary summary = train::run_training(recipe, options);
     if (!grid.quiet && summary.finished) {
       std::printf("point %zu done: validation top-1 %.2f%%\n", point.index, 100 * summary.val_top1);
     }
-    return summary.finished || !stop_requested().load() ? 0 : 130;
+    return summary.finished || !stop_requested().load() ? 0 : interrupted_status(stop_signal());
   } catch (const std::exception& error) {
     train::write_run_error(dir, error.what());
     throw;
@@ -140,7 +143,7 @@ int run_grid_together(const GridInvocation& grid, const std::string& stop_after,
     if (!grid.quiet) {
       std::printf("grid: interrupted; run the same command again to go on where it stopped\n");
     }
-    return 130;
+    return interrupted_status(stop_signal());
   }
   return failed > 0 ? 1 : 0;
 }

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "ffcv/train/checkpoint_recipe.hpp"
 #include "ffcv/train/loss_scaler.hpp"
 #include "ffcv/util/atomic_file.hpp"
 #include "ffcv/util/errors.hpp"
@@ -67,6 +68,20 @@ void save_checkpoint(const std::string& path, const torch::nn::Module& model,
     return size;
   });
   write_file_atomically(path, bytes);
+}
+
+std::string read_checkpoint_recipe(const std::string& path) {
+  torch::serialize::InputArchive archive;
+  try {
+    archive.load_from(path);
+  } catch (const c10::Error& e) {
+    throw ConfigError("checkpoint " + path + " cannot be read: " + e.what_without_backtrace());
+  }
+  at::Tensor recipe;
+  if (!archive.try_read("recipe", recipe, /*is_buffer=*/true)) return "";
+  const at::Tensor bytes = recipe.to(torch::kUInt8).contiguous();
+  return std::string(reinterpret_cast<const char*>(bytes.data_ptr<std::uint8_t>()),
+                     static_cast<std::size_t>(bytes.numel()));
 }
 
 TrainPosition load_checkpoint(const std::string& path, torch::nn::Module& model,

@@ -7,8 +7,10 @@
 #include <filesystem>
 
 #include "ffcv/storage/url_credentials.hpp"
+#include "ffcv/train/checkpoint_recipe.hpp"
 #include "ffcv/train/distributed.hpp"
 #include "ffcv/train/resnet.hpp"
+#include "ffcv/train/resume_check.hpp"
 #include "ffcv/train/schedules.hpp"
 #include "ffcv/train/train_step.hpp"
 #include "ffcv/util/cpu_count.hpp"
@@ -31,8 +33,14 @@ std::string printed(const char* format, auto... values) {
   return text;
 }
 
-// The run folder's lock, taken before anything is written into it (main rank only).
-FolderLock lock_run_folder(const RunOptions& options, bool main_rank) {
+// The run folder's lock, taken before anything is written into it (main rank only). First,
+// before any folder or model is made: a run resumes only from a checkpoint its own recipe saved
+// (resume_check.hpp).
+FolderLock lock_run_folder(const Recipe& recipe, const RunOptions& options, bool main_rank) {
+  if (!recipe.checkpoint.resume.empty()) {
+    check_resume_recipe(recipe.checkpoint.resume, read_checkpoint_recipe(recipe.checkpoint.resume),
+                        recipe_to_toml(recipe));
+  }
   if (options.run_dir.empty() || !main_rank) return FolderLock();
   return FolderLock(options.run_dir, "run folder");
 }
@@ -79,7 +87,7 @@ ModelRun::ModelRun(const Recipe& recipe, const RunOptions& options, at::Device d
       comm_(communicator),
       main_rank_(communicator.is_main()),
       verbose_(communicator.is_main() && !options.quiet),
-      folder_lock_(lock_run_folder(options, main_rank_)),
+      folder_lock_(lock_run_folder(recipe_, options, main_rank_)),
       checkpoint_path_(make_run_folder(recipe_, options, main_rank_)),
       step_(std::make_unique<TrainStep>(recipe_, device, communicator)),
       normalize_(recipe_.data.mean, recipe_.data.std, device, step_->input_dtype(),

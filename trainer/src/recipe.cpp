@@ -110,11 +110,24 @@ void check_consistency(const Recipe& recipe, const std::string& path) {
                       ")");
   }
   // The triangle's knots [0, peak, epochs] must rise, or the schedule has no meaning (numpy's
-  // interp would return garbage; a short run would train at a learning rate near 0).
+  // interp would return garbage; a short run would train at a learning rate near 0). The advice
+  // is a whole epoch before the last: FFCV's rule takes the rate at whole epochs and interpolates
+  // within each (schedules.hpp), so in a run of E epochs only the rates at epochs 0..E-1 are
+  // used, and a fractional peak of a 1-epoch run (0.5) would leave it at start_factor * lr.
   if (recipe.lr.schedule == "triangular" && recipe.lr.peak_epoch > recipe.training.epochs) {
+    const int epochs = recipe.training.epochs;
+    const int peak = epochs / 2;
+    const std::string how = peak == 0
+                                ? "the rate then starts at lr.lr and falls to 0 over the epoch"
+                                : "the rate then rises to lr.lr by epoch " + std::to_string(peak) +
+                                      " and falls to 0 by epoch " + std::to_string(epochs);
     throw ConfigError(prefix + "lr.peak_epoch (" + format_number(recipe.lr.peak_epoch) +
-                      ") must be <= training.epochs (" + std::to_string(recipe.training.epochs) +
-                      "); for a short run lower it too, e.g. --set lr.peak_epoch=0.5");
+                      ") must be <= training.epochs (" + std::to_string(epochs) +
+                      "); for a short run lower it too, to a whole epoch before the last: --set "
+                      "lr.peak_epoch=" +
+                      std::to_string(peak) + " (" + how +
+                      "; the rate is taken at whole epochs, so a fractional peak in the last "
+                      "epoch is never reached)");
   }
 }
 

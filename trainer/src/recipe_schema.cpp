@@ -10,6 +10,7 @@
 #include <cstring>
 #include <optional>
 
+#include "ffcv/train/override_error.hpp"
 #include "ffcv/util/closest_name.hpp"
 #include "ffcv/util/errors.hpp"
 #include "ffcv/util/json_text.hpp"
@@ -412,9 +413,7 @@ bool is_utf8(std::string_view text) {
   return true;
 }
 
-}  // namespace
-
-void apply_recipe_override(const std::string& text, const RecipeSchema& schema) {
+void apply_override(const std::string& text, const RecipeSchema& schema) {
   if (!is_utf8(text)) {
     throw ConfigError(
         "--set: an override is not valid UTF-8 text (TOML, and the run's "
@@ -451,6 +450,18 @@ void apply_recipe_override(const std::string& text, const RecipeSchema& schema) 
   if (dot == std::string::npos || !assign(schema, section, key, node, site)) {
     throw ConfigError(prefix + "unknown key '" + name + "'" +
                       did_you_mean(suggest_key(schema, section, key)));
+  }
+}
+
+}  // namespace
+
+// Every refusal of an override is an OverrideError (override_error.hpp): the command line that
+// gave it is at fault, not the recipe file.
+void apply_recipe_override(const std::string& text, const RecipeSchema& schema) {
+  try {
+    apply_override(text, schema);
+  } catch (const ConfigError& error) {
+    throw OverrideError(error.what());
   }
 }
 

@@ -6,7 +6,8 @@
 //   [grid]
 //   placement = "shared"     # how the points run (below)
 //   parallel = 0             # processes / threads / groups at once; 0: processes: one per GPU
-//                            # on CUDA, else one per core; threads and shared: all of them
+//                            # on CUDA, else one per core; threads and shared: one per core
+//                            # (the memory permitting: tools/grid/grid_memory.hpp)
 //   share_gpus = false       # processes: let more processes than GPUs share them
 //   forward_lock = false     # threads, shared: forward passes on a shared GPU take turns
 //   share_seeds = false      # shared: points of different data.seed share one decode, each

@@ -52,10 +52,10 @@ at::Device training_device(const std::string& setting, int local_rank);
 class ModelRun {
  public:
   // Creates the run folder (options.run_dir, on the main rank) with recipe.toml, the model and
-  // its optimizer, and restores checkpoint.resume when set. The main rank holds the folder's
-  // lock (folder_lock.hpp) for the run's life: FolderBusyError when another process trains
-  // into it. `recipe` is the resolved one: its
-  // dist.world_size is the job's.
+  // its optimizer, and restores checkpoint.resume when set: ConfigError, before anything is
+  // written, when the checkpoint was saved by another recipe (resume_check.hpp). The main rank
+  // holds the folder's lock (folder_lock.hpp) for the run's life: FolderBusyError when another
+  // process trains into it. `recipe` is the resolved one: its dist.world_size is the job's.
   ModelRun(const Recipe& recipe, const RunOptions& options, at::Device device,
            Communicator& communicator);
   ~ModelRun();
