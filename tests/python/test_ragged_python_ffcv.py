@@ -1,13 +1,21 @@
 """Python FFCV reads and writes RaggedNDArray fields through the custom field class
-ffcv_cpp.python_ffcv ships: it reads our file exactly, and we read the file it writes."""
+ffcv_cpp.python_ffcv ships: it reads our file exactly, and we read the file it writes; a file
+whose metadata and data disagree gives the rows the metadata counts, or an error, never heap
+damage."""
 
 from __future__ import annotations
+
+import json
+import subprocess
+import sys
 
 import numpy as np
 import pytest
 
+from ffcv_cpp.fields import RaggedNDArrayField
 from ffcv_cpp.fields.basics import IntDecoder
 from ffcv_cpp.loader import Loader, OrderOption
+from ffcv_cpp.writer import DatasetWriter
 from test_ragged import COUNT, Boxes, boxes_file  # noqa: F401 (boxes_file: a fixture)
 
 ffcv = pytest.importorskip("ffcv", reason="Python FFCV is not installed")
@@ -78,3 +86,86 @@ def test_we_read_python_ffcvs_file_exactly(tmp_path):
     rows = python_ffcv_rows(path)
     assert [b.tobytes() for b, _ in rows] == [b.tobytes() for b in source.boxes]
     assert [l.tolist() for _, l in rows] == [l.tolist() for l in source.labels]
+
+
+# Run in a child process, so that heap damage (glibc's abort) fails the test instead of ending
+# pytest: Python FFCV's epoch of a file, as JSON (per sample: its row count, its padded shape,
+# the bytes of its rows in hex and whether any value past them is not zero), or the error its
+# loader's thread raised (Python FFCV's __next__ would wait for ever after it).
+PYTHON_FFCV_EPOCH = """
+import json, os, sys, threading
+from ffcv.loader import Loader, OrderOption
+from ffcv.pipeline import PipelineSpec
+from ffcv_cpp.python_ffcv import PaddedRaggedDecoder, RaggedNDArrayField, RaggedRowCountDecoder
+
+def report(args):
+    print("ERROR " + type(args.exc_value).__name__ + ": " + str(args.exc_value), flush=True)
+    os._exit(3)
+
+threading.excepthook = report
+loader = Loader(sys.argv[1], batch_size=4, num_workers=2, order=OrderOption.SEQUENTIAL,
+                drop_last=False, custom_fields={"boxes": RaggedNDArrayField},
+                pipelines={"boxes": [PaddedRaggedDecoder()],
+                           "rows": PipelineSpec("boxes", RaggedRowCountDecoder())})
+samples = []
+for boxes, rows in loader:
+    for k in range(len(rows)):
+        n = int(rows[k, 0])
+        samples.append([n, list(boxes[k].shape), boxes[k, :n].tobytes().hex(),
+                        bool(boxes[k, n:].any())])
+print(json.dumps(samples))
+"""
+
+ROWS = [5, 8, 3, 0, 6, 2, 7, 1, 4, 8, 2, 20000]  # the last: 320 kB, far more than a batch slot
+
+
+def damaged_file(tmp_path, name, new_rows):
+    """A file of ROWS rows per sample, then `new_rows` ({sample: rows}) written over its
+    metadata: the metadata no longer matches the allocations."""
+    rng = np.random.default_rng(5)
+    source = [rng.random((n, 4)).astype(np.float32) + 1 for n in ROWS]  # no zero value
+    path = tmp_path / name
+    DatasetWriter(str(path), {"boxes": RaggedNDArrayField(np.float32, (4,))}, num_workers=1,
+                  progress=False).from_indexed_dataset([(rows,) for rows in source])
+    # One field: the metadata table starts after the header (24 bytes) and one descriptor
+    # (1041), a record per sample of ptr u64 and rows u64 (docs/format.md).
+    table = np.memmap(path, dtype=[("ptr", "<u8"), ("rows", "<u8")], mode="r+", offset=24 + 1041,
+                      shape=(len(ROWS),))
+    for sample, rows in new_rows.items():
+        table["rows"][sample] = rows
+    table.flush()
+    del table
+    return str(path), source
+
+
+def python_ffcv_epoch(path):
+    return subprocess.run([sys.executable, "-c", PYTHON_FFCV_EPOCH, path], capture_output=True,
+                          text=True, timeout=600)
+
+
+@pytest.mark.parametrize("new_rows", [
+    {0: 2, 4: 1},  # fewer rows than allocated; the largest sample (8 rows) unchanged
+    {i: min(n, 1) for i, n in enumerate(ROWS)},  # every sample 1 row: data outgrows the slots
+], ids=["some-lowered", "all-lowered"])
+def test_python_ffcv_reads_only_the_rows_the_metadata_counts(tmp_path, new_rows):
+    path, source = damaged_file(tmp_path, "lowered.beton", new_rows)
+    with pytest.raises(RuntimeError, match="sample 0 field 'boxes': data at"):  # ours refuses it
+        Loader(path, batch_size=4)
+    done = python_ffcv_epoch(path)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    samples = json.loads(done.stdout.strip().splitlines()[-1])
+    assert len(samples) == len(ROWS)
+    largest = max(new_rows.get(i, n) for i, n in enumerate(ROWS))
+    for i, (rows, shape, values, past_rows) in enumerate(samples):
+        assert rows == new_rows.get(i, ROWS[i])
+        assert shape == [max(largest, 1), 4]
+        assert values == source[i][:rows].tobytes().hex(), f"sample {i}"
+        assert not past_rows, f"sample {i}: values past its {rows} rows"
+
+
+def test_python_ffcv_refuses_a_sample_whose_data_is_shorter_than_its_rows(tmp_path):
+    path, _ = damaged_file(tmp_path, "raised.beton", {2: 8})  # 3 rows of data, 8 counted
+    done = python_ffcv_epoch(path)
+    assert done.returncode == 3, done.stdout[-2000:] + done.stderr[-2000:]
+    assert ("ERROR ValueError: RaggedNDArrayField: sample 2 has 8 rows of 16 bytes, but its "
+            "data holds only 48 bytes") in done.stdout

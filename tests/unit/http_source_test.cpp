@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -386,6 +387,60 @@ TEST_CASE("reads over slow HTTP stop at once when interrupted or when the iterat
     const Clock::time_point start = Clock::now();
     { auto gone = std::move(it); }
     CHECK(seconds_since(start) < 1.0);
+  }
+}
+
+TEST_CASE("the cancel hook ends a wait on a silent server or in a retry's backoff at once",
+          "[http]") {
+  bypass_proxies();
+  TempDir dir;
+  const std::string path = write_dataset(dir);
+  // Cancels 300 ms after the wait starts; the waits below would last a minute without it.
+  const auto cancel_soon = [](HttpOptions& http, std::atomic<int>& asked) {
+    const Clock::time_point start = Clock::now();
+    http.cancelled = [start, &asked] {
+      ++asked;
+      return seconds_since(start) > 0.3;
+    };
+  };
+  {
+    // Default timeouts: 4 attempts of a 15 s stall each.
+    const auto server = TestHttpServer::faulty(path, "silent");
+    HttpOptions http;
+    std::atomic<int> asked{0};
+    cancel_soon(http, asked);
+    const Clock::time_point start = Clock::now();
+    CHECK_THAT(
+        error_of<CancelledError>([&] { open_range_reader(server->url("data.beton"), http); }),
+        Catch::Contains(server->url("data.beton")) && Catch::Contains("cancelled"));
+    CHECK(seconds_since(start) < 2.0);
+    CHECK(asked >= 2);  // asked repeatedly, not once
+  }
+  {
+    // Nothing listens: each attempt fails at once, then waits 30 s before the next.
+    auto server = TestHttpServer::nginx(dir.path());
+    const std::string url = server->url("data.beton");
+    server->stop();
+    HttpOptions http;
+    http.first_retry_delay_seconds = 30;
+    std::atomic<int> asked{0};
+    cancel_soon(http, asked);
+    const Clock::time_point start = Clock::now();
+    CHECK_THROWS_AS(open_range_reader(url, http), CancelledError);
+    CHECK(seconds_since(start) < 2.0);
+  }
+  {
+    // A hook that never cancels changes nothing: the file opens and reads as without one.
+    const auto server = TestHttpServer::nginx(dir.path());
+    HttpOptions http = quick_http();
+    std::atomic<int> asked{0};
+    http.cancelled = [&asked] {
+      ++asked;
+      return false;
+    };
+    const auto reader = open_range_reader(server->url("data.beton"), http);
+    std::vector<std::uint8_t> out(4096);
+    CHECK(reader->read(1000, out));
   }
 }
 

@@ -1,6 +1,7 @@
 // LoaderOptions::on_error: a sample that fails either ends the epoch naming it (fail) or is left
 // out of its batch, counted and listed, up to a stated share (skip).
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <cstring>
 #include <set>
 
@@ -130,6 +131,40 @@ TEST_CASE("on_error = skip passes over a batch whose samples all failed", "[load
   CHECK(result.error.empty());
   REQUIRE(result.batches.size() == kSamples / 8 - 1);
   CHECK(result.batches[1].front() == 16);  // batch 1 (samples 8..15) is not handed out
+}
+
+TEST_CASE("wait_ready waits in slices and passes over a batch whose samples all failed",
+          "[loader][on_error]") {
+  test::TempDir dir;
+  LoaderOptions options = base_options(3);
+  options.order.kind = OrderKind::kSequential;
+  options.on_error = OnSampleError::kSkip;
+  options.max_skipped_fraction = 0.1;
+  const std::set<std::uint64_t> bad = {8, 9, 10, 11, 12, 13, 14, 15};
+  Loader loader(index_file(dir),
+                {{"value", "value", nullptr, {std::make_shared<test::FailsFor>(bad)}}}, options);
+  auto epoch = loader.epoch(0);
+  std::vector<std::uint64_t> firsts, positions;
+  for (;;) {
+    while (!epoch.wait_ready(std::chrono::milliseconds(10))) {
+    }
+    // Ready for a batch next() hands out at once: the empty batch 1 was passed over already.
+    positions.push_back(epoch.position().batches_done);
+    const auto batch = epoch.next();
+    if (!batch) break;
+    firsts.push_back(batch->indices().front());
+  }
+  REQUIRE(firsts.size() == kSamples / 8 - 1);
+  CHECK(firsts[0] == 0);
+  CHECK(firsts[1] == 16);
+  CHECK(positions[0] == 0);
+  CHECK(positions[1] == 2);
+  CHECK(epoch.stats().skipped_samples == 8);
+  // A stopped epoch is ready at once: next() then says it was stopped.
+  auto stopped = loader.epoch(1);
+  stopped.stop();
+  CHECK(stopped.wait_ready(std::chrono::milliseconds(10'000)));
+  CHECK_THROWS_WITH(stopped.next(), Catch::Contains("was stopped"));
 }
 
 TEST_CASE("on_error = skip fails the epoch past the stated share", "[loader][on_error]") {

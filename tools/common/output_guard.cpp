@@ -1,10 +1,8 @@
 #include "common/output_guard.hpp"
 
 #include <filesystem>
-#include <fstream>
 
 #include "common/arguments.hpp"
-#include "ffcv/format/format.hpp"
 
 namespace ffcv::tools {
 namespace fs = std::filesystem;
@@ -30,16 +28,6 @@ int depth_below(const fs::path& inner, const fs::path& outer) {
 }
 
 }  // namespace
-
-bool is_beton_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::uint8_t bytes[kHeaderSize];
-  if (!in.read(reinterpret_cast<char*>(bytes), kHeaderSize)) return false;
-  const Header header = Header::decode(bytes);
-  if (header.version != kFormatVersion || header.num_fields == 0) return false;
-  std::error_code error;
-  return fs::file_size(path, error) >= metadata_start(header.num_fields) && !error;
-}
 
 void check_output(const std::string& output, const OutputRules& rules) {
   const std::string& option = rules.option;

@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "ffcv/format/beton_file.hpp"  // is_beton_file, the rule for a .beton output
+
 namespace ffcv::tools {
 
 struct InputFolder {
@@ -34,9 +36,5 @@ struct OutputRules {
 
 // Throws UsageError when `output` breaks one of the rules.
 void check_output(const std::string& output, const OutputRules& rules);
-
-// True when `path` starts with a .beton header (FFCV format version 2) and is long enough to
-// hold its field descriptors; a damaged or truncated .beton with an intact header counts.
-bool is_beton_file(const std::string& path);
 
 }  // namespace ffcv::tools

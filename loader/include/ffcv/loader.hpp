@@ -14,6 +14,7 @@
 // (seed, epoch, sample), so any number of workers gives identical bytes.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -175,6 +176,10 @@ class EpochIterator {
   // failed). Lets a consumer with other work to do (e.g. launching a training step) take a
   // batch only when it is there instead of blocking.
   bool ready() const;
+  // Waits up to `timeout` for next() to be ready; returns ready(). For a consumer that must stay
+  // responsive while it waits (the Python package checks for Ctrl-C between slices of 100 ms).
+  // A batch left empty by skipped samples is passed over meanwhile, as next() would.
+  bool wait_ready(std::chrono::milliseconds timeout);
   // Stops the workers now, mid-epoch too; a next() waiting on another thread, and every later
   // one, throws Error "... was stopped". For a consumer that takes batches on a thread of its own
   // and must end it (DeviceTransfer); the destructor does the same.

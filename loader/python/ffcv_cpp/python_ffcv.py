@@ -98,7 +98,12 @@ class RaggedNDArrayField(Field):
 
 
 class PaddedRaggedDecoder(Operation):
-    """Each sample's rows, then zero rows up to the dataset's largest sample (at least 1 row)."""
+    """Each sample's rows, then zero rows up to the dataset's largest sample (at least 1 row).
+
+    A sample's bytes are its ``rows`` x the row's bytes, read from the start of its allocation:
+    a longer allocation (a file whose metadata and data disagree) is read only that far, and a
+    shorter one raises ValueError naming the sample, as this project's reader refuses such a
+    file. Python FFCV runs the decoder in its loader's thread, which prints the error."""
 
     def declare_state_and_memory(self, previous_state: State):
         largest = max(1, int(self.metadata["rows"].max())) if len(self.metadata) else 1
@@ -110,14 +115,31 @@ class PaddedRaggedDecoder(Operation):
         mem_read = self.memory_read
         my_memcpy = Compiler.compile(memcpy)
         my_range = Compiler.get_iterator()
+        row_bytes = np.int64(self.field.row_bytes)
 
         def decoder(indices, destination, metadata, storage_state):
+            # A sample whose data is shorter than its rows, reported after the loop (a raise
+            # inside it would keep numba from running it in parallel).
+            short = np.full(1, -1, dtype=np.int64)
             for ix in my_range(indices.shape[0]):
                 sample = indices[ix]
                 target = destination[ix].reshape(-1).view(np.uint8)
                 target[:] = 0
-                if metadata[sample]["rows"] > 0:
-                    my_memcpy(mem_read(metadata[sample]["ptr"], storage_state), target)
+                # rows <= the dataset's largest, which sized `target`.
+                size = np.int64(metadata[sample]["rows"]) * row_bytes
+                if size > 0:
+                    data = mem_read(metadata[sample]["ptr"], storage_state)
+                    if data.shape[0] < size:
+                        short[0] = sample
+                    else:
+                        my_memcpy(data[:size], target[:size])
+            if short[0] >= 0:
+                sample = short[0]
+                raise ValueError("RaggedNDArrayField: sample " + str(sample) + " has " +
+                                 str(np.int64(metadata[sample]["rows"])) + " rows of " +
+                                 str(row_bytes) + " bytes, but its data holds only " +
+                                 str(mem_read(metadata[sample]["ptr"], storage_state).shape[0]) +
+                                 " bytes: the file is damaged (its metadata and data disagree)")
             return destination[:indices.shape[0]]
 
         return decoder

@@ -7,6 +7,7 @@ same bytes ``ffcv write`` produces for the same samples and settings, and Python
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Any, Mapping, Optional, Sequence
 
@@ -14,6 +15,7 @@ import numpy as np
 
 from . import _native
 from .fields.base import Field
+from .arguments import index_array, whole_number
 
 MIN_PAGE_SIZE = 1 << 21
 
@@ -45,45 +47,75 @@ class _Progress:
 class DatasetWriter:
     """Writes ``fname`` with ``fields`` ({name: Field}, in column order). ``page_size`` is a
     power of two of at least 2 MiB; ``num_workers`` -1 or 0 means one per core. ``seed`` keys
-    the random write decisions (write_mode="proportion") and ``shuffle_indices``."""
+    the random write decisions (write_mode="proportion") and ``shuffle_indices``.
+
+    An existing ``fname`` is replaced when it is a .beton file; any other file only with
+    ``force=True`` (the rule of ``ffcv write`` and its ``--force``)."""
 
     def __init__(self, fname: str, fields: Mapping[str, Field], page_size: int = 4 * MIN_PAGE_SIZE,
-                 num_workers: int = -1, seed: int = 0, progress: bool = True) -> None:
+                 num_workers: int = -1, seed: int = 0, progress: bool = True,
+                 force: bool = False) -> None:
         if not fields:
             raise ValueError("DatasetWriter needs at least one field")
         for name, field in fields.items():
             if not isinstance(field, Field):
                 raise TypeError(f"field {name!r} must be one of ffcv_cpp.fields (RGBImageField, "
                                 f"IntField, ...), got {type(field).__name__}")
-        self.fname = str(fname)
+        self.fname = os.fsdecode(fname)
         self.fields = dict(fields)
-        self.page_size = int(page_size)
-        self.num_workers = max(int(num_workers), 0)
-        self.seed = int(seed)
+        # The writer checks the page size's rule (a power of two of at least 2 MiB).
+        self.page_size = whole_number(page_size, "page_size", MIN_PAGE_SIZE, 2**64 - 1)
+        self.num_workers = max(whole_number(num_workers, "num_workers", -1, 2**31 - 1), 0)
+        self.seed = whole_number(seed, "seed", 0, 2**64 - 1)
         self.progress = progress
+        self.force = bool(force)
         self.summary: Optional[dict] = None
+
+    def _check_output(self) -> None:
+        """Refuses, before any work, an ``fname`` that names a folder, or an existing file that
+        is not a .beton unless ``force``."""
+        if os.path.isdir(self.fname):
+            raise IsADirectoryError(f"DatasetWriter: fname {self.fname!r} is a folder; name the "
+                                    "file to write")
+        if os.path.exists(self.fname) and not self.force and \
+                not _native.is_beton_file(self.fname):
+            raise FileExistsError(f"DatasetWriter: fname {self.fname!r} exists and is not a "
+                                  ".beton file; pass force=True to replace it")
 
     def from_indexed_dataset(self, dataset: Any, indices: Optional[Sequence[int]] = None,
                              chunksize: int = 100, shuffle_indices: bool = False) -> dict:
-        """Writes ``dataset[i]`` for i in ``indices`` (all of ``range(len(dataset))`` by
-        default), each a tuple with one value per field. ``chunksize`` is accepted for Python
-        FFCV's signature. Returns the write's summary (also kept in ``self.summary``)."""
-        chosen = np.arange(len(dataset)) if indices is None else np.asarray(indices, dtype=np.int64)
+        """Writes ``dataset[i]`` for i in ``indices`` (integers, in this order; all of
+        ``range(len(dataset))`` by default), each a tuple with one value per field. An index
+        listed twice is written twice. ``chunksize`` is accepted for Python FFCV's signature.
+        Returns the write's summary (also kept in ``self.summary``)."""
+        chosen = np.arange(len(dataset)) if indices is None else \
+            index_array(indices, "indices", allow_negative=True)
+        self._check_output()
+        names = list(self.fields)
         fields = list(self.fields.values())
 
         def get_sample(i: int):
-            sample = dataset[int(chosen[i])]
+            index = int(chosen[i])
+            sample = dataset[index]
             if not isinstance(sample, (tuple, list)) or len(sample) != len(fields):
-                raise ValueError(f"dataset[{int(chosen[i])}] must be a tuple of {len(fields)} "
+                raise ValueError(f"dataset[{index}] must be a tuple of {len(fields)} "
                                  f"values (one per field), got {type(sample).__name__}")
-            return tuple(field.to_native(value) for field, value in zip(fields, sample))
+            values = []
+            for name, field, value in zip(names, fields, sample):
+                try:
+                    values.append(field.to_native(value))
+                except (ValueError, TypeError) as error:
+                    if type(error) not in (ValueError, TypeError):
+                        raise
+                    raise type(error)(f"dataset[{index}], field {name!r}: {error}") from None
+            return tuple(values)
 
         progress = _Progress(len(chosen), self.fname) if self.progress else None
         try:
             self.summary = _native.write_samples(
                 self.fname, [field.native(name) for name, field in self.fields.items()],
                 get_sample, len(chosen), self.num_workers, self.page_size, self.seed,
-                shuffle_indices, progress)
+                shuffle_indices, progress, None if indices is None else chosen.tolist())
         finally:
             if progress is not None:
                 progress.close()

@@ -39,10 +39,29 @@ std::vector<std::uint8_t> array_bytes(const nb::ndarray<nb::ro, nb::device::cpu>
   return std::vector<std::uint8_t>(data, data + array.nbytes());
 }
 
+// Whether `value` is a numpy array of big-endian elements ('>' in its dtype's byte order).
+bool is_big_endian_array(nb::handle value) {
+  if (!nb::hasattr(value, "dtype")) return false;
+  const nb::object dtype = value.attr("dtype");
+  return nb::hasattr(dtype, "byteorder") &&
+         nb::cast<std::string>(nb::str(dtype.attr("byteorder"))) == ">";
+}
+
 nb::ndarray<nb::ro, nb::device::cpu> contiguous_array(nb::handle value, const std::string& what) {
   nb::ndarray<nb::ro, nb::device::cpu> array;
   if (!nb::try_cast(value, array, false)) {
-    throw ConfigError(what + " must be an array on the CPU (numpy), got " + type_of(value));
+    // A numpy array that DLPack cannot describe: say which element type it has.
+    const std::string dtype = nb::hasattr(value, "dtype")
+                                  ? nb::cast<std::string>(nb::str(value.attr("dtype").attr("str")))
+                                  : "";
+    if (is_big_endian_array(value)) {
+      throw ConfigError(what + " takes little-endian arrays, got one of the big-endian type " +
+                        dtype + " (array.astype(array.dtype.newbyteorder('<')) converts it)");
+    }
+    throw ConfigError(what +
+                      " must be an array on the CPU (numpy) of bool, int, uint or float "
+                      "elements, got " +
+                      type_of(value) + (dtype.empty() ? "" : " of type " + dtype));
   }
   if (array.size() == 0) return array;  // no element to read: any strides will do
   std::int64_t expected = 1;
@@ -128,7 +147,8 @@ void apply_settings(const nb::dict& values, LoaderSettings& settings) {
 nb::dlpack::dtype dlpack_dtype(const DType& dtype) {
   if (dtype.byte_order == '>' && dtype.itemsize > 1) {
     throw ConfigError("the big-endian type " + dtype.typestr() +
-                      " cannot leave the loader as stored; add a convert step");
+                      " cannot leave the loader (DLPack has no byte order); write the field "
+                      "little-endian, as ffcv_cpp's writer and `ffcv write npy` do");
   }
   for (const auto& [kind, code] : kKinds) {
     if (dtype.kind != kind) continue;
@@ -159,7 +179,15 @@ FieldValue field_value(nb::handle value, const std::string& kind, const std::str
     if (!nb::isinstance<nb::int_>(value) && !nb::hasattr(value, "__index__")) {
       throw ConfigError(what + " takes an int, got " + type_of(value));
     }
-    return nb::cast<std::int64_t>(value.attr("__index__")());
+    const nb::object number = value.attr("__index__")();
+    int overflow = 0;
+    const long long result = PyLong_AsLongLongAndOverflow(number.ptr(), &overflow);
+    if (overflow != 0) {
+      throw ConfigError(what + " takes 64-bit signed integers (-2**63 to 2**63 - 1), got " +
+                        nb::cast<std::string>(nb::str(number)));
+    }
+    if (result == -1 && PyErr_Occurred() != nullptr) throw nb::python_error();
+    return static_cast<std::int64_t>(result);
   }
   if (kind == "float") {
     if (!nb::hasattr(value, "__float__")) {
@@ -183,7 +211,12 @@ FieldValue field_value(nb::handle value, const std::string& kind, const std::str
     }
     return Bytes(array_bytes(array));
   }
-  if (kind == "json") return JsonText{nb::cast<std::string>(value)};
+  if (kind == "json") {
+    if (!nb::isinstance<nb::str>(value)) {
+      throw ConfigError(what + " takes JSON text, got " + type_of(value));
+    }
+    return JsonText{nb::cast<std::string>(value)};
+  }
   throw ConfigError(what + ": unknown field kind '" + kind + "'");
 }
 

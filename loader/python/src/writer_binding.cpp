@@ -1,11 +1,17 @@
 // NativeWriter: ffcv::DatasetWriter for Python, reading samples through a Python callable.
 //
 // The writer's worker threads take the GIL only to call the sample callable and copy what it
-// returns; decoding, resizing and JPEG encoding run without it, in parallel. The calling thread
-// waits without the GIL and takes it about ten times a second to report progress and to notice
-// Ctrl-C, which stops the write (the partial file is removed, as on any error).
+// returns; decoding, resizing and JPEG encoding run without it, in parallel. The write runs on
+// a thread of its own; the calling thread waits without the GIL and takes it ten times a second
+// to notice Ctrl-C, which stops the write and raises KeyboardInterrupt, the partial file removed
+// (as on any error), within about a second even while the dataset's __getitem__ blocks.
 
+#include <chrono>
+#include <condition_variable>
+#include <filesystem>
+#include <mutex>
 #include <optional>
+#include <thread>
 
 #include "bindings.hpp"
 #include "ffcv/dataset_writer.hpp"
@@ -14,7 +20,9 @@
 #include "ffcv/fields/ragged_ndarray_field.hpp"
 #include "ffcv/fields/rgb_image_field.hpp"
 #include "ffcv/fields/scalar_fields.hpp"
+#include "ffcv/format/beton_file.hpp"
 #include "ffcv/util/errors.hpp"
+#include "python_interrupts.hpp"
 #include "python_values.hpp"
 
 namespace ffcv::python {
@@ -75,19 +83,30 @@ FieldSpec field_spec(nb::handle entry) {
   return spec;
 }
 
-// Samples from `get_sample(i)`, a tuple with one value per field.
+// Samples from `get_sample(i)`, a tuple with one value per field. Sample i is the dataset's item
+// `dataset_indices[i]` (i when they are not given), as errors name it.
 class PythonSamples final : public SampleSource {
  public:
-  PythonSamples(nb::callable get_sample, std::uint64_t count, std::vector<FieldSpec> fields)
-      : get_sample_(std::move(get_sample)), count_(count), fields_(std::move(fields)) {}
+  PythonSamples(nb::callable get_sample, std::uint64_t count, std::vector<FieldSpec> fields,
+                std::vector<std::int64_t> dataset_indices)
+      : get_sample_(std::move(get_sample)),
+        count_(count),
+        fields_(std::move(fields)),
+        dataset_indices_(std::move(dataset_indices)) {}
 
   std::uint64_t size() const override { return count_; }
 
   std::vector<FieldValue> load(std::uint64_t index) const override {
+    if (cancelled->load()) throw IoError(describe(index), "read", "the write was interrupted");
     nb::gil_scoped_acquire locked;
     try {
       const nb::object sample = get_sample_(index);
-      const nb::tuple values = nb::cast<nb::tuple>(sample);
+      if (!nb::isinstance<nb::tuple>(sample)) {
+        throw EncodeError("the dataset gave a " +
+                          nb::cast<std::string>(nb::str(sample.type().attr("__name__"))) +
+                          ", not a tuple of one value per field");
+      }
+      const nb::tuple values = nb::borrow<nb::tuple>(sample);
       if (values.size() != fields_.size()) {
         throw EncodeError("the dataset gave " + std::to_string(values.size()) + " values for " +
                           std::to_string(fields_.size()) + " fields");
@@ -107,13 +126,16 @@ class PythonSamples final : public SampleSource {
       }
       throw EncodeError(text);
     } catch (const nb::cast_error&) {
-      throw EncodeError("the dataset's item is not a tuple of one value per field");
+      throw EncodeError(describe(index) + ": a value has a type its field cannot take");
     }
   }
 
   std::string describe(std::uint64_t index) const override {
-    return "dataset[" + std::to_string(index) + "]";
+    return "dataset[" + std::to_string(dataset_index(index)) + "]";
   }
+
+  // Set when the caller stops the write: later samples fail at once.
+  const std::shared_ptr<std::atomic<bool>> cancelled = std::make_shared<std::atomic<bool>>(false);
 
   // With the GIL, after a failed write: raises the first exception a sample raised, noting the
   // sample, so that the caller sees its own exception type; returns when there was none.
@@ -123,24 +145,130 @@ class PythonSamples final : public SampleSource {
     first_error_.reset();
     const nb::handle value = error.value();
     if (nb::hasattr(value, "add_note")) {
-      value.attr("add_note")("while writing sample " + std::to_string(first_error_index_) +
-                             " (dataset[" + std::to_string(first_error_index_) + "])");
+      value.attr("add_note")("while writing sample " + std::to_string(first_error_index_) + " (" +
+                             describe(first_error_index_) + ")");
     }
     throw error;
   }
 
  private:
+  std::int64_t dataset_index(std::uint64_t index) const {
+    return index < dataset_indices_.size() ? dataset_indices_[index]
+                                           : static_cast<std::int64_t>(index);
+  }
+
   nb::callable get_sample_;
   std::uint64_t count_;
   std::vector<FieldSpec> fields_;
+  std::vector<std::int64_t> dataset_indices_;
   mutable std::optional<nb::python_error> first_error_;  // only touched with the GIL
   mutable std::uint64_t first_error_index_ = 0;
 };
 
+// A write on a thread of its own, owning what it uses, so that the calling thread can wait for it
+// in slices and notice Ctrl-C: the writer takes samples in order, so one __getitem__ that blocks
+// holds the whole write.
+struct WriteJob {
+  std::shared_ptr<PythonSamples> samples;
+  std::optional<DatasetWriter> writer;
+  std::mutex mutex;
+  std::condition_variable ended;
+  bool done = false;  // the fields below are set; under mutex
+  WriteSummary summary;
+  std::exception_ptr error;
+};
+
+// How long a stopped write may take to end (its workers finish the samples they hold) before the
+// caller stops waiting for it: KeyboardInterrupt is raised then, the temporary file removed, and
+// the write ends by itself once the dataset's calls return.
+constexpr std::chrono::seconds kStopGrace{1};
+
+// Removes the temporaries of `path` that this process has open (AtomicFile names them
+// "<dir>/.<name>.tmp-XXXXXX"), of a write left to end by itself.
+void remove_own_temporaries(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code error;
+  const fs::path given(path);
+  fs::path folder = given.parent_path().empty() ? fs::path(".") : given.parent_path();
+  folder = fs::canonical(folder, error);
+  if (error) return;
+  const std::string prefix = (folder / ("." + given.filename().string() + ".tmp-")).string();
+  for (const fs::directory_entry& entry : fs::directory_iterator("/proc/self/fd", error)) {
+    std::error_code link_error;
+    const std::string target = fs::read_symlink(entry.path(), link_error).string();
+    if (link_error || target.rfind(prefix, 0) != 0) continue;
+    if (target.find('/', prefix.size()) != std::string::npos) continue;
+    fs::remove(target, link_error);
+  }
+}
+
+// Runs the job's write on a thread of its own and waits for it, running Python's signal handlers
+// every 100 ms. A handler that raises (Ctrl-C) stops the write; its error is raised once the
+// write ended, or after kStopGrace with the temporary removed.
+WriteSummary run_write(const std::shared_ptr<WriteJob>& job, const std::string& path) {
+  std::thread([job = job]() mutable {
+    WriteSummary summary;
+    std::exception_ptr error;
+    try {
+      summary = job->writer->write(*job->samples);
+    } catch (...) {
+      error = std::current_exception();
+    }
+    {
+      const std::lock_guard lock(job->mutex);
+      job->summary = summary;
+      job->error = error;
+      job->done = true;
+    }
+    job->ended.notify_all();
+    error = nullptr;
+    // The last owner drops the job's Python objects: with the GIL, or never once the
+    // interpreter is gone.
+    if (!nb::is_alive()) {
+      new std::shared_ptr<WriteJob>(std::move(job));
+      return;
+    }
+    nb::gil_scoped_acquire locked;
+    job.reset();
+  }).detach();
+
+  std::optional<nb::python_error> interrupted;
+  std::chrono::steady_clock::time_point give_up;
+  for (;;) {
+    bool done = false;
+    {
+      nb::gil_scoped_release unlocked;
+      std::unique_lock lock(job->mutex);
+      done = job->ended.wait_for(lock, kSignalPoll, [&] { return job->done; });
+    }
+    if (done) break;
+    if (!interrupted && PyErr_CheckSignals() != 0) {
+      interrupted.emplace();
+      job->samples->cancelled->store(true);
+      give_up = std::chrono::steady_clock::now() + kStopGrace;
+    }
+    if (interrupted && std::chrono::steady_clock::now() >= give_up) {
+      remove_own_temporaries(path);
+      throw std::move(*interrupted);
+    }
+  }
+  if (interrupted) throw std::move(*interrupted);
+  if (job->error) {
+    try {
+      std::rethrow_exception(job->error);
+    } catch (const EncodeError&) {
+      job->samples->raise_first_error();
+      throw;
+    }
+  }
+  return job->summary;
+}
+
 nb::dict write_samples(const std::string& path, const nb::list& field_list, nb::callable get_sample,
                        std::uint64_t count, int num_workers, std::uint64_t page_size,
                        std::uint64_t seed, bool shuffle_indices,
-                       std::optional<nb::callable> on_progress) {
+                       std::optional<nb::callable> on_progress,
+                       std::optional<std::vector<std::int64_t>> dataset_indices) {
   std::vector<FieldSpec> specs;
   std::vector<NamedField> fields;
   for (nb::handle entry : field_list) {
@@ -152,21 +280,22 @@ nb::dict write_samples(const std::string& path, const nb::list& field_list, nb::
   options.page_size = page_size;
   options.seed = seed;
   options.shuffle_indices = shuffle_indices;
-  options.on_progress = [&](std::uint64_t done, std::uint64_t total) {
+  auto job = std::make_shared<WriteJob>();
+  job->samples =
+      std::make_shared<PythonSamples>(std::move(get_sample), count, std::move(specs),
+                                      dataset_indices.value_or(std::vector<std::int64_t>{}));
+  // On the write's thread; the callable is shared, so that copies of the options leave its
+  // reference count alone.
+  const auto progress = std::make_shared<std::optional<nb::callable>>(std::move(on_progress));
+  options.on_progress = [progress, cancelled = job->samples->cancelled](std::uint64_t done,
+                                                                        std::uint64_t total) {
+    if (cancelled->load()) throw Error("the write was interrupted");
+    if (!*progress) return;
     nb::gil_scoped_acquire locked;
-    if (PyErr_CheckSignals() != 0) throw nb::python_error();
-    if (on_progress) (*on_progress)(done, total);
+    (**progress)(done, total);
   };
-  DatasetWriter writer(path, std::move(fields), options);
-  PythonSamples samples(std::move(get_sample), count, std::move(specs));
-  WriteSummary summary;
-  try {
-    nb::gil_scoped_release unlocked;
-    summary = writer.write(samples);
-  } catch (const EncodeError&) {
-    samples.raise_first_error();
-    throw;
-  }
+  job->writer.emplace(path, std::move(fields), options);
+  const WriteSummary summary = run_write(job, path);
   nb::dict out;
   out["num_samples"] = summary.num_samples;
   out["page_size"] = summary.page_size;
@@ -183,8 +312,14 @@ void bind_writer(nb::module_& module) {
   module.def("write_samples", &write_samples, nb::arg("path"), nb::arg("fields"),
              nb::arg("get_sample"), nb::arg("count"), nb::arg("num_workers"), nb::arg("page_size"),
              nb::arg("seed"), nb::arg("shuffle_indices"), nb::arg("on_progress").none(),
+             nb::arg("dataset_indices").none() = nb::none(),
              "Writes `count` samples, get_sample(i) giving sample i as a tuple of one value per "
-             "field; fields are (name, kind, parameters). Returns the write's summary.");
+             "field; fields are (name, kind, parameters); errors name sample i as "
+             "dataset[dataset_indices[i]] (dataset[i] without them). Returns the write's "
+             "summary.");
+  module.def("is_beton_file", &is_beton_file, nb::arg("path"),
+             "Whether `path` is a .beton file (its header), which a write may replace without "
+             "force, as `ffcv write` does.");
 }
 
 }  // namespace ffcv::python

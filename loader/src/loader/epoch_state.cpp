@@ -587,9 +587,7 @@ std::optional<Batch> EpochState::next_locked(const std::shared_ptr<EpochState>& 
     throw Error(error);
   }
   if (slot.size == 0) {
-    slot.phase = Phase::kFree;
-    ++next_batch_;
-    work_changed_.notify_all();
+    pass_empty_batch(slot);
     return std::nullopt;
   }
   slot.phase = Phase::kHeld;
@@ -603,6 +601,38 @@ std::optional<Batch> EpochState::next_locked(const std::shared_ptr<EpochState>& 
                                        : std::span<const std::uint64_t>(slot.kept_indices);
   ++next_batch_;
   return batch;
+}
+
+void EpochState::pass_empty_batch(Slot& slot) {
+  slot.phase = Phase::kFree;
+  ++next_batch_;
+  work_changed_.notify_all();
+}
+
+bool EpochState::wait_ready(std::chrono::nanoseconds timeout) {
+  const auto waited = Clock::now();
+  const auto deadline = waited + timeout;
+  std::unique_lock lock(mutex_);
+  bool timed_out = false;
+  for (;;) {
+    if (failed_ || stopping_ || next_batch_ >= plan_.num_batches) break;
+    const std::uint64_t slot_index = next_batch_ % slots_.size();
+    Slot& slot = slots_[slot_index];
+    if (slot.phase == Phase::kHeld) {
+      hand_over(slot, slot_index, lock);  // what next() does first; the workers go on meanwhile
+      continue;
+    }
+    if (slot.phase == Phase::kDone && slot.batch == next_batch_) {
+      if (slot.size > 0 || !slot.error.empty()) break;
+      pass_empty_batch(slot);
+      continue;
+    }
+    if (timed_out) break;
+    timed_out = batch_changed_.wait_until(lock, deadline) == std::cv_status::timeout;
+  }
+  consumer_wait_ns_ += nanoseconds_since(waited);
+  lock.unlock();
+  return ready();
 }
 
 bool EpochState::ready() const {

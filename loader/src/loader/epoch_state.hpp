@@ -46,6 +46,8 @@ class EpochState {
   // The next batch in order (blocking), nullopt at the end. Throws a failed batch's error.
   std::optional<Batch> next(std::shared_ptr<EpochState> self);
   bool ready() const;  // next() would not wait
+  // EpochIterator::wait_ready.
+  bool wait_ready(std::chrono::nanoseconds timeout);
   // The lease of batch `batch` in `slot` ends: the slot goes back to the workers, or, for a batch
   // handed over (below), its memory goes to the spare sets.
   void release(std::uint64_t slot, std::uint64_t batch);
@@ -106,6 +108,9 @@ class EpochState {
   // empty by skipped samples (and is then passed over).
   std::optional<Batch> next_locked(const std::shared_ptr<EpochState>& self,
                                    std::unique_lock<std::mutex>& lock);
+  // With mutex_ held: the slot of next_batch_ holds that batch, done and left empty by skipped
+  // samples: it goes back to the workers, and next_batch_ moves on.
+  void pass_empty_batch(Slot& slot);
   // With mutex_ held: next() needs the slot of a batch the consumer still holds. The held batch
   // keeps its output memory (and its list of kept samples), which leaves the ring with it; the
   // slot gets a spare set or a new one (allocated with the lock released) and goes back to the

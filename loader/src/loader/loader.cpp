@@ -95,6 +95,9 @@ EpochIterator::~EpochIterator() {
 
 std::optional<Batch> EpochIterator::next() { return state_->next(state_); }
 bool EpochIterator::ready() const { return state_->ready(); }
+bool EpochIterator::wait_ready(std::chrono::milliseconds timeout) {
+  return state_->wait_ready(timeout);
+}
 void EpochIterator::stop() {
   if (state_) state_->stop();
 }

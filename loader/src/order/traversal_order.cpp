@@ -237,8 +237,8 @@ TraversalOrder::TraversalOrder(OrderOptions options, std::vector<std::uint64_t> 
     for (std::uint64_t i = 0; i < num_samples; ++i) selected_[i] = i;
     return;
   }
+  // An index listed more than once is visited as many times (a sampler with replacement).
   selected_ = *options_.indices;
-  std::vector<bool> seen(num_samples, false);
   for (std::uint64_t position = 0; position < selected_.size(); ++position) {
     const std::uint64_t index = selected_[position];
     if (index >= num_samples) {
@@ -246,14 +246,6 @@ TraversalOrder::TraversalOrder(OrderOptions options, std::vector<std::uint64_t> 
                         "] = " + std::to_string(index) + " is out of range (the dataset has " +
                         std::to_string(num_samples) + " samples)");
     }
-    if (seen[index]) {
-      std::uint64_t first = 0;
-      while (selected_[first] != index) ++first;
-      throw ConfigError("traversal order: index " + std::to_string(index) +
-                        " appears twice in indices (positions " + std::to_string(first) + " and " +
-                        std::to_string(position) + ")");
-    }
-    seen[index] = true;
   }
 }
 

@@ -23,6 +23,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -170,6 +171,9 @@ std::optional<ContentRange> parse_content_range(const std::string& header) {
 
 // What became of one attempt.
 enum class Outcome { kDone, kInterrupted, kRetry };
+
+// How often a wait asks HttpOptions::cancelled (at most; a busy transfer asks no more often).
+constexpr std::chrono::milliseconds kCancelPoll{100};
 
 // A transfer that receives less than this many bytes per second for the stall timeout is
 // abandoned.
@@ -526,8 +530,21 @@ class HttpRangeReader final : public RangeReader {
     }
   }
 
+  // Throws CancelledError when options_.cancelled says so, asking it at most every kCancelPoll
+  // (`last_asked` holds when this wait last asked).
+  void check_cancelled(std::chrono::steady_clock::time_point& last_asked) const {
+    if (!options_.cancelled) return;
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_asked < kCancelPoll) return;
+    last_asked = now;
+    if (options_.cancelled()) {
+      throw CancelledError(shown_ + ": cancelled while waiting for the server");
+    }
+  }
+
   // Runs the transfer on the connection's multi handle until it ends or interrupt() is called.
-  // Returns the transfer's result, or nullopt when interrupted.
+  // Returns the transfer's result, or nullopt when interrupted. Throws CancelledError (see
+  // check_cancelled).
   std::optional<CURLcode> perform(Connection& connection) {
     CURLM* multi = connection.multi();
     curl_multi_add_handle(multi, connection.easy());
@@ -536,8 +553,17 @@ class HttpRangeReader final : public RangeReader {
       active_.insert(&connection);
     }
     std::optional<CURLcode> result;
+    std::exception_ptr cancelled;
+    auto last_asked = std::chrono::steady_clock::now();
+    const int poll_ms = options_.cancelled ? static_cast<int>(kCancelPoll.count()) : 1000;
     int running = 1;
     while (!interrupted_.load()) {
+      try {
+        check_cancelled(last_asked);
+      } catch (const CancelledError&) {
+        cancelled = std::current_exception();
+        break;
+      }
       if (curl_multi_perform(multi, &running) != CURLM_OK) {
         result = CURLE_RECV_ERROR;
         break;
@@ -550,22 +576,34 @@ class HttpRangeReader final : public RangeReader {
         }
         break;
       }
-      curl_multi_poll(multi, nullptr, 0, 1000, nullptr);
+      curl_multi_poll(multi, nullptr, 0, poll_ms, nullptr);
     }
     {
       std::lock_guard lock(mutex_);
       active_.erase(&connection);
     }
     curl_multi_remove_handle(multi, connection.easy());
+    if (cancelled) std::rethrow_exception(cancelled);
     return result;
   }
 
-  // Sleeps `seconds`, or less when interrupted. Returns false when interrupted.
+  // Sleeps `seconds`, or less when interrupted. Returns false when interrupted. Throws
+  // CancelledError (see check_cancelled).
   bool wait_before_retry(double seconds) {
-    std::unique_lock lock(mutex_);
-    backoff_wake_.wait_for(lock, std::chrono::duration<double>(seconds),
-                           [this] { return interrupted_.load(); });
-    return !interrupted_.load();
+    const auto until = std::chrono::steady_clock::now() +
+                       std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                           std::chrono::duration<double>(seconds));
+    auto last_asked = std::chrono::steady_clock::time_point{};
+    for (;;) {
+      check_cancelled(last_asked);
+      std::unique_lock lock(mutex_);
+      const auto slice = options_.cancelled
+                             ? std::min(until, std::chrono::steady_clock::now() + kCancelPoll)
+                             : until;
+      backoff_wake_.wait_until(lock, slice, [this] { return interrupted_.load(); });
+      if (interrupted_.load()) return false;
+      if (std::chrono::steady_clock::now() >= until) return true;
+    }
   }
 
   std::unique_ptr<Connection> take_connection() {

@@ -91,6 +91,7 @@ ResolvedHttpOptions resolve_http_options(const HttpOptions& options) {
       resolved.ca_file = bundle;
     }
   }
+  resolved.cancelled = options.cancelled;
   return resolved;
 }
 

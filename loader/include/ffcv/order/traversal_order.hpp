@@ -17,8 +17,8 @@
 // Distributed training: the epoch's global order is split into `world_size` disjoint shares
 // whose sizes differ by at most one: strided (position % world_size == rank) for SEQUENTIAL
 // and RANDOM, contiguous blocks for QUASI_RANDOM so that each rank reads its own pages. Every
-// selected index is visited exactly once per epoch across all ranks (FFCV pads instead, and
-// refuses QUASI_RANDOM when distributed).
+// position of the selection is visited exactly once per epoch across all ranks (FFCV pads
+// instead, and refuses QUASI_RANDOM when distributed).
 #pragma once
 
 #include <cstdint>
@@ -42,7 +42,9 @@ struct OrderOptions {
   std::uint64_t seed = 0;
   std::uint32_t rank = 0;
   std::uint32_t world_size = 1;
-  // The subset of dataset indices to visit; all samples when unset. Duplicates are refused.
+  // The subset of dataset indices to visit; all samples when unset. An index listed n times is
+  // visited n times per epoch (as by a sampler with replacement); the steps' random draws are
+  // keyed by (seed, epoch, sample), so its visits in one epoch draw alike.
   std::optional<std::vector<std::uint64_t>> indices;
   // QUASI_RANDOM: pages open at once. 0 means FFCV's choice, 2 x batch_size.
   std::uint64_t window_pages = 0;
@@ -55,8 +57,8 @@ std::uint64_t quasi_random_window(const OrderOptions& options);
 class TraversalOrder {
  public:
   // `page_of_sample[i]` is the page holding sample i's heap data, kNoPage when it has none
-  // (only QUASI_RANDOM uses it). Throws ConfigError for a bad rank/world size, an index out of
-  // range or a duplicated index.
+  // (only QUASI_RANDOM uses it). Throws ConfigError for a bad rank/world size or an index out of
+  // range.
   TraversalOrder(OrderOptions options, std::vector<std::uint64_t> page_of_sample);
 
   const OrderOptions& options() const { return options_; }

@@ -26,6 +26,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -64,6 +65,12 @@ class FileChangedError : public FormatError {
   using FormatError::FormatError;
 };
 
+// An open or read of a URL that HttpOptions::cancelled stopped.
+class CancelledError : public Error {
+ public:
+  using Error::Error;
+};
+
 // How remote reads wait and retry. A value left unset comes from its environment variable when
 // that is set, else from the default; every value must be positive.
 //
@@ -85,6 +92,12 @@ struct HttpOptions {
   // https: the certificates to trust (a PEM file). Empty: $CURL_CA_BUNDLE when set, else the
   // system's store. Certificates are always verified.
   std::string ca_file;
+  // When set, asked about every 100 ms while a request or a retry's backoff waits, on the
+  // thread that waits: true stops that open or read with a CancelledError. For a caller that
+  // must react to something else meanwhile (the Python package runs Python's signal handlers in
+  // it, so that Ctrl-C ends a wait on a silent server). The reads of a file opened with it call
+  // it too, from their own threads: it must be thread-safe.
+  std::function<bool()> cancelled;
 };
 
 // The values a remote read uses: those set in `options`, else the environment's, else the
@@ -96,6 +109,7 @@ struct ResolvedHttpOptions {
   int max_attempts = 0;
   double first_retry_delay_seconds = 0;
   std::string ca_file;
+  std::function<bool()> cancelled;
 };
 ResolvedHttpOptions resolve_http_options(const HttpOptions& options);
 

@@ -7,6 +7,8 @@ import operator
 from ..pipeline.operation import NativeStep
 from .base import Field
 
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
 
 class IntField(Field):
     """A 64-bit signed integer per sample (a label, an index)."""
@@ -14,7 +16,11 @@ class IntField(Field):
     kind = "int"
 
     def to_native(self, value):
-        return operator.index(value)
+        number = operator.index(value)
+        if not _INT64_MIN <= number <= _INT64_MAX:
+            raise ValueError(f"IntField takes 64-bit signed integers (-2**63 to 2**63 - 1), "
+                             f"got {number}")
+        return number
 
 
 class FloatField(Field):

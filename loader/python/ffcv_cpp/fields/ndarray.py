@@ -6,18 +6,20 @@ from typing import Tuple
 
 import numpy as np
 
+from ..arguments import extents, stored_dtype
 from ..pipeline.operation import NativeStep
 from .base import Field
 
 
 class NDArrayField(Field):
-    """An array of ``dtype`` and ``shape`` per sample."""
+    """An array of ``dtype`` and ``shape`` per sample. A big-endian ``dtype`` is stored as its
+    little-endian twin (the values unchanged), as ``ffcv write npy`` stores it."""
 
     kind = "ndarray"
 
     def __init__(self, dtype: np.dtype, shape: Tuple[int, ...]) -> None:
-        self.dtype = np.dtype(dtype)
-        self.shape = tuple(int(extent) for extent in shape)
+        self.dtype = stored_dtype(dtype)
+        self.shape = extents(shape, "NDArrayField shape")
 
     def params(self):
         return {"dtype": self.dtype.str, "shape": list(self.shape)}

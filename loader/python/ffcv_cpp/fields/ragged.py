@@ -6,6 +6,7 @@ from typing import Optional, Tuple
 
 import numpy as np
 
+from ..arguments import extents, stored_dtype
 from ..pipeline.operation import NativeStep
 from .base import Field
 
@@ -27,7 +28,8 @@ def rows_array(value, dtype: np.dtype, row_shape: Tuple[int, ...]) -> np.ndarray
 class RaggedNDArrayField(Field):
     """Rows of ``dtype`` and ``row_shape`` per sample, any number of them (0 too): detection
     boxes (``np.float32, (4,)``), their labels (``np.int64, ()``), polygons, token ids. A sample's
-    value is an array of shape ``(n, *row_shape)``, or a list of rows.
+    value is an array of shape ``(n, *row_shape)``, or a list of rows. A big-endian ``dtype`` is
+    stored little-endian, as in NDArrayField.
 
     The file stays readable by Python FFCV through
     ``custom_fields={name: ffcv_cpp.python_ffcv.RaggedNDArrayField}``."""
@@ -35,8 +37,8 @@ class RaggedNDArrayField(Field):
     kind = "ragged_ndarray"
 
     def __init__(self, dtype: np.dtype, row_shape: Tuple[int, ...] = ()) -> None:
-        self.dtype = np.dtype(dtype)
-        self.row_shape = tuple(int(extent) for extent in row_shape)
+        self.dtype = stored_dtype(dtype)
+        self.row_shape = extents(row_shape, "RaggedNDArrayField row_shape")
 
     def params(self):
         return {"dtype": self.dtype.str, "row_shape": list(self.row_shape)}

@@ -6,6 +6,7 @@ from typing import Optional, Tuple, Union
 
 import numpy as np
 
+from ..arguments import height_width, whole_number
 from ..pipeline.operation import NativeStep
 from .base import Field
 
@@ -13,10 +14,10 @@ Size = Union[int, Tuple[int, int]]
 
 
 def _height_width(output_size: Size) -> Tuple[int, int]:
-    if isinstance(output_size, (int, np.integer)):
-        return int(output_size), int(output_size)
-    height, width = output_size
-    return int(height), int(width)
+    return height_width(output_size, "output_size")
+
+
+_WRITE_MODES = ("raw", "jpg", "smart", "proportion")
 
 
 class RGBImageField(Field):
@@ -36,10 +37,20 @@ class RGBImageField(Field):
     def __init__(self, write_mode: str = "raw", max_resolution: Optional[int] = None,
                  smart_threshold: Optional[int] = None, jpeg_quality: int = 90,
                  compress_probability: float = 0.5, same_as_ffcv: bool = False) -> None:
+        if write_mode not in _WRITE_MODES:
+            raise ValueError(f"write_mode must be one of {', '.join(_WRITE_MODES)}, got "
+                             f"{write_mode!r}")
         self.write_mode = write_mode
-        self.max_resolution = max_resolution
-        self.smart_threshold = smart_threshold
-        self.jpeg_quality = jpeg_quality
+        self.max_resolution = None if max_resolution is None else \
+            whole_number(max_resolution, "max_resolution", 1, 2**31 - 1)
+        self.smart_threshold = None if smart_threshold is None else \
+            whole_number(smart_threshold, "smart_threshold", 0, 2**64 - 1)
+        self.jpeg_quality = whole_number(jpeg_quality, "jpeg_quality", 1, 100)
+        if isinstance(compress_probability, bool) or \
+                not isinstance(compress_probability, (int, float, np.number)) or \
+                not 0 <= compress_probability <= 1:
+            raise ValueError(f"compress_probability must be a number in [0, 1], got "
+                             f"{compress_probability!r}")
         self.compress_probability = compress_probability
         self.same_as_ffcv = same_as_ffcv
 
@@ -56,7 +67,18 @@ class RGBImageField(Field):
             value = np.asarray(value.convert("RGB"))
         elif hasattr(value, "numpy"):  # a torch tensor
             value = value.numpy()
-        return np.ascontiguousarray(value, dtype=np.uint8)
+        if not isinstance(value, np.ndarray):
+            raise TypeError(f"RGBImageField takes an (H, W, 3) uint8 array, a PIL image or JPEG "
+                            f"bytes, got {type(value).__name__}")
+        if value.dtype != np.uint8:
+            # As Python FFCV: a cast would store floats in [0, 1] as black and wrap 300 to 44.
+            raise ValueError(f"RGBImageField takes uint8 pixels (0 to 255), got an array of dtype "
+                             f"{value.dtype}; convert it first (floats in [0, 1]: "
+                             f"(image * 255).round().astype(np.uint8))")
+        if value.ndim != 3 or value.shape[2] != 3:
+            raise ValueError(f"RGBImageField takes an (H, W, 3) array (RGB), got shape "
+                             f"{value.shape}")
+        return np.ascontiguousarray(value)
 
 
 class SimpleRGBImageDecoder(NativeStep):

@@ -9,12 +9,20 @@ waits for them before it gets the batch.
 
 Breaking out of a loop, starting another epoch, or leaving the interpreter stops the workers:
 an iterator closes when it is exhausted, collected, replaced by a newer epoch of its loader
-(whose ``__next__`` then raises), or at exit.
+(whose ``__next__`` then raises), or at exit. ``stats()`` keeps the figures of an epoch that
+ended.
+
+Waiting for a batch looks for Ctrl-C every 100 ms (KeyboardInterrupt at once). Threads sharing an
+iterator take turns, each batch going to one of them; ``close()`` from another thread ends a
+wait in ``__next__`` (StopIteration). An iterator belongs to the process that made it: in a
+child forked from it, ``__next__`` raises RuntimeError (make a new Loader in the child).
 """
 
 from __future__ import annotations
 
 import atexit
+import os
+import threading
 import weakref
 from typing import List, Optional
 
@@ -61,6 +69,8 @@ class EpochIterator:
         self._stream = _cuda_side_stream(plans)
         self._ahead: Optional[tuple] = None  # the next batch, its steps issued on the stream
         self._in_flight: List = []  # (event, host arrays) of copies that may still read them
+        self._serving = threading.Lock()  # one __next__ at a time (the side stream's state)
+        self._pid = os.getpid()
         _live.add(self)
 
     def __iter__(self) -> "EpochIterator":
@@ -70,13 +80,14 @@ class EpochIterator:
         return self._native.num_batches
 
     def __next__(self) -> tuple:
-        if self._stream is None:
-            arrays = self._native.next()
-            if arrays is None:
-                self.close()
-                raise StopIteration
-            return self._run_steps(arrays)
-        return self._next_on_stream()
+        with self._serving:
+            if self._stream is None:
+                arrays = self._native.next()
+                if arrays is None:
+                    self.close()
+                    raise StopIteration
+                return self._run_steps(arrays)
+            return self._next_on_stream()
 
     def _run_steps(self, arrays) -> tuple:
         outputs = []
@@ -120,12 +131,16 @@ class EpochIterator:
         return outputs
 
     def stats(self) -> dict:
-        """Seconds per stage of this epoch (reading, decoding, waiting), summed over threads."""
+        """Seconds per stage of this epoch (reading, decoding, waiting), summed over threads,
+        and the samples skipped; once the epoch ended (or was closed), its final figures."""
         return self._native.stats()
 
     def close(self) -> None:
-        """Stops the workers now; batches handed out stay valid."""
+        """Stops the workers now, also under a ``__next__`` waiting on another thread; batches
+        handed out stay valid. In a forked child it only lets go of the parent's epoch."""
         self._ahead = None
+        if os.getpid() != self._pid:
+            self._in_flight = []
         if self._in_flight:
             for event, _ in self._in_flight:
                 event.synchronize()

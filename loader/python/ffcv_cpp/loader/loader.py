@@ -16,6 +16,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
 import numpy as np
 
 from .. import _native
+from ..arguments import index_array, whole_number
 from ..pipeline.operation import NativeStep
 from ..pipeline.pipeline_spec import PipelineSpec
 from ..pipeline.plan import OutputPlan, plan_output
@@ -57,11 +58,12 @@ class Loader:
     Python FFCV's arguments: ``batch_size``, ``num_workers`` (-1 or 0: one per core),
     ``os_cache`` (True: the OS page cache; False: the process cache), ``order``
     (OrderOption), ``distributed`` (each rank reads its share), ``seed`` (None: a random one),
-    ``indices`` (a subset), ``pipelines`` ({output: [decoder?, steps...] | PipelineSpec |
-    None}), ``custom_fields`` (must be empty), ``drop_last``, ``batches_ahead``, ``recompile``
-    (accepted, unused). Any other keyword is a setting of the loader-settings table (see
-    ``Loader.settings()``), e.g. ``cache_budget_mib=4096``, ``window_pages=16``,
-    ``on_error="skip"``, ``storage_bandwidth_mbs=100``.
+    ``indices`` (a subset of integers; one listed twice is loaded twice), ``pipelines``
+    ({output: [decoder?, steps...] | PipelineSpec | None}), ``custom_fields`` (must be empty),
+    ``drop_last``, ``batches_ahead``, ``recompile`` (accepted, unused). Any other keyword is a
+    setting of the loader-settings table (see ``Loader.settings()``), e.g.
+    ``cache_budget_mib=4096``, ``window_pages=16``, ``on_error="skip"``,
+    ``storage_bandwidth_mbs=100``.
     """
 
     def __init__(self, fname: str, batch_size: int, num_workers: int = -1,
@@ -72,8 +74,9 @@ class Loader:
                  custom_fields: Optional[Mapping[str, Any]] = None, drop_last: bool = True,
                  batches_ahead: int = 3, recompile: bool = False, **settings: Any) -> None:
         if not isinstance(batch_size, (int, np.integer)) or isinstance(batch_size, bool) \
-                or batch_size < 1:
-            raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
+                or not 1 <= batch_size < 2**64:
+            raise ValueError(f"batch_size must be a positive integer (below 2**64), got "
+                             f"{batch_size!r}")
         if custom_fields:
             raise ValueError("custom_fields is not supported: the reader knows the built-in "
                              "fields (RGBImage, Int, Float, NDArray, Bytes, JSON) by their ids")
@@ -93,7 +96,7 @@ class Loader:
         self.fname = str(fname)
         self.batch_size = int(batch_size)
         self.order = order
-        self.seed = int(seed)
+        self.seed = whole_number(seed, "seed", 0)
         self.distributed = distributed
         self.drop_last = drop_last
         self.batches_ahead = batches_ahead
@@ -101,10 +104,11 @@ class Loader:
         self.next_epoch = 0
         self.rank, self.world_size = _rank_and_world_size() if distributed else (0, 1)
         self._settings: Dict[str, Any] = dict(settings)
-        self._settings.update(num_workers=max(int(num_workers), 0), os_cache=bool(os_cache),
-                              order=_ORDER_NAMES[order], seed=self.seed,
-                              drop_last=bool(drop_last), batches_ahead=int(batches_ahead))
-        self.indices = None if indices is None else np.asarray(indices, dtype=np.uint64)
+        self._settings.update(num_workers=max(whole_number(num_workers, "num_workers", -1), 0),
+                              os_cache=bool(os_cache), order=_ORDER_NAMES[order], seed=self.seed,
+                              drop_last=bool(drop_last),
+                              batches_ahead=whole_number(batches_ahead, "batches_ahead", 0))
+        self.indices = None if indices is None else index_array(indices, "indices")
         fields = self._open(pipelines or {})
         self.num_workers = self._native.num_workers
         self.field_types = dict(fields)
@@ -123,7 +127,34 @@ class Loader:
                                             [plan.native() for plan in self.plans], memory)
         for plan, (_, _, _, layout) in zip(self.plans, self._native.outputs()):
             plan.layout = layout
+        if self._batch_memory_bytes() >= 2**63:
+            raise ValueError(f"batch_size {self.batch_size} is too large: "
+                             f"{self._batch_memory_text()}, more than memory can address")
         return fields
+
+    def _batch_memory_bytes(self) -> int:
+        """The least memory an epoch's batches take: batches_ahead + 2 batches in flight, each
+        of batch_size samples of every output (a ragged output counted at one row a sample)."""
+        sample = sum(np.dtype(dtype).itemsize * int(np.prod(shape, dtype=object))
+                     for _, dtype, shape, _ in self._native.outputs())
+        return (self.batches_ahead + 2) * self.batch_size * sample
+
+    def _batch_memory_text(self) -> str:
+        outputs = ", ".join(f"{name} {dtype}{list(shape)}"
+                            for name, dtype, shape, _ in self._native.outputs())
+        return (f"{self.batches_ahead + 2} batches in flight (batches_ahead + 2) of {outputs} "
+                f"take at least {_byte_size_text(self._batch_memory_bytes())}")
+
+    def _start(self, epoch: Any, first_batch: Any) -> EpochIterator:
+        epoch = whole_number(epoch, "epoch", 0, 2**64 - 1)
+        first_batch = whole_number(first_batch, "first_batch", 0, 2**64 - 1)
+        try:
+            native = self._native.epoch(epoch, first_batch)
+        except MemoryError:
+            raise MemoryError(f"batch_size {self.batch_size}: the batch memory cannot be "
+                              f"allocated: {self._batch_memory_text()}; lower batch_size or "
+                              "batches_ahead, or make the outputs smaller") from None
+        return EpochIterator(native, self.plans)
 
     @staticmethod
     def settings() -> List[Dict[str, str]]:
@@ -153,7 +184,10 @@ class Loader:
         translate), a point ``(x, y)`` landing at ``(scale_x * x + shift_x, scale_y * y +
         shift_y)`` on a canvas of ``width`` x ``height``. Boxes that follow the image
         (``RaggedDecoder(follows=...)``) move by these maps. Ask between epochs."""
-        return self._native.sample_geometry(output, epoch, index)
+        if not isinstance(output, str):
+            raise TypeError(f"output must be the name of an output (str), got {output!r}")
+        return self._native.sample_geometry(output, whole_number(epoch, "epoch", 0, 2**64 - 1),
+                                            whole_number(index, "index", 0, 2**64 - 1))
 
     def __len__(self) -> int:
         return self._native.batches_per_epoch
@@ -161,7 +195,7 @@ class Loader:
     def __iter__(self) -> EpochIterator:
         epoch = self.next_epoch
         self.next_epoch += 1
-        return EpochIterator(self._native.epoch(epoch), self.plans)
+        return self._start(epoch, 0)
 
     def filter(self, field_name: str, condition: Callable[[Any], bool]) -> "Loader":
         """A loader like this one over the samples whose ``field_name`` output (through this
@@ -187,7 +221,7 @@ class Loader:
     def epoch(self, epoch: int, first_batch: int = 0) -> EpochIterator:
         """The iterator of epoch ``epoch`` from batch ``first_batch`` (to resume): the same
         batches as the epoch's iterator from the start gives from that batch on."""
-        return EpochIterator(self._native.epoch(epoch, first_batch), self.plans)
+        return self._start(epoch, first_batch)
 
 
 def _plans(pipelines: Mapping[str, Any], field_names: List[str]) -> List[OutputPlan]:
@@ -216,3 +250,14 @@ def _plans(pipelines: Mapping[str, Any], field_names: List[str]) -> List[OutputP
             raise TypeError(f"pipeline {name!r}: {type(decoder).__name__} is not a decoder")
         plans.append(plan_output(name, spec.source, decoder, spec.transforms))
     return plans
+
+
+def _byte_size_text(size: int) -> str:
+    """``size`` bytes as "1,808 bytes" or "9.04 PB"."""
+    if size < 10**4:
+        return f"{size:,} bytes"
+    for unit in ("kB", "MB", "GB", "TB", "PB", "EB", "ZB"):
+        size /= 1000
+        if size < 1000:
+            break
+    return f"{size:.3g} {unit}"

@@ -1,0 +1,16 @@
+// Whether a file on disk is a .beton: what every writer (`ffcv write`, the Python package's
+// DatasetWriter) asks before it replaces an existing output. A .beton may be replaced (it is
+// what a rerun of the same write makes); any other file only when the caller says so (--force,
+// force=True), so that a mistyped output path never destroys a file of another kind.
+#pragma once
+
+#include <string>
+
+namespace ffcv {
+
+// True when `path` starts with a .beton header (FFCV format version 2, at least one field) and
+// is long enough to hold its field descriptors; a damaged or truncated .beton with an intact
+// header counts. False for a file that cannot be read.
+bool is_beton_file(const std::string& path);
+
+}  // namespace ffcv
