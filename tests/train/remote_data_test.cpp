@@ -257,8 +257,9 @@ namespace {
 // `ffcv ARGUMENTS` run to its end (its output into `log`) while the command lines of the
 // processes it starts are watched: how many sightings of a child named `visible`, and how many
 // of a process whose command line held `secret` (the command's own process, whose command line
-// the user typed, is not counted; `secret` is the URL's form of the password, which the test's
-// server, given the login to expect, does not hold).
+// the user typed, is not counted; `secret` is the URL's form of the password with this test's own
+// server after it, which the server, given the login to expect, does not hold, and no other test
+// running meanwhile names).
 struct WatchedRun {
   int status = -1;
   std::size_t seen = 0;
@@ -332,7 +333,7 @@ TEST_CASE("a password in a swept data URL reaches the children outside their com
   const WatchedRun grid_run = run_watching_children(
       "run " + recipe_path + " --grid data.train=" + secret_url + "," + dir.file("train.beton") +
           " --placement sequential --output-dir " + grid,
-      dir.file("grid.log"), "s3cret-pw@", "alice@" + host_and_path);
+      dir.file("grid.log"), "s3cret-pw@" + host_and_path, "alice@" + host_and_path);
   INFO(test::text_of(dir.file("grid.log")));
   CHECK(grid_run.status == 0);
   CHECK(grid_run.seen > 0);
@@ -354,7 +355,7 @@ TEST_CASE("a password in a swept data URL reaches the children outside their com
   const std::string out = dir.file("ablation");
   const WatchedRun ablation =
       run_watching_children("ablate " + spec + " --output " + out, dir.file("ablate.log"),
-                            "s3cret-pw@", "alice@" + host_and_path);
+                            "s3cret-pw@" + host_and_path, "alice@" + host_and_path);
   INFO(test::text_of(dir.file("ablate.log")));
   CHECK(ablation.status == 0);
   CHECK(ablation.seen > 0);

@@ -160,7 +160,9 @@ std::string axes_text(const std::vector<train::GridAxis>& axes) {
 // replaces one of its axes, or "" when the recipe has no axes of its own or no --grid was given.
 std::string added_axes_note(const GridInvocation& grid) {
   if (grid.grid_axes.empty()) return "";
-  const train::GridSpec own = train::load_grid(grid.recipe_path, {});
+  // The recipe's own axes, with the placement in effect (a recipe's share_seeds holds only with
+  // the command line's --placement shared).
+  const train::GridSpec own = train::load_grid(grid.recipe_path, {}, grid.spec.placement);
   if (own.axes.empty()) return "";
   std::vector<train::GridAxis> added, replaced;
   for (const train::GridAxis& axis : grid.spec.axes) {

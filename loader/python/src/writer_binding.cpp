@@ -173,7 +173,8 @@ struct WriteJob {
   std::optional<DatasetWriter> writer;
   std::mutex mutex;
   std::condition_variable ended;
-  bool done = false;  // the fields below are set; under mutex
+  bool done = false;       // the fields below are set; under mutex
+  bool abandoned = false;  // the caller stopped waiting (Ctrl-C, then kStopGrace); under mutex
   WriteSummary summary;
   std::exception_ptr error;
 };
@@ -206,6 +207,10 @@ void remove_own_temporaries(const std::string& path) {
 // every 100 ms. A handler that raises (Ctrl-C) stops the write; its error is raised once the
 // write ended, or after kStopGrace with the temporary removed.
 WriteSummary run_write(const std::shared_ptr<WriteJob>& job, const std::string& path) {
+  // The write's thread never runs Python's code to drop the job's Python objects (no GIL: it may
+  // run while the interpreter ends, where taking the GIL ends the thread by force). While the
+  // caller waits, it holds the job, and the thread lets go of its own share before it says done,
+  // so the caller's is the last; a job the caller abandoned is left to the process's end.
   std::thread([job = job]() mutable {
     WriteSummary summary;
     std::exception_ptr error;
@@ -214,22 +219,17 @@ WriteSummary run_write(const std::shared_ptr<WriteJob>& job, const std::string& 
     } catch (...) {
       error = std::current_exception();
     }
-    {
-      const std::lock_guard lock(job->mutex);
-      job->summary = summary;
-      job->error = error;
-      job->done = true;
-    }
-    job->ended.notify_all();
-    error = nullptr;
-    // The last owner drops the job's Python objects: with the GIL, or never once the
-    // interpreter is gone.
-    if (!nb::is_alive()) {
+    WriteJob* const shared = job.get();
+    std::unique_lock lock(shared->mutex);
+    shared->summary = summary;
+    shared->error = std::move(error);  // none left here to free without the GIL
+    if (shared->abandoned) {
       new std::shared_ptr<WriteJob>(std::move(job));
-      return;
+    } else {
+      job.reset();  // the caller, still waiting, holds the job
     }
-    nb::gil_scoped_acquire locked;
-    job.reset();
+    shared->done = true;
+    shared->ended.notify_all();  // under the lock: the caller frees the job once it has it
   }).detach();
 
   std::optional<nb::python_error> interrupted;
@@ -248,6 +248,10 @@ WriteSummary run_write(const std::shared_ptr<WriteJob>& job, const std::string& 
       give_up = std::chrono::steady_clock::now() + kStopGrace;
     }
     if (interrupted && std::chrono::steady_clock::now() >= give_up) {
+      {
+        const std::lock_guard lock(job->mutex);
+        if (!job->done) job->abandoned = true;
+      }
       remove_own_temporaries(path);
       throw std::move(*interrupted);
     }
