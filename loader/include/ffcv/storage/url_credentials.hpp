@@ -10,6 +10,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace ffcv {
 
@@ -22,5 +23,15 @@ std::string url_without_credentials(std::string_view url);
 
 // `text` (an error message, a report) with the password of every URL in it removed.
 std::string redact_url_passwords(std::string_view text);
+
+// A login written in a URL's user info, user and password percent-decoded.
+struct UrlLogin {
+  std::string host;  // without its port ("::1" of "[::1]:8080")
+  std::string user, password;
+};
+
+// The logins of every URL in `text` whose user info holds a password, in order: what a netrc
+// handed to a child in the URL's place must hold (tools/common/url_passwords.hpp).
+std::vector<UrlLogin> url_logins(std::string_view text);
 
 }  // namespace ffcv
