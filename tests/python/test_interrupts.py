@@ -107,54 +107,38 @@ print(json.dumps({"seconds": interrupted(lambda: Loader(url, batch_size=4))}))
     assert result["seconds"] < PROMPT_SECONDS
 
 
-def test_ctrl_c_ends_a_write_whose_dataset_blocks_and_removes_its_temporary(tmp_path):
-    """Sample 5's __getitem__ never returns: the write waits for it in order; Ctrl-C must still
-    end the call at once, leave no file behind, and let the interpreter exit."""
-    out = tmp_path / "out"
-    out.mkdir()
-    result = run_child(PREAMBLE + """
+# A write of 1000 samples whose __getitem__ runs `body` (index in scope) before it returns, and
+# that Ctrl-C interrupts after 1 s: the seconds it took to raise KeyboardInterrupt, and the files
+# left in the output's folder.
+WRITE_INTERRUPTED = PREAMBLE + """
 from ffcv_cpp.fields import IntField
 from ffcv_cpp.writer import DatasetWriter
 
-class Blocks:
-    def __len__(self):
-        return 100
-    def __getitem__(self, index):
-        if index == 5:
-            threading.Event().wait()
-        return (index,)
-
-path = os.path.join(sys.argv[1], "blocked.beton")
-writer = DatasetWriter(path, {"x": IntField()}, num_workers=2, progress=False)
-seconds = interrupted(lambda: writer.from_indexed_dataset(Blocks()), after=1.0)
-print(json.dumps({"seconds": seconds, "left": sorted(os.listdir(sys.argv[1]))}))
-""", str(out), timeout=60)
-    assert result["seconds"] is not None
-    assert result["seconds"] < PROMPT_SECONDS
-    assert result["left"] == []
-
-
-def test_ctrl_c_during_a_write_stops_it_and_removes_its_temporary(tmp_path):
-    """A dataset that is slow (50 ms a sample) but never stuck: the write stops within its grace
-    and cleans up after itself."""
-    out = tmp_path / "out"
-    out.mkdir()
-    result = run_child(PREAMBLE + """
-from ffcv_cpp.fields import IntField
-from ffcv_cpp.writer import DatasetWriter
-
-class Slow:
+class Dataset:
     def __len__(self):
         return 1000
     def __getitem__(self, index):
-        time.sleep(0.05)
+        exec(sys.argv[2])
         return (index,)
 
-path = os.path.join(sys.argv[1], "slow.beton")
+path = os.path.join(sys.argv[1], "out.beton")
 writer = DatasetWriter(path, {"x": IntField()}, num_workers=2, progress=False)
-seconds = interrupted(lambda: writer.from_indexed_dataset(Slow()), after=1.0)
+seconds = interrupted(lambda: writer.from_indexed_dataset(Dataset()), after=1.0)
 print(json.dumps({"seconds": seconds, "left": sorted(os.listdir(sys.argv[1]))}))
-""", str(out), timeout=60)
+"""
+
+
+@pytest.mark.parametrize("body", [
+    # Sample 5's __getitem__ never returns: the write waits for it in order; Ctrl-C must still
+    # end the call at once, leave no file behind, and let the interpreter exit.
+    "if index == 5: threading.Event().wait()",
+    # Slow (50 ms a sample) but never stuck: the write stops within its grace and cleans up.
+    "time.sleep(0.05)",
+], ids=["blocked", "slow"])
+def test_ctrl_c_ends_a_write_and_removes_its_temporary(tmp_path, body):
+    out = tmp_path / "out"
+    out.mkdir()
+    result = run_child(WRITE_INTERRUPTED, str(out), body, timeout=60)
     assert result["seconds"] is not None
     assert result["seconds"] < PROMPT_SECONDS
     assert result["left"] == []
