@@ -328,7 +328,7 @@ TEST_CASE("unreachable servers, missing files and stalled transfers are one clea
     CHECK_THAT(error_of<IoError>([&] { open_range_reader(missing, http); }),
                Catch::Contains(missing) && Catch::Contains("HTTP 404"));
     CHECK(seconds_since(start) < 2.0);  // not retried
-    CHECK(server->access_log().size() == 1);
+    CHECK(server->settled_access_log().size() == 1);
   }
   {
     auto server = TestHttpServer::nginx(dir.path());
