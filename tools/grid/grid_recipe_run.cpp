@@ -1,18 +1,16 @@
 #include "grid/grid_recipe_run.hpp"
 
 #include <algorithm>
-#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <limits>
 #include <map>
 #include <optional>
 
 #include "common/run_folder_name.hpp"
 #include "common/spawn.hpp"
-#include "ffcv/format/format.hpp"
+#include "ffcv/format/beton_file.hpp"
 #include "ffcv/storage/range_reader.hpp"
 #include "ffcv/storage/url_credentials.hpp"
 #include "ffcv/train/folder_lock.hpp"
@@ -57,15 +55,12 @@ std::string joined(const std::vector<std::string>& argv) {
 // be read or whose header does not hold together (the loader reports those in their turn).
 std::uint64_t beton_samples(const std::string& path) {
   if (is_url(path)) return 0;
-  std::ifstream in(path, std::ios::binary);
-  std::array<std::uint8_t, kHeaderSize> bytes{};
-  if (!in.read(reinterpret_cast<char*>(bytes.data()), bytes.size())) return 0;
-  const Header header = Header::decode(bytes.data());
+  const std::optional<Header> header = read_beton_header(path);
   std::error_code error;
   const std::uintmax_t size = std::filesystem::file_size(path, error);
   // Every sample has a metadata record of at least one byte in the file.
-  if (error || header.version != kFormatVersion || header.num_samples > size) return 0;
-  return header.num_samples;
+  if (!header || error || header->num_samples > size) return 0;
+  return header->num_samples;
 }
 
 // How many points (shared: groups) run at once so that the grid's estimated memory fits its

@@ -190,11 +190,7 @@ void ArchiveSource::list_members() {
       link_targets_.insert(target->second);
       folders.push_back(member.folder);
     } else if (image) {
-      if (member.size > kMaxImageMemberBytes) {
-        throw ConfigError(where + ": an image member of " + std::to_string(member.size) +
-                          " bytes, over the " + std::to_string(kMaxImageMemberBytes >> 20) +
-                          " MiB an image member may hold");
-      }
+      check_member_size(where, member.size, kMaxImageMemberBytes);  // before the second pass
       by_path[std::to_string(member.archive) + ":" + member.path] = samples_.size();
       samples_.push_back({member.path, member.archive, 0, std::nullopt});
       folders.push_back(member.folder);

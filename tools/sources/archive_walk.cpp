@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string_view>
 
+#include "ffcv/util/byte_size.hpp"
 #include "ffcv/util/errors.hpp"
 #include "image_file.hpp"
 
@@ -22,6 +23,12 @@
 #endif
 
 namespace ffcv::tools {
+
+void check_member_size(const std::string& where, std::uint64_t size, std::uint64_t max_bytes) {
+  if (size <= max_bytes) return;
+  throw ConfigError(where + ": a member of " + bytes_and_size_text(size) + ", over the " +
+                    exact_byte_size_text(max_bytes) + " a member of its kind may hold");
+}
 
 std::size_t tar_suffix_length(const std::string& name) {
   for (const char* suffix : {".tar.gz", ".tgz", ".tar"}) {
@@ -80,21 +87,6 @@ std::string error_text(archive* reader) {
   return text != nullptr ? text : "the archive is damaged or truncated (no further detail)";
 }
 
-// "3.0 GiB", "512 KiB", "17 bytes".
-std::string byte_size(std::uint64_t bytes) {
-  char text[32];
-  if (bytes >= (1ULL << 30)) {
-    std::snprintf(text, sizeof text, "%.1f GiB", static_cast<double>(bytes) / (1ULL << 30));
-  } else if (bytes >= (1ULL << 20)) {
-    std::snprintf(text, sizeof text, "%.1f MiB", static_cast<double>(bytes) / (1ULL << 20));
-  } else if (bytes >= (1ULL << 10)) {
-    std::snprintf(text, sizeof text, "%.1f KiB", static_cast<double>(bytes) / (1ULL << 10));
-  } else {
-    std::snprintf(text, sizeof text, "%llu bytes", static_cast<unsigned long long>(bytes));
-  }
-  return text;
-}
-
 // What a member that is neither a directory nor a regular file is, in words.
 std::string kind_name_of(archive_entry* entry) {
   if (archive_entry_hardlink(entry) != nullptr) return "hard link";
@@ -122,10 +114,7 @@ class EntryData final : public MemberData {
   EntryData(archive* reader, std::string where, std::uint64_t size)
       : reader_(reader), where_(std::move(where)), size_(size) {}
   std::vector<std::uint8_t> read(std::uint64_t max_bytes) override {
-    if (size_ > max_bytes) {
-      throw ConfigError(where_ + ": a member of " + byte_size(size_) + ", over the " +
-                        byte_size(max_bytes) + " a member of its kind may hold");
-    }
+    check_member_size(where_, size_, max_bytes);
     std::vector<std::uint8_t> bytes(size_);
     std::uint64_t done = 0;
     while (done < size_) {

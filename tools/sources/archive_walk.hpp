@@ -35,9 +35,12 @@ struct ArchiveMember {
   std::string kind_name;    // "regular file", "hard link", "symbolic link", "device", ...
 };
 
+// Throws ConfigError naming the member `where` and both sizes when its `size` (from its header)
+// is over `max_bytes`: a damaged or hostile header must not make a reader hold gigabytes.
+void check_member_size(const std::string& where, std::uint64_t size, std::uint64_t max_bytes);
+
 // Reads the data of the member being visited (at most once); not reading it skips it. A member
-// larger than `max_bytes` is refused (ConfigError naming it and both sizes) before any of it is
-// read, so a damaged or hostile header cannot make a reader hold gigabytes.
+// larger than `max_bytes` is refused (check_member_size) before any of it is read.
 class MemberData {
  public:
   virtual ~MemberData() = default;

@@ -4,7 +4,10 @@
 // force=True), so that a mistyped output path never destroys a file of another kind.
 #pragma once
 
+#include <optional>
 #include <string>
+
+#include "ffcv/format/format.hpp"
 
 namespace ffcv {
 
@@ -12,5 +15,10 @@ namespace ffcv {
 // is long enough to hold its field descriptors; a damaged or truncated .beton with an intact
 // header counts. False for a file that cannot be read.
 bool is_beton_file(const std::string& path);
+
+// The header of the .beton at `path` when it starts with one of FFCV format version 2; nullopt for
+// a file that cannot be read or holds another version (for figures read without opening the
+// whole file: a grid's plan reads its data files' sample counts here).
+std::optional<Header> read_beton_header(const std::string& path);
 
 }  // namespace ffcv
