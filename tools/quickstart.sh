@@ -5,7 +5,12 @@
 # to `ffcv run`, e.g. `tools/quickstart.sh --set training.epochs=2`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-tools/setup.sh
+# shellcheck source=tools/step_timer.sh
+source tools/step_timer.sh
+step_timer_init quickstart
+step "set-up (tools/setup.sh --main-job)"
+tools/setup.sh --main-job
+step "writing Fashion-MNIST as .beton files"
 mkdir -p data
 # A .beton in data/ is reused only when the stamp beside it records the same write command, the
 # file is not newer than the stamp and still validates; anything else (another dataset under that name, an older layout, a
@@ -23,5 +28,8 @@ for split in train test; do
   "${command[@]}" --force
   echo "${command[*]}" >"$output.command"
 done
+step "inspecting the training set"
 build/bin/ffcv inspect data/fashion-mnist-train.beton
+step "training (ffcv run recipes/fashion_mnist.toml)"
 build/bin/ffcv run recipes/fashion_mnist.toml "$@"
+step_summary

@@ -21,6 +21,7 @@
 #include "ffcv/util/cpu_count.hpp"
 #include "ffcv/util/json_text.hpp"
 #include "process_scan.hpp"
+#include "run_digest.hpp"
 #include "tiny_dataset.hpp"
 
 using namespace ffcv;
@@ -37,10 +38,6 @@ std::string json_string(const std::string& json, const std::string& name) {
   if (at == std::string::npos) return "";
   const std::size_t begin = at + needle.size();
   return json.substr(begin, json.find('"', begin) - begin);
-}
-
-std::string digest_of(const std::string& run_dir) {
-  return json_string(test::text_of(run_dir + "/summary.json"), "weights_digest");
 }
 
 // A 4-point grid over a 256 + 128 sample Fashion-MNIST subset: 2 epochs of 8 steps of a
@@ -90,7 +87,7 @@ struct FashionGrid {
       REQUIRE(test::run_cli("run " + base + " --quiet --output-dir " + out + " --set " +
                                 points[i][0] + " --set " + points[i][1],
                             output) == 0);
-      digests.push_back(digest_of(out));
+      digests.push_back(test::weights_digest_of(out));
       REQUIRE(digests.back().size() == 16);
     }
     return digests;
@@ -124,7 +121,7 @@ TEST_CASE("every grid placement trains each point to the weights of that point a
       for (std::size_t i = 0; i < 4; ++i) {
         const std::string point = out + "/point-00" + std::to_string(i);
         INFO("point " << i << ": " << test::text_of(point + "/recipe.toml"));
-        CHECK(digest_of(point) == alone[i]);
+        CHECK(test::weights_digest_of(point) == alone[i]);
       }
       // The table: a header and one finished row per point, with the swept values.
       const std::vector<std::string> rows = lines_of(out + "/grid.csv");
@@ -215,7 +212,7 @@ TEST_CASE("a grid stopped by SIGTERM keeps each point's training and resumes to 
     REQUIRE(test::run_cli("run " + fixture.base + " --quiet" + longer + " --set lr.lr=" + lr +
                               " --output-dir " + out,
                           output) == 0);
-    alone.push_back(digest_of(out));
+    alone.push_back(test::weights_digest_of(out));
   }
   for (const std::string placement : {"processes", "threads"}) {
     INFO("placement " << placement);
@@ -251,7 +248,7 @@ TEST_CASE("a grid stopped by SIGTERM keeps each point's training and resumes to 
     REQUIRE(test::run_cli(command, output) == 0);
     CHECK_THAT(output, Catch::Contains("2 of 2 points finished"));
     for (std::size_t i = 0; i < rates.size(); ++i) {
-      CHECK(digest_of(out + "/point-00" + std::to_string(i)) == alone[i]);
+      CHECK(test::weights_digest_of(out + "/point-00" + std::to_string(i)) == alone[i]);
     }
   }
 }
@@ -284,7 +281,7 @@ TEST_CASE("an interrupted grid resumes where it stopped, and a finished one is n
       test::run_cli("run " + fixture.grid + " --quiet --output-dir " + out, output);
   ::unsetenv("SLURM_ARRAY_TASK_ID");
   REQUIRE(task_status == 0);
-  CHECK(digest_of(out + "/point-003") == alone[3]);
+  CHECK(test::weights_digest_of(out + "/point-003") == alone[3]);
   CHECK_THAT(test::text_of(out + "/point-002/summary.json"),
              Catch::Contains("\"finished\": false"));
   // The rest of the grid, in threads this time: three points resume, the finished one waits.
@@ -292,7 +289,7 @@ TEST_CASE("an interrupted grid resumes where it stopped, and a finished one is n
                         output) == 0);
   CHECK_THAT(output, Catch::Contains("1 already finished"));
   for (std::size_t i = 0; i < 4; ++i) {
-    CHECK(digest_of(out + "/point-00" + std::to_string(i)) == alone[i]);
+    CHECK(test::weights_digest_of(out + "/point-00" + std::to_string(i)) == alone[i]);
   }
   // The table has each point's whole run: the first session's training time and the epochs
   // logged after the resume; the last epoch's loss as the lone run has it.
@@ -380,7 +377,7 @@ TEST_CASE("shared with share_seeds decodes once for points of different seeds, c
     }
   }
   const auto digest = [&](const std::string& run, int point) {
-    return digest_of(fixture.dir.file(run + "/point-00" + std::to_string(point)));
+    return test::weights_digest_of(fixture.dir.file(run + "/point-00" + std::to_string(point)));
   };
   // The same seed and learning rate train alike; another seed trains on other crops.
   for (int point = 0; point < 4; ++point)

@@ -17,18 +17,12 @@
 #include "ffcv/train/run_log.hpp"
 #include "http_test_server.hpp"
 #include "process_scan.hpp"
+#include "run_digest.hpp"
 #include "tiny_dataset.hpp"
 
 using namespace ffcv;
 
 namespace {
-
-std::string digest_of(const std::string& run_dir) {
-  const std::string summary = test::text_of(run_dir + "/summary.json");
-  const std::string needle = "\"weights_digest\": \"";
-  const std::size_t at = summary.find(needle);
-  return at == std::string::npos ? "" : summary.substr(at + needle.size(), 16);
-}
 
 // The sum of every epoch record's `name` in a run's log.
 double epoch_sum(const std::string& run_dir, const std::string& name) {
@@ -54,7 +48,7 @@ std::string train_cli(const test::TempDir& dir, const train::Recipe& recipe, con
       test::run_cli("run " + path + " --quiet --output-dir " + out + overrides, output);
   INFO(output);
   REQUIRE(status == 0);
-  return digest_of(out);
+  return test::weights_digest_of(out);
 }
 
 }  // namespace
@@ -228,8 +222,8 @@ TEST_CASE("a password in a data URL logs in but is kept out of every output and 
   // same; without it the server's refusal says where to give it.
   CHECK(test::run_cli("run " + first + "/recipe.toml --quiet --output-dir " + dir.file("again"),
                       output, "NETRC=" + dir.file("netrc") + " ") == 0);
-  CHECK(digest_of(dir.file("again")) == digest_of(first));
-  CHECK(digest_of(first).size() == 16);
+  CHECK(test::weights_digest_of(dir.file("again")) == test::weights_digest_of(first));
+  CHECK(test::weights_digest_of(first).size() == 16);
   CHECK(test::run_cli("run " + first + "/recipe.toml --quiet --output-dir " + dir.file("refused"),
                       output, no_netrc) != 0);
   CHECK_THAT(output, Catch::Contains("HTTP 401") && Catch::Contains("netrc") &&

@@ -249,9 +249,11 @@ struct Walk {
         if (!nested_by_position(reader, name, path, size)) nested(reader, name, path);
         continue;
       }
-      ArchiveMember member{prefix + path,
-                           nested_folder.empty() ? parent_folder(path) : nested_folder, size,
-                           archive_index};
+      ArchiveMember member;
+      member.path = prefix + path;
+      member.folder = nested_folder.empty() ? parent_folder(path) : nested_folder;
+      member.size = size;
+      member.archive = archive_index;
       member.kind = regular                ? MemberKind::kFile
                     : hard_link != nullptr ? MemberKind::kHardLink
                                            : MemberKind::kOther;
