@@ -129,10 +129,10 @@ print(sysconfig.get_paths()["purelib"] + "/nvidia/cu" + torch.version.cuda.split
 fi
 
 jobs=$(nproc)
-# build/ is configured again when it was configured for the main job and everything is wanted
-# now: the configuration looks for what the tests need (Python FFCV, torchvision, nginx).
+# For the main job alone, the tests and benchmarks are left out of the configuration. build/ is
+# configured again when everything is wanted after that: the configuration looks for what the
+# tests need (Python FFCV, torchvision, nginx).
 configured_for=$(cat build/.configured-for 2>/dev/null || true)
-# For the main job alone, the tests and benchmarks are left out of the configuration.
 if [ ! -f build/build.ninja ] || { [ "$scope" = all ] && [ "$configured_for" != all ]; }; then
   step "configuring build/"
   with_tests=ON

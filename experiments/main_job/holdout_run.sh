@@ -26,7 +26,7 @@ build/bin/ffcv run recipes/fashion_mnist.toml --set "data.train=$work/train.beto
   --set "data.val=$work/test.beton" --set validation.every=0 "${sets[@]}" \
   --output-dir "$work/$name" --quiet
 python3 - "$work/$name" "$name" "$*" <<'PY'
-import json, pathlib, platform, sys
+import json, os, pathlib, sys
 run, name, overrides = pathlib.Path(sys.argv[1]), sys.argv[2], sys.argv[3]
 summary = json.loads((run / "summary.json").read_text())
 table = pathlib.Path("results/main-job-holdout.md")
@@ -40,6 +40,6 @@ if not table.exists():
 cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
 with table.open("a") as out:
     out.write(f"| {name} | {overrides or '(none)'} | {100 * summary['val_top1']:.2f} | "
-              f"{summary.get('train_seconds', 0):.0f} | {cpu}, {len(__import__('os').sched_getaffinity(0))} cores |\n")
+              f"{summary.get('train_seconds', 0):.0f} | {cpu}, {len(os.sched_getaffinity(0))} cores |\n")
 print(f"holdout_run: {name}: {100 * summary['val_top1']:.2f}% held-out top-1")
 PY
