@@ -26,9 +26,10 @@ _step_duration() {
 
 _step_close() {
   [ -n "$_step_name" ] || return 0
-  local took=$(($(date +%s) - _step_started))
-  _step_table+=("$(printf '%9s  %s' "$(_step_duration "$took")" "$_step_name")")
-  printf '[%s] %s: %s\n' "$_step_prefix" "$_step_name" "$(_step_duration "$took")"
+  local took
+  took=$(_step_duration $(($(date +%s) - _step_started)))
+  _step_table+=("$(printf '%9s  %s' "$took" "$_step_name")")
+  printf '[%s] %s: %s\n' "$_step_prefix" "$_step_name" "$took"
   _step_name=""
 }
 

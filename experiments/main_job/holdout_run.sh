@@ -2,7 +2,7 @@
 # Trains the main job's recipe on the first 55,000 Fashion-MNIST training images and evaluates it
 # on the other 5,000 (holdout_split.py), with the given --set overrides: how the recipe's
 # choices are made without looking at the test set. Appends one row to the table in
-# results/main-job-holdout.md (the run's folder stays in WORKDIR/NAME).
+# results/main-job-holdout.md (the run's folder stays in $FFCV_HOLDOUT_DIR/NAME).
 #   experiments/main_job/holdout_run.sh NAME [KEY=VALUE...]
 # Environment: FFCV_HOLDOUT_DIR (default /tmp/ffcv-holdout) for the split's files and the runs.
 set -euo pipefail
