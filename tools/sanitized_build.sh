@@ -2,7 +2,9 @@
 # Sourced by tools/sanitize.sh and tools/fuzz.sh: configures a clang build under sanitizers.
 #   configure_sanitized DIR SANITIZERS FUZZ(ON|OFF)
 # LibTorch is left out (FFCV_PYTHON empty): its prebuilt libraries are not instrumented. The
-# tests use the nginx that tools/setup.sh unpacked into build/.
+# tests use the nginx that tools/setup.sh unpacked into build/. Sources compile in unity batches
+# of 8 (a fifth less compiler time under the sanitizers); build/ still compiles each file alone,
+# so a file's own includes stay checked there.
 configure_sanitized() {
   local dir=$1 sanitizers=$2 fuzz=$3
   [ -f "$dir/build.ninja" ] && return 0
@@ -14,6 +16,7 @@ configure_sanitized() {
     -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" \
     -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" \
     -DFFCV_PYTHON= -DFFCV_BUILD_BENCHMARKS=OFF -DFFCV_SANITIZE="$sanitizers" \
+    -DCMAKE_UNITY_BUILD=ON -DCMAKE_UNITY_BUILD_BATCH_SIZE=8 \
     -DFFCV_FUZZ="$fuzz" "${nginx[@]}" >/dev/null
 }
 

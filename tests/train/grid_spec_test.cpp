@@ -19,7 +19,7 @@ using ffcv::test::TempDir;
 
 const char* const kRecipe = "[data]\ntrain = \"t.beton\"\nval = \"v.beton\"\n";
 
-std::string write_recipe(const TempDir& dir, const std::string& grid) {
+std::string write_grid_recipe(const TempDir& dir, const std::string& grid) {
   const std::string path = dir.file("recipe.toml");
   std::ofstream(path) << grid << "\n" << kRecipe;
   return path;
@@ -30,7 +30,7 @@ std::string grid_error(const std::string& grid, const std::vector<std::string>& 
                        const std::string& placement = "") {
   TempDir dir;
   try {
-    load_grid(write_recipe(dir, grid), cli, placement);
+    load_grid(write_grid_recipe(dir, grid), cli, placement);
   } catch (const ConfigError& error) {
     return error.what();
   }
@@ -41,10 +41,10 @@ std::string grid_error(const std::string& grid, const std::vector<std::string>& 
 
 TEST_CASE("a grid's axes make every combination, the first axis varying slowest", "[grid]") {
   TempDir dir;
-  const std::string path = write_recipe(dir,
-                                        "[grid]\nplacement = \"shared\"\nparallel = 2\n"
-                                        "training.label_smoothing = [0.0, 0.1]\n"
-                                        "lr.lr = [0.25, 0.5, 1]\n");
+  const std::string path = write_grid_recipe(dir,
+                                             "[grid]\nplacement = \"shared\"\nparallel = 2\n"
+                                             "training.label_smoothing = [0.0, 0.1]\n"
+                                             "lr.lr = [0.25, 0.5, 1]\n");
   const GridSpec spec = load_grid(path, {});
   CHECK(spec.placement == "shared");
   CHECK(spec.parallel == 2);
@@ -86,9 +86,10 @@ TEST_CASE("a grid's axes make every combination, the first axis varying slowest"
 
 TEST_CASE("a grid can list its points instead", "[grid]") {
   TempDir dir;
-  const GridSpec spec = load_grid(
-      write_recipe(dir, "[grid]\npoints = [{ lr.lr = 0.25, data.seed = 0 }, { lr.lr = 0.5 }]\n"),
-      {});
+  const GridSpec spec =
+      load_grid(write_grid_recipe(
+                    dir, "[grid]\npoints = [{ lr.lr = 0.25, data.seed = 0 }, { lr.lr = 0.5 }]\n"),
+                {});
   const std::vector<GridPoint> points = grid_points(spec);
   REQUIRE(points.size() == 2);
   CHECK(points[0].overrides == std::vector<std::string>{"data.seed=0", "lr.lr=0.25"});
@@ -98,8 +99,8 @@ TEST_CASE("a grid can list its points instead", "[grid]") {
   CHECK(grid_point(spec, 1).overrides == points[1].overrides);
   CHECK(grid_point(spec, 1).folder == "point-001");
   // A recipe without a grid has no points.
-  CHECK(load_grid(write_recipe(dir, ""), {}).empty());
-  CHECK(grid_point_count(load_grid(write_recipe(dir, ""), {})) == 0);
+  CHECK(load_grid(write_grid_recipe(dir, ""), {}).empty());
+  CHECK(grid_point_count(load_grid(write_grid_recipe(dir, ""), {})) == 0);
 }
 
 TEST_CASE("values split at commas outside brackets and quotes", "[grid]") {
@@ -141,7 +142,7 @@ TEST_CASE("a grid that cannot run is refused before any work, naming what is wro
 
 TEST_CASE("a bad --grid or --placement value blames the option, not the recipe file", "[grid]") {
   TempDir dir;
-  const std::string path = write_recipe(dir, "[grid]\nlr.lr = [1, 2]\n");
+  const std::string path = write_grid_recipe(dir, "[grid]\nlr.lr = [1, 2]\n");
   // The message of the GridOptionError, or "" when another error or none was thrown.
   const auto option_error = [&](const std::vector<std::string>& cli,
                                 const std::string& placement = "") -> std::string {
@@ -173,7 +174,7 @@ TEST_CASE("a bad --grid or --placement value blames the option, not the recipe f
   REQUIRE(replaced.axes.size() == 1);
   CHECK(replaced.axes[0].values == std::vector<std::string>{"3", "4", "5"});
   // The file's own mistakes still name the file, and are not option errors.
-  const std::string bad = write_recipe(dir, "[grid]\nplacement = \"bogus\"\nlr.lr = [1]\n");
+  const std::string bad = write_grid_recipe(dir, "[grid]\nplacement = \"bogus\"\nlr.lr = [1]\n");
   try {
     load_grid(bad, {});
     FAIL("a bad grid.placement loaded");

@@ -288,6 +288,19 @@ TEST_CASE("ResNet forward gives logits of the right shape", "[model]") {
     CHECK(logits_cl.sizes() == at::IntArrayRef({4, 10}));
     CHECK(torch::allclose(logits, logits_cl, 1e-4, 1e-5));
   }
+  SECTION("resnet18, small_strided stem: one 3x3 stride-2 conv, no max-pool") {
+    auto model = make_resnet("resnet18", "small_strided", 0.25, 10);
+    const auto modules = model->named_modules();
+    auto* conv1 = modules["conv1"]->as<torch::nn::Conv2d>();
+    REQUIRE(conv1 != nullptr);
+    CHECK(conv1->weight.sizes() == at::IntArrayRef({16, 3, 3, 3}));
+    CHECK(*conv1->options.stride() == at::IntArrayRef({2, 2}));
+    // The stages see 14, 7, 4 and 2 px of a 28 px image: the stem's output is the first's input.
+    const auto x = torch::randn({2, 3, 28, 28});
+    CHECK(conv1->forward(x).sizes() == at::IntArrayRef({2, 16, 14, 14}));
+    CHECK(model->forward(x).sizes() == at::IntArrayRef({2, 10}));
+    CHECK(apply_blurpool(*model) == 6);  // the stem's 3 input channels are never blurred
+  }
   SECTION("resnet50, small stem, width 0.25, with BlurPool, backward reaches every parameter") {
     auto model = make_resnet("resnet50", "small", 0.25, 10);
     apply_blurpool(*model);
@@ -338,7 +351,7 @@ TEST_CASE("unknown model options are refused with the allowed values", "[model]"
   CHECK_THROWS_WITH(make_resnet("resnet34"),
                     Catch::Contains("resnet34") && Catch::Contains("resnet18, resnet50"));
   CHECK_THROWS_WITH(make_resnet("resnet18", "cifar"),
-                    Catch::Contains("cifar") && Catch::Contains("imagenet, small"));
+                    Catch::Contains("cifar") && Catch::Contains("imagenet, small, small_strided"));
   CHECK_THROWS_AS(make_resnet("resnet18", "small", 0.0), ffcv::ConfigError);
   CHECK_THROWS_AS(make_resnet("resnet18", "small", 1.0, 0), ffcv::ConfigError);
 }

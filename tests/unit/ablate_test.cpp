@@ -32,7 +32,7 @@ std::string write_spec(const TempDir& dir, const std::string& text,
   return path;
 }
 
-std::vector<std::string> lines_of(const std::string& path) {
+std::vector<std::string> nonempty_lines_of(const std::string& path) {
   std::vector<std::string> lines;
   std::ifstream in(path);
   for (std::string line; std::getline(in, line);) {
@@ -160,7 +160,7 @@ cache_budget_mib = [1, 1024]
   REQUIRE(test::run_cli("ablate " + spec + " --output " + out, output) == 1);
   INFO(output);
   CHECK(count_files(out + "/datasets", ".beton") == 2);
-  const std::vector<std::string> csv = lines_of(out + "/ablation.csv");
+  const std::vector<std::string> csv = nonempty_lines_of(out + "/ablation.csv");
   REQUIRE(csv.size() == 5);
   CHECK(csv[0].rfind("jpeg_quality,cache_budget_mib,status,samples_per_s,", 0) == 0);
   std::map<std::string, std::vector<std::string>> rows;
@@ -189,11 +189,11 @@ cache_budget_mib = [1, 1024]
   CHECK_THAT(markdown, Catch::Contains("Command: `ffcv ablate"));
 
   // Run again: the finished cells are reused, the failed ones tried again (and fail again).
-  const auto cells_before = lines_of(out + "/cells.tsv");
+  const auto cells_before = nonempty_lines_of(out + "/cells.tsv");
   REQUIRE(test::run_cli("ablate " + spec + " --output " + out, output) == 1);
   CHECK_THAT(output, Catch::Contains("2 of 4 cells measured before") &&
                          Catch::Contains("running 2, of which 2 failed before"));
-  const auto cells_after = lines_of(out + "/cells.tsv");
+  const auto cells_after = nonempty_lines_of(out + "/cells.tsv");
   REQUIRE(cells_after.size() == 6);
   CHECK(std::vector<std::string>(cells_after.begin(), cells_after.begin() + 4) == cells_before);
   for (std::size_t i = 4; i < 6; ++i) {
@@ -223,14 +223,14 @@ readers = [1, 2]
   const std::string cells_tsv = out + "/cells.tsv";
   const pid_t pid = test::start_cli("ablate " + spec + " --output " + out + " --quiet");
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-  while (lines_of(cells_tsv).empty() && std::chrono::steady_clock::now() < deadline) {
+  while (nonempty_lines_of(cells_tsv).empty() && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   ::kill(pid, SIGINT);
   const int status = test::wait_for_exit(pid);
   REQUIRE(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 130);
-  const std::size_t finished = lines_of(cells_tsv).size();
+  const std::size_t finished = nonempty_lines_of(cells_tsv).size();
   REQUIRE(finished >= 1);
   REQUIRE(finished < 4);
   CHECK_FALSE(std::filesystem::exists(out + "/ablation.csv"));
@@ -239,12 +239,12 @@ readers = [1, 2]
   REQUIRE(test::run_cli("ablate " + spec + " --output " + out, output) == 0);
   INFO(output);
   CHECK_THAT(output, Catch::Contains(std::to_string(finished) + " of 4 cells measured before"));
-  const std::vector<std::string> lines = lines_of(cells_tsv);
+  const std::vector<std::string> lines = nonempty_lines_of(cells_tsv);
   CHECK(lines.size() == 4);
   std::set<std::string> keys;
   for (const std::string& line : lines) keys.insert(split(line, '\t')[0]);
   CHECK(keys.size() == 4);  // each cell measured once
-  CHECK(lines_of(out + "/ablation.csv").size() == 5);
+  CHECK(nonempty_lines_of(out + "/ablation.csv").size() == 5);
 }
 
 TEST_CASE("an ablation spec's values are checked by write's and bench's own option parsers",
@@ -347,19 +347,19 @@ TEST_CASE("an ablation folder remembers its dataset, and failed cells run again 
   std::ofstream(data) << "not a dataset";
   CHECK(test::run_cli("ablate " + spec + " --output " + out + " --quiet", output) == 1);
   CHECK_THAT(output, Catch::Contains("2 of 2 cells failed"));
-  CHECK(lines_of(out + "/cells.tsv").size() == 2);
+  CHECK(nonempty_lines_of(out + "/cells.tsv").size() == 2);
   // Its cause fixed, the same command runs the failed cells again; then nothing is left to run.
   write_beton(data, 0);
   REQUIRE(test::run_cli("ablate " + spec + " --output " + out, output) == 0);
   CHECK_THAT(output, Catch::Contains("running 2, of which 2 failed before"));
-  std::vector<std::string> csv = lines_of(out + "/ablation.csv");
+  std::vector<std::string> csv = nonempty_lines_of(out + "/ablation.csv");
   REQUIRE(csv.size() == 3);
   CHECK(split(csv[1], ',')[1] == "ok");
   CHECK(split(csv[2], ',')[1] == "ok");
   REQUIRE(test::run_cli("ablate " + spec + " --output " + out, output) == 0);
   CHECK_THAT(output,
              Catch::Contains("2 of 2 cells measured before") && Catch::Contains("running 0"));
-  const std::vector<std::string> cells = lines_of(out + "/cells.tsv");
+  const std::vector<std::string> cells = nonempty_lines_of(out + "/cells.tsv");
   REQUIRE(cells.size() == 4);
 
   // Other samples in the same file: the old figures are not reused, nor mixed with new ones.
@@ -374,7 +374,7 @@ TEST_CASE("an ablation folder remembers its dataset, and failed cells run again 
         2);
   CHECK_THAT(output, Catch::Contains("dataset path was " + data + " and is now " +
                                      dir.file("other.beton")));
-  CHECK(lines_of(out + "/cells.tsv") == cells);
+  CHECK(nonempty_lines_of(out + "/cells.tsv") == cells);
 
   // Another process measuring into the folder: refused, naming it.
   {
@@ -391,8 +391,8 @@ TEST_CASE("an ablation folder remembers its dataset, and failed cells run again 
     if (entry.path().filename().string().rfind("out-before-", 0) == 0) aside = entry.path();
   }
   REQUIRE(!aside.empty());
-  CHECK(lines_of(aside + "/cells.tsv") == cells);
-  CHECK(lines_of(out + "/cells.tsv").size() == 2);
+  CHECK(nonempty_lines_of(aside + "/cells.tsv") == cells);
+  CHECK(nonempty_lines_of(out + "/cells.tsv").size() == 2);
 }
 
 TEST_CASE("every shipped ablation spec loads, and the loader settings spec in its old spelling too",

@@ -41,11 +41,6 @@ using Bytes = std::vector<std::uint8_t>;
 
 constexpr char kJxlTestdataDir[] = "/usr/share/libjxl-testdata";
 
-[[maybe_unused]] Bytes read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
 // A photo-like test image: smooth shading plus, when `detail`, sharp edges, a fine checkerboard
 // and noise, so that any IDCT or upsampling difference shows in the pixels.
 RgbImage make_image(int width, int height, bool detail, std::uint32_t seed) {
@@ -463,7 +458,7 @@ TEST_CASE("every encoding of the libjxl test photo decodes through the window de
   std::string report;
   PsnrStats photo_stats;
   for (const fs::path& path : files) {
-    const Bytes jpeg = read_file(path.string());
+    const Bytes jpeg = test::read_file(path.string());
     INFO(path.filename().string());
     // The frame size, read by libjpeg (TurboJPEG 2.1 refuses some of these sampling factors).
     Bytes out;

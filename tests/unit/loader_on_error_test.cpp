@@ -18,13 +18,13 @@ using namespace ffcv;
 
 namespace {
 
-constexpr std::uint64_t kSamples = 200;
+constexpr std::uint64_t kDatasetSamples = 200;
 
 // Int field "value" holding each sample's own index.
 std::string index_file(const test::TempDir& dir) {
   const std::string path = dir.file("values.beton");
   DatasetWriter(path, {{"value", std::make_shared<IntField>()}})
-      .write(test::FunctionSource(kSamples, [](std::uint64_t i) {
+      .write(test::FunctionSource(kDatasetSamples, [](std::uint64_t i) {
         return std::vector<FieldValue>{static_cast<std::int64_t>(i)};
       }));
   return path;
@@ -101,7 +101,7 @@ TEST_CASE("on_error = skip hands out exactly the good samples, the same for any 
     CHECK(result.skipped_count == bad.size());
     std::set<std::uint64_t> seen;
     for (const auto& batch : result.batches) seen.insert(batch.begin(), batch.end());
-    CHECK(seen.size() == kSamples - bad.size());
+    CHECK(seen.size() == kDatasetSamples - bad.size());
     for (const std::uint64_t index : bad) CHECK(seen.count(index) == 0);
     if (first.empty()) {
       first = result.batches;
@@ -129,7 +129,7 @@ TEST_CASE("on_error = skip passes over a batch whose samples all failed", "[load
   options.max_skipped_fraction = 0.1;
   const EpochResult result = run_epoch(index_file(dir), {8, 9, 10, 11, 12, 13, 14, 15}, options);
   CHECK(result.error.empty());
-  REQUIRE(result.batches.size() == kSamples / 8 - 1);
+  REQUIRE(result.batches.size() == kDatasetSamples / 8 - 1);
   CHECK(result.batches[1].front() == 16);  // batch 1 (samples 8..15) is not handed out
 }
 
@@ -154,7 +154,7 @@ TEST_CASE("wait_ready waits in slices and passes over a batch whose samples all 
     if (!batch) break;
     firsts.push_back(batch->indices().front());
   }
-  REQUIRE(firsts.size() == kSamples / 8 - 1);
+  REQUIRE(firsts.size() == kDatasetSamples / 8 - 1);
   CHECK(firsts[0] == 0);
   CHECK(firsts[1] == 16);
   CHECK(positions[0] == 0);

@@ -17,15 +17,15 @@ using namespace ffcv;
 
 namespace {
 
-constexpr std::uint64_t kSamples = 200;
+constexpr std::uint64_t kMixupSamples = 200;
 
 // Image i is a 4x4x3 uint8 array filled with (i * 37) % 251; its label is i % 10.
-std::string write_dataset(const test::TempDir& dir) {
+std::string write_mixup_dataset(const test::TempDir& dir) {
   const std::string path = dir.file("mix.beton");
   DatasetWriter(path, {{"image", std::make_shared<NdArrayField>(
                                      DType::parse("|u1"), std::vector<std::uint64_t>{4, 4, 3})},
                        {"label", std::make_shared<IntField>()}})
-      .write(test::FunctionSource(kSamples, [](std::uint64_t i) {
+      .write(test::FunctionSource(kMixupSamples, [](std::uint64_t i) {
         NdArray image{DType::parse("|u1"), {4, 4, 3}, {}};
         image.bytes.assign(48, static_cast<std::uint8_t>((i * 37) % 251));
         return std::vector<FieldValue>{image, static_cast<std::int64_t>(i % 10)};
@@ -70,7 +70,7 @@ float row_value(const BatchTensor& t, std::uint64_t i, std::uint64_t k) {
 
 TEST_CASE("image and label mixup follow FFCV's formulas with one set of weights", "[mixup]") {
   test::TempDir dir;
-  Loader loader(write_dataset(dir), mixup_pipelines(0.4, false, 10), options(2));
+  Loader loader(write_mixup_dataset(dir), mixup_pipelines(0.4, false, 10), options(2));
   REQUIRE(loader.outputs()[1].second.shape == std::vector<std::uint64_t>{3});
   REQUIRE(loader.outputs()[2].second.shape == std::vector<std::uint64_t>{10});
   auto it = loader.epoch(0);
@@ -109,7 +109,7 @@ TEST_CASE("image and label mixup follow FFCV's formulas with one set of weights"
 
 TEST_CASE("mixup weights are Beta(alpha, alpha), per sample or per batch", "[mixup]") {
   test::TempDir dir;
-  const std::string path = write_dataset(dir);
+  const std::string path = write_mixup_dataset(dir);
   for (const double alpha : {0.2, 1.0, 3.0}) {
     Loader loader(path, mixup_pipelines(alpha, false, 0), options(2));
     std::vector<double> lambdas;
@@ -143,7 +143,7 @@ TEST_CASE("mixup weights are Beta(alpha, alpha), per sample or per batch", "[mix
 
 TEST_CASE("mixup batches are identical for 1 and 4 workers", "[mixup]") {
   test::TempDir dir;
-  const std::string path = write_dataset(dir);
+  const std::string path = write_mixup_dataset(dir);
   Loader one(path, mixup_pipelines(0.3, false, 10), options(1));
   Loader four(path, mixup_pipelines(0.3, false, 10), options(4));
   auto a = one.epoch(3), b = four.epoch(3);
@@ -160,7 +160,7 @@ TEST_CASE("mixup batches are identical for 1 and 4 workers", "[mixup]") {
 
 TEST_CASE("mixup refuses states it cannot mix and bad parameters", "[mixup]") {
   test::TempDir dir;
-  const std::string path = write_dataset(dir);
+  const std::string path = write_mixup_dataset(dir);
   const OpParams mixup({{"alpha", 0.2}});
   CHECK_THROWS_WITH(
       Loader(path, {{"label", "label", nullptr, {}, {batch_op("image_mixup", mixup)}}}, options(1)),

@@ -25,7 +25,8 @@ double printable(double value) { return std::isfinite(value) ? value + 0.0 : 0.0
 // a / b, or 0 when b is not a positive number.
 double ratio(double a, double b) { return b > 0 && std::isfinite(b) ? a / b : 0.0; }
 
-std::string format(const char* pattern, double a, double b = 0, double c = 0, double d = 0) {
+// PATTERN (printf) with up to four figures put in, each printable.
+std::string figures(const char* pattern, double a, double b = 0, double c = 0, double d = 0) {
   char text[256];
   std::snprintf(text, sizeof text, pattern, printable(a), printable(b), printable(c), printable(d));
   return text;
@@ -184,29 +185,29 @@ std::string measurements_text(const Loader& loader, const std::vector<EpochMeasu
   for (const EpochMeasurement& m : epochs) {
     const LoaderStats& s = m.stats;
     out += "  epoch " + std::to_string(m.epoch) + ": " + std::to_string(m.samples) +
-           " samples in " + format("%.3f s = %.0f samples/s", m.seconds, m.samples_per_s) + " (" +
+           " samples in " + figures("%.3f s = %.0f samples/s", m.seconds, m.samples_per_s) + " (" +
            std::to_string(s.workers) + " workers" +
            (s.skipped_samples ? ", " + std::to_string(s.skipped_samples) + " samples skipped"
                               : std::string()) +
            ")\n" +
-           format("    order: %.1f distinct pages per batch (%.3f of the batch size)",
-                  m.diversity.mean_distinct_pages, m.diversity.mean_distinct_page_fraction) +
+           figures("    order: %.1f distinct pages per batch (%.3f of the batch size)",
+                   m.diversity.mean_distinct_pages, m.diversity.mean_distinct_page_fraction) +
            (m.distinct_labels_per_batch > 0
-                ? format(", %.1f distinct labels", m.distinct_labels_per_batch)
+                ? figures(", %.1f distinct labels", m.distinct_labels_per_batch)
                 : std::string()) +
            "\n";
-    out += format("    workers: processing %.3f s, waiting for pages %.3f s, ring full %.3f s; ",
-                  s.process_seconds, s.read_wait_seconds, s.ring_full_seconds) +
-           format("consumer waited %.3f s\n", s.consumer_wait_seconds);
+    out += figures("    workers: processing %.3f s, waiting for pages %.3f s, ring full %.3f s; ",
+                   s.process_seconds, s.read_wait_seconds, s.ring_full_seconds) +
+           figures("consumer waited %.3f s\n", s.consumer_wait_seconds);
     if (!options.os_cache) {
       out += "    storage: " + byte_size_text(double(s.pages.bytes_read)) + " read in " +
-             format("%.0f calls, %.3f s; ", double(s.pages.read_calls), s.pages.storage_seconds) +
+             figures("%.0f calls, %.3f s; ", double(s.pages.read_calls), s.pages.storage_seconds) +
              "peak cache " + byte_size_text(double(s.pages.peak_resident_bytes)) + "\n";
     }
   }
   if (!epochs.empty() && epochs.back().bytes_per_sample > 0 && memcpy_bytes_per_s > 0) {
     const double memcpy_samples = memcpy_bytes_per_s / epochs.back().bytes_per_sample;
-    out += format(
+    out += figures(
         "  baseline: memcpy of the same output bytes on one core: %.0f samples/s "
         "(%.2f GB/s); loader / memcpy = %.3f\n",
         memcpy_samples, memcpy_bytes_per_s / 1e9,

@@ -37,7 +37,7 @@ RecipeSchema recipe_schema(Recipe& r) {
 
   visit("model", "arch", r.model.arch, one_of({"resnet18", "resnet50"}));
   visit("model", "width", r.model.width, above(0));
-  visit("model", "stem", r.model.stem, one_of({"imagenet", "small"}));
+  visit("model", "stem", r.model.stem, one_of({"imagenet", "small", "small_strided"}));
   visit("model", "blurpool", r.model.blurpool, any());
   visit("model", "num_classes", r.model.num_classes, at_least(2));
 

@@ -140,8 +140,9 @@ void check_options(const ResNetOptions& options) {
   if (options.arch != "resnet18" && options.arch != "resnet50") {
     throw ConfigError("unknown model arch '" + options.arch + "' (allowed: resnet18, resnet50)");
   }
-  if (options.stem != "imagenet" && options.stem != "small") {
-    throw ConfigError("unknown model stem '" + options.stem + "' (allowed: imagenet, small)");
+  if (options.stem != "imagenet" && options.stem != "small" && options.stem != "small_strided") {
+    throw ConfigError("unknown model stem '" + options.stem +
+                      "' (allowed: imagenet, small, small_strided)");
   }
   if (!(options.width > 0.0) || !std::isfinite(options.width)) {
     throw ConfigError("model width must be a positive number, got " +
@@ -168,9 +169,10 @@ ResNetImpl::ResNetImpl(const ResNetOptions& options) : options_(options) {
 
   const std::int64_t stem_channels = scaled(64);
   const bool imagenet_stem = options_.stem == "imagenet";
-  conv1_ = register_conv(
-      *this, "conv1",
-      imagenet_stem ? make_conv(3, stem_channels, 7, 2) : make_conv(3, stem_channels, 3, 1));
+  const std::int64_t stem_stride = options_.stem == "small" ? 1 : 2;
+  conv1_ = register_conv(*this, "conv1",
+                         imagenet_stem ? make_conv(3, stem_channels, 7, 2)
+                                       : make_conv(3, stem_channels, 3, stem_stride));
   bn1_ = register_module("bn1", make_bn(stem_channels));
 
   std::int64_t in = stem_channels;

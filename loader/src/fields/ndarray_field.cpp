@@ -6,6 +6,7 @@
 
 #include "ffcv/util/errors.hpp"
 #include "ffcv/util/little_endian.hpp"
+#include "shape_text.hpp"
 #include "value_access.hpp"
 
 namespace ffcv {
@@ -15,14 +16,6 @@ constexpr std::size_t kShapeBytes = NdArrayField::kMaxDims * 8;  // 32 x u8
 constexpr std::size_t kTypeLengthOffset = kShapeBytes;           // u8
 constexpr std::size_t kTypeJsonOffset = kShapeBytes + 8;
 constexpr std::size_t kMaxTypeJson = kFieldArgsSize - kTypeJsonOffset;  // 760
-
-std::string shape_text(const std::vector<std::uint64_t>& shape) {
-  std::string text = "[";
-  for (std::size_t i = 0; i < shape.size(); ++i) {
-    text += (i ? ", " : "") + std::to_string(shape[i]);
-  }
-  return text + "]";
-}
 
 }  // namespace
 

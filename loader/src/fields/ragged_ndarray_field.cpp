@@ -6,6 +6,7 @@
 
 #include "ffcv/util/errors.hpp"
 #include "ffcv/util/little_endian.hpp"
+#include "shape_text.hpp"
 #include "value_access.hpp"
 
 namespace ffcv {
@@ -19,12 +20,6 @@ constexpr std::size_t kRankOffset = 20;     // u32
 constexpr std::size_t kExtentsOffset = 24;  // 16 x u64
 constexpr std::size_t kTypestrOffset = kExtentsOffset + RaggedNdArrayField::kMaxInnerDims * 8;
 constexpr std::size_t kTypestrBytes = 16;
-
-std::string shape_text(const std::vector<std::uint64_t>& shape) {
-  std::string text = "[";
-  for (std::size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
-  return text + "]";
-}
 
 }  // namespace
 

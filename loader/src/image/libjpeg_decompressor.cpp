@@ -28,7 +28,7 @@ std::unique_ptr<Decompressor> create_decompressor() {
   return decompressor;
 }
 
-thread_local std::unique_ptr<Decompressor> tls_decompressor;
+thread_local std::unique_ptr<Decompressor> tls_libjpeg_decompressor;
 
 }  // namespace
 
@@ -50,15 +50,15 @@ void Decompressor::abort() {
 }
 
 Decompressor& thread_decompressor() {
-  if (!tls_decompressor) tls_decompressor = create_decompressor();
-  return *tls_decompressor;
+  if (!tls_libjpeg_decompressor) tls_libjpeg_decompressor = create_decompressor();
+  return *tls_libjpeg_decompressor;
 }
 
-void discard_thread_decompressor() { tls_decompressor.reset(); }
+void discard_thread_decompressor() { tls_libjpeg_decompressor.reset(); }
 
 void fail_and_discard(const std::string& what) {
-  const std::string message = what + tls_decompressor->message();
-  tls_decompressor.reset();
+  const std::string message = what + tls_libjpeg_decompressor->message();
+  tls_libjpeg_decompressor.reset();
   throw EncodeError(message);
 }
 

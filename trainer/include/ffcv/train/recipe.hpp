@@ -74,7 +74,8 @@ struct ModelConfig {
   std::string arch = "resnet18";  // resnet18 | resnet50
   double width = 1.0;             // channel-width multiplier
   // imagenet: 7x7 stride-2 conv + 3x3 max-pool; small: 3x3 stride-1 conv, no max-pool (for
-  // 28-64 px images, where the ImageNet stem would discard most of the picture).
+  // 28-64 px images, where the ImageNet stem would discard most of the picture); small_strided:
+  // 3x3 stride-2 conv, no max-pool (the same images at a quarter of small's cost).
   std::string stem = "imagenet";
   bool blurpool = true;  // blur before every strided conv with >= 16 input channels
   int num_classes = 1000;
