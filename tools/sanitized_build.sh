@@ -2,9 +2,8 @@
 # Sourced by tools/sanitize.sh and tools/fuzz.sh: configures a clang build under sanitizers.
 #   configure_sanitized DIR SANITIZERS FUZZ(ON|OFF)
 # LibTorch is left out (FFCV_PYTHON empty): its prebuilt libraries are not instrumented. The
-# tests use the nginx that tools/setup.sh unpacked into build/. Sources compile in unity batches
-# of 8 (a fifth less compiler time under the sanitizers); build/ still compiles each file alone,
-# so a file's own includes stay checked there.
+# tests use the nginx that tools/setup.sh unpacked into build/. Every target compiles in unity
+# batches of 8, the tests too (a fifth less compiler time under the sanitizers).
 configure_sanitized() {
   local dir=$1 sanitizers=$2 fuzz=$3
   [ -f "$dir/build.ninja" ] && return 0
