@@ -97,8 +97,8 @@ class FunctionSource final : public SampleSource {
   std::function<std::vector<FieldValue>(std::uint64_t)> make_;
 };
 
-// The whole file in one read (empty when it cannot be read): a byte-by-byte stream iterator
-// takes seconds for a dataset file in the sanitizer build, where test code is unoptimised.
+// The whole file in one read (empty when it cannot be read): test code compiles at -O0, where a
+// byte-by-byte stream iterator takes seconds for a dataset file under the sanitizers.
 template <typename Container>
 Container contents_of(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
