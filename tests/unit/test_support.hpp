@@ -14,7 +14,6 @@
 #include <fstream>
 #include <functional>
 #include <iterator>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -23,6 +22,8 @@
 #include "ffcv/dataset_writer.hpp"
 #include "ffcv/fields/rgb_image_field.hpp"
 #include "ffcv/reader.hpp"
+#include "ffcv/util/errors.hpp"
+#include "ffcv/util/whole_file.hpp"
 
 namespace ffcv::test {
 
@@ -97,31 +98,20 @@ class FunctionSource final : public SampleSource {
   std::function<std::vector<FieldValue>(std::uint64_t)> make_;
 };
 
-// The whole file in one read (empty when it cannot be read): test code compiles at -O0, where a
-// byte-by-byte stream iterator takes seconds for a dataset file under the sanitizers.
-template <typename Container>
-Container contents_of(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return {};
-  std::error_code error;
-  const std::uintmax_t size = std::filesystem::file_size(path, error);
-  if (error || size == 0) {  // /proc files and pipes have no size: read them as a stream
-    std::ostringstream text;
-    text << in.rdbuf();
-    const std::string read = text.str();
-    return Container(read.begin(), read.end());
+// The whole file (empty when it cannot be read), in one read: a byte-by-byte stream iterator
+// takes seconds for a dataset file in test code compiled at -O0 under the sanitizers.
+inline std::vector<std::uint8_t> read_file(const std::string& path) {
+  try {
+    return read_whole_file(path);
+  } catch (const Error&) {
+    return {};
   }
-  Container bytes(static_cast<std::size_t>(size), 0);
-  in.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(size));
-  bytes.resize(static_cast<std::size_t>(in.gcount()));
-  return bytes;
 }
 
 // The whole file as text ("" when it cannot be read).
-inline std::string text_of(const std::string& path) { return contents_of<std::string>(path); }
-
-inline std::vector<std::uint8_t> read_file(const std::string& path) {
-  return contents_of<std::vector<std::uint8_t>>(path);
+inline std::string text_of(const std::string& path) {
+  const std::vector<std::uint8_t> bytes = read_file(path);
+  return std::string(bytes.begin(), bytes.end());
 }
 
 inline void write_file(const std::string& path, const std::vector<std::uint8_t>& bytes) {

@@ -6,7 +6,7 @@
 
 #include "ffcv/util/errors.hpp"
 #include "ffcv/util/little_endian.hpp"
-#include "shape_text.hpp"
+#include "util/shape_text.hpp"
 #include "value_access.hpp"
 
 namespace ffcv {

@@ -2,6 +2,8 @@
 
 #include <numeric>
 
+#include "util/shape_text.hpp"
+
 namespace ffcv {
 
 std::uint64_t TensorState::element_count() const {
@@ -9,9 +11,7 @@ std::uint64_t TensorState::element_count() const {
 }
 
 std::string TensorState::to_string() const {
-  std::string text = dtype.typestr() + "[";
-  for (std::size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
-  return text + "] " + (device == Device::kCpu ? "cpu" : "cuda");
+  return dtype.typestr() + shape_text(shape) + " " + (device == Device::kCpu ? "cpu" : "cuda");
 }
 
 }  // namespace ffcv

@@ -1,5 +1,5 @@
 // Internal: an array shape as numpy prints it ("[3, 32, 32]"), for the array fields' messages
-// and their header JSON.
+// and their header JSON, and for a pipeline stage's tensor description.
 #pragma once
 
 #include <cstdint>
