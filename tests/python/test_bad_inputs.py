@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import tempfile
 
 import numpy as np
 import pytest
@@ -89,13 +90,14 @@ def test_an_index_listed_twice_is_written_twice(tmp_path):
     assert values_of(loader) == [40, 0, 40, 20]
 
 
-# An existing output: a .beton may be replaced (what a rerun makes), any other file only with
+# An existing output: a .beton may be replaced (what a rerun makes), and an empty file (a
+# tempfile.NamedTemporaryFile(), as FFCV's own tests write to), any other file only with
 # force=True, as `ffcv write` decides (with --force); a folder never.
 def test_a_write_replaces_a_beton_but_no_other_file_unless_forced(tmp_path, build_bin):
     notes = tmp_path / "notes.txt"
     notes.write_text("my notes\n")
-    with pytest.raises(FileExistsError, match=r"notes\.txt' exists and is not a \.beton file; "
-                                              r"pass force=True to replace it"):
+    with pytest.raises(FileExistsError, match=r"notes\.txt' exists and is not a \.beton file or an "
+                                              r"empty file; pass force=True to replace it"):
         write(notes, {"n": IntField()}, [(1,)])
     assert notes.read_text() == "my notes\n"
     # The CLI refuses the same file without --force.
@@ -112,6 +114,9 @@ def test_a_write_replaces_a_beton_but_no_other_file_unless_forced(tmp_path, buil
     assert values_of(Loader(str(notes), batch_size=1)) == [7]
     write(notes, {"n": IntField()}, [(8,), (9,)])
     assert values_of(Loader(str(notes), batch_size=1)) == [8, 9]
+    with tempfile.NamedTemporaryFile(dir=tmp_path) as empty:
+        write(empty.name, {"n": IntField()}, [(5,)])
+        assert values_of(Loader(empty.name, batch_size=1)) == [5]
     with pytest.raises(IsADirectoryError, match="is a folder; name the file to write"):
         write(tmp_path, {"n": IntField()}, [(1,)])
 

@@ -52,3 +52,27 @@ def test_a_pipeline_spec_reads_another_field_and_outputs_keep_ffcvs_order(jpeg_f
     assert [name for name, _, _ in loader.outputs()] == ["label", "crop"]
     label, crop = next(iter(loader))
     assert crop.shape == (8, 8, 8, 3) and label.shape == (8, 1)
+
+
+@pytest.mark.parametrize("recompile", [False, True])
+def test_progressive_resizing_sets_the_decoders_output_size_between_epochs(jpeg_file, recompile):
+    # As FFCV's training scripts do: decoder.output_size = (res, res) before each epoch.
+    decoder = RandomResizedCropRGBImageDecoder((16, 16))
+    loader = Loader(jpeg_file, batch_size=8, order=OrderOption.RANDOM, seed=4,
+                    recompile=recompile, pipelines={"image": [decoder], "label": [IntDecoder()]})
+    for epoch, size in enumerate([(16, 16), (24, 24), (12, 20), (24, 24)]):
+        decoder.output_size = size
+        images = np.concatenate([image for image, _ in loader])
+        assert images.shape == (96, *size, 3)
+        # The same pixels as a loader made at that size gives for that epoch.
+        fresh = Loader(jpeg_file, batch_size=8, order=OrderOption.RANDOM, seed=4,
+                       pipelines={"image": [RandomResizedCropRGBImageDecoder(size)],
+                                  "label": [IntDecoder()]})
+        assert np.array_equal(images, np.concatenate([image for image, _ in fresh.epoch(epoch)]))
+    with pytest.raises(ValueError, match="output_size"):
+        decoder.output_size = (0, 16)
+
+
+def test_a_missing_file_raises_file_not_found_error(tmp_path):
+    with pytest.raises(FileNotFoundError, match="missing.beton"):
+        Loader(str(tmp_path / "missing.beton"), batch_size=4)

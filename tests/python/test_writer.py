@@ -4,6 +4,7 @@ settings, and reports bad input clearly without leaving a file behind."""
 from __future__ import annotations
 
 import os
+import random
 import subprocess
 
 import numpy as np
@@ -151,3 +152,54 @@ def test_ctrl_c_stops_a_write_and_leaves_no_file(tmp_path):
     # Stopped, not run to the end: the whole write would sleep 800 x 5 ms over 2 threads, 2 s.
     assert time.perf_counter() - started < 1.0
     assert os.listdir(tmp_path) == []
+
+
+class GlobalStateDataset:
+    """As FFCV's own test datasets: each __getitem__ seeds numpy's global generator with its
+    index and draws from it, so another thread's seed between the two would store another
+    sample's data. It also draws from Python's global `random`, never seeded here: what a plain
+    loop gives then depends on the order of the calls as well."""
+
+    def __init__(self, count: int) -> None:
+        self.count = count
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __getitem__(self, index: int):
+        np.random.seed(index)
+        array = np.random.randint(0, 255, size=64, dtype="u1")
+        return index, array, np.array([random.random()], np.float64)
+
+
+@pytest.mark.parametrize("shuffle_indices", [False, True])
+def test_each_sample_is_what_a_plain_loop_over_the_dataset_gives(tmp_path, shuffle_indices):
+    from ffcv_cpp.fields.decoders import NDArrayDecoder
+    from ffcv_cpp.loader import Loader, OrderOption
+
+    dataset = GlobalStateDataset(4096)
+    path = str(tmp_path / "global_state.beton")
+    random.seed(77)
+    DatasetWriter(path, {"index": IntField(), "array": NDArrayField(np.dtype("u1"), (64,)),
+                         "draw": NDArrayField(np.dtype("f8"), (1,))},
+                  num_workers=4, progress=False, seed=5).from_indexed_dataset(
+                      dataset, shuffle_indices=shuffle_indices)
+    batches = list(Loader(path, batch_size=512, order=OrderOption.SEQUENTIAL,
+                          pipelines={"array": [NDArrayDecoder()], "draw": [NDArrayDecoder()]}))
+    indices, arrays, draws = (np.concatenate([batch[k] for batch in batches]) for k in range(3))
+    indices = indices.reshape(-1)
+    assert sorted(indices) == list(range(len(dataset)))
+    assert (indices != np.arange(len(dataset))).any() == shuffle_indices
+    # The plain loop over the file's rows, from the same global state.
+    random.seed(77)
+    loop = [dataset[int(i)] for i in indices]
+    assert all(np.array_equal(arrays[row], loop[row][1]) for row in range(len(dataset)))
+    assert all(np.array_equal(draws[row], loop[row][2]) for row in range(len(dataset)))
+
+
+def test_compress_probability_none_is_taken_where_the_write_mode_does_not_use_it(tmp_path):
+    images = [(np.full((8, 8, 3), i, np.uint8),) for i in range(3)]
+    DatasetWriter(str(tmp_path / "a.beton"), {"image": RGBImageField(compress_probability=None)},
+                  progress=False).from_indexed_dataset(images)
+    with pytest.raises(ValueError, match="proportion.*needs compress_probability"):
+        RGBImageField(write_mode="proportion", compress_probability=None)

@@ -243,7 +243,8 @@ TEST_CASE("ffcv write refuses an output that is one of its inputs or another kin
   CHECK(fs::remove(images + "/all.beton.sources.json"));  // the class map beside it
   CHECK(snapshot(images) == inputs);
 
-  // An existing file that is not a .beton needs --force; a .beton is replaced as before.
+  // An existing file that is not a .beton needs --force; a .beton is replaced as before, and so
+  // is an empty file (made by mktemp to hold the output).
   test::write_file(dir.file("notes.txt"), {'k', 'e', 'e', 'p'});
   CHECK(test::run_cli("write folder " + images + " --output " + dir.file("notes.txt"), out) == 2);
   CHECK_THAT(out, Catch::Contains("not a .beton") && Catch::Contains("--force"));
@@ -252,6 +253,10 @@ TEST_CASE("ffcv write refuses an output that is one of its inputs or another kin
                       out) == 0);
   CHECK(test::run_cli("write folder " + images + " --output " + dir.file("a.beton") + " --quiet",
                       out) == 0);
+  test::write_file(dir.file("empty"), {});
+  CHECK(test::run_cli("write folder " + images + " --output " + dir.file("empty") + " --quiet",
+                      out) == 0);
+  CHECK(test::read_file(dir.file("empty")) == test::read_file(dir.file("a.beton")));
   CHECK(test::run_cli(
             "write folder " + images + " --output " + dir.file("notes.txt") + " --force --quiet",
             out) == 0);

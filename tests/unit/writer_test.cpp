@@ -4,12 +4,14 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <filesystem>
 #include <map>
 #include <mutex>
 #include <set>
+#include <thread>
 
 #include "ffcv/fields/bytes_fields.hpp"
 #include "ffcv/fields/rgb_image_field.hpp"
@@ -371,4 +373,73 @@ TEST_CASE("a read-ahead hint that blocks does not hold up the encoders", "[write
     CHECK(summary.num_samples == count);
     CHECK_FALSE(source.blocked_hint_held_loads());  // every sample loaded while hint 3 waited
   }
+}
+
+namespace {
+
+// A source that loads one at a time: records the order of its loads and how many ran at once,
+// and stays in each load a moment (so that loads of several workers would overlap if allowed).
+class OneAtATimeSource final : public SampleSource {
+ public:
+  explicit OneAtATimeSource(std::uint64_t size) : size_(size) {}
+  std::uint64_t size() const override { return size_; }
+  bool loads_one_at_a_time() const override { return true; }
+  std::vector<FieldValue> load(std::uint64_t index) const override {
+    const int running = ++running_;
+    int seen = most_running_.load();
+    while (running > seen && !most_running_.compare_exchange_weak(seen, running)) {
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+    {
+      std::lock_guard lock(mutex_);
+      order_.push_back(index);
+    }
+    --running_;
+    if (index == 7) throw EncodeError("sample 7 is bad");  // a failed load passes the turn on
+    return {static_cast<std::int64_t>(index)};
+  }
+  std::vector<std::uint64_t> order() const { return order_; }
+  int most_running() const { return most_running_.load(); }
+
+ private:
+  std::uint64_t size_;
+  mutable std::atomic<int> running_{0}, most_running_{0};
+  mutable std::mutex mutex_;
+  mutable std::vector<std::uint64_t> order_;
+};
+
+}  // namespace
+
+TEST_CASE("a source that loads one at a time is loaded in row order, never two at once",
+          "[writer]") {
+  TempDir dir;
+  const bool shuffle = GENERATE(false, true);
+  const OneAtATimeSource source(400);
+  std::vector<std::uint64_t> skipped;
+  DatasetWriter(dir.file("turns.beton"), {{"index", std::make_shared<IntField>()}},
+                {.num_workers = 4,
+                 .seed = 3,
+                 .skip_bad_samples = true,
+                 .shuffle_indices = shuffle,
+                 .on_skipped = [&](std::uint64_t row, const std::string&,
+                                   const std::string&) { skipped.push_back(row); }})
+      .write(source);
+  CHECK(source.most_running() == 1);
+  // Row order: the source's own order, or the permutation the file's rows hold.
+  std::vector<std::uint64_t> expected(400);
+  for (std::uint64_t i = 0; i < expected.size(); ++i) expected[i] = i;
+  if (shuffle) {
+    const Reader reader(dir.file("turns.beton"));
+    std::vector<std::uint64_t> rows;
+    for (std::uint64_t i = 0; i < reader.num_samples(); ++i) {
+      rows.push_back(std::uint64_t(std::get<std::int64_t>(reader.decode(i, 0))));
+    }
+    const std::vector<std::uint64_t> loaded = source.order();
+    const auto bad = std::find(loaded.begin(), loaded.end(), 7u);
+    REQUIRE(bad != loaded.end());
+    rows.insert(rows.begin() + (bad - loaded.begin()), 7);  // the skipped one
+    expected = rows;
+  }
+  CHECK(source.order() == expected);
+  CHECK(skipped.size() == 1);
 }

@@ -123,7 +123,7 @@ Arguments write_arguments() {
       .flag("shuffle",
             "store the samples in a random order keyed by --seed (FFCV's shuffle_indices), so "
             "that a source in class order mixes classes under QUASI_RANDOM")
-      .flag("force", "replace an existing --output (or --images-dir) that is not a .beton")
+      .flag("force", "replace an existing --output (or --images-dir) that is not a .beton or empty")
       .flag("json",
             "print one JSON object at the end: sizes, rate, seconds per stage and what became "
             "of the source JPEGs")
@@ -174,7 +174,7 @@ void check_write_options(const Arguments& args) {
 }
 
 // Refuses, before any work, an --output that is one of `inputs` or lies inside one of `folders`,
-// and an existing --output that is not a .beton without --force.
+// and an existing --output that is neither a .beton nor empty without --force.
 void check_write_output(const Arguments& args, std::vector<std::string> inputs,
                         std::vector<InputFolder> folders = {}) {
   for (const std::string& option : args.get_all("rows")) {
@@ -185,7 +185,8 @@ void check_write_output(const Arguments& args, std::vector<std::string> inputs,
   OutputRules rules;
   rules.input_files = std::move(inputs);
   rules.input_folders = std::move(folders);
-  rules.replaceable = is_beton_file;
+  rules.replaceable = replaceable_without_force;
+  rules.replaceable_kind = "a .beton file or an empty file";
   rules.force = args.get_flag("force");
   check_output(output_path(args), rules);
 }

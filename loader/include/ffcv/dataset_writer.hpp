@@ -23,7 +23,8 @@
 
 namespace ffcv {
 
-// Random-access samples for the writer. load() is called concurrently from worker threads.
+// Random-access samples for the writer. load() is called concurrently from worker threads,
+// unless loads_one_at_a_time() says otherwise.
 class SampleSource {
  public:
   virtual ~SampleSource() = default;
@@ -39,6 +40,11 @@ class SampleSource {
   // never throws and may do nothing (the default); load() reports whatever is wrong with the file.
   virtual void prefetch(std::uint64_t index) const;
   static constexpr std::uint64_t kReadAhead = 256;
+  // True for a source whose load() must run one call at a time, in the order of the file's rows,
+  // as a plain loop over it would call it: a Python dataset whose __getitem__ seeds or draws from
+  // a global random generator gives each sample what that loop gives only then. The workers
+  // still encode in parallel; only the loads take turns.
+  virtual bool loads_one_at_a_time() const { return false; }
 };
 
 struct WriterOptions {

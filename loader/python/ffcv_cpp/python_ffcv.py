@@ -34,13 +34,7 @@ from ffcv.pipeline.compiler import Compiler
 from ffcv.pipeline.operation import Operation
 from ffcv.pipeline.state import State
 
-from .fields.ragged import rows_array
-
-_MAGIC = b"RaggedNDArray"
-_VERSION = 1
-_MAX_INNER_DIMS = 16
-_ARGS = np.dtype([("magic", "S16"), ("version", "<u4"), ("rank", "<u4"),
-                  ("extents", "<u8", _MAX_INNER_DIMS), ("dtype", "S16")])
+from .fields.ragged import ragged_arguments, ragged_layout, rows_array
 
 
 class RaggedNDArrayField(Field):
@@ -53,8 +47,7 @@ class RaggedNDArrayField(Field):
     def __init__(self, dtype: np.dtype, row_shape: Tuple[int, ...] = ()) -> None:
         self.dtype = np.dtype(dtype)
         self.row_shape = tuple(int(extent) for extent in row_shape)
-        if len(self.row_shape) > _MAX_INNER_DIMS or 0 in self.row_shape:
-            raise ValueError(f"row shape {self.row_shape} must have at most 16 non-zero extents")
+        ragged_arguments(self.dtype, self.row_shape)  # checks the row shape
         self.row_bytes = int(self.dtype.itemsize * np.prod(self.row_shape, dtype=np.int64))
 
     @property
@@ -63,27 +56,10 @@ class RaggedNDArrayField(Field):
 
     @staticmethod
     def from_binary(binary: ARG_TYPE) -> Field:
-        args = np.frombuffer(binary.tobytes()[:_ARGS.itemsize], dtype=_ARGS)[0]
-        if args["magic"] != _MAGIC:
-            raise ValueError("not a RaggedNDArray field: its arguments lack the magic")
-        if args["version"] != _VERSION:
-            raise ValueError(f"RaggedNDArray version {args['version']} is not 1")
-        rank = int(args["rank"])
-        if rank > _MAX_INNER_DIMS:
-            raise ValueError(f"RaggedNDArray row rank {rank} is over 16")
-        return RaggedNDArrayField(np.dtype(args["dtype"].decode("ascii")),
-                                  tuple(int(e) for e in args["extents"][:rank]))
+        return RaggedNDArrayField(*ragged_layout(binary))
 
     def to_binary(self) -> ARG_TYPE:
-        args = np.zeros(1, dtype=_ARGS)
-        args["magic"] = _MAGIC
-        args["version"] = _VERSION
-        args["rank"] = len(self.row_shape)
-        args["extents"][0, :len(self.row_shape)] = self.row_shape
-        args["dtype"] = self.dtype.str.encode("ascii")
-        result = np.zeros(1, dtype=ARG_TYPE)[0]
-        result[0][:_ARGS.itemsize] = args.view("<u1")
-        return result
+        return ragged_arguments(self.dtype, self.row_shape)
 
     def encode(self, destination, field, malloc):
         array = rows_array(field, self.dtype, self.row_shape)

@@ -49,8 +49,9 @@ class DatasetWriter:
     power of two of at least 2 MiB; ``num_workers`` -1 or 0 means one per core. ``seed`` keys
     the random write decisions (write_mode="proportion") and ``shuffle_indices``.
 
-    An existing ``fname`` is replaced when it is a .beton file; any other file only with
-    ``force=True`` (the rule of ``ffcv write`` and its ``--force``)."""
+    An existing ``fname`` is replaced when it is a .beton file or empty (a
+    ``tempfile.NamedTemporaryFile()``); any other file only with ``force=True`` (the rule of
+    ``ffcv write`` and its ``--force``)."""
 
     def __init__(self, fname: str, fields: Mapping[str, Field], page_size: int = 4 * MIN_PAGE_SIZE,
                  num_workers: int = -1, seed: int = 0, progress: bool = True,
@@ -73,14 +74,14 @@ class DatasetWriter:
 
     def _check_output(self) -> None:
         """Refuses, before any work, an ``fname`` that names a folder, or an existing file that
-        is not a .beton unless ``force``."""
+        is neither a .beton nor empty unless ``force``."""
         if os.path.isdir(self.fname):
             raise IsADirectoryError(f"DatasetWriter: fname {self.fname!r} is a folder; name the "
                                     "file to write")
         if os.path.exists(self.fname) and not self.force and \
-                not _native.is_beton_file(self.fname):
+                not _native.replaceable_without_force(self.fname):
             raise FileExistsError(f"DatasetWriter: fname {self.fname!r} exists and is not a "
-                                  ".beton file; pass force=True to replace it")
+                                  ".beton file or an empty file; pass force=True to replace it")
 
     def from_indexed_dataset(self, dataset: Any, indices: Optional[Sequence[int]] = None,
                              chunksize: int = 100, shuffle_indices: bool = False) -> dict:

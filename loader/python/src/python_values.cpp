@@ -195,7 +195,7 @@ FieldValue field_value(nb::handle value, const std::string& kind, const std::str
     }
     return nb::cast<double>(value.attr("__float__")());
   }
-  if (kind == "ndarray" || kind == "ragged_ndarray") {
+  if (kind == "ndarray" || kind == "torch_tensor" || kind == "ragged_ndarray") {
     const auto array = contiguous_array(value, what);
     NdArray result;
     result.dtype = dtype_of(array.dtype(), what);

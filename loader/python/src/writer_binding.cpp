@@ -1,10 +1,11 @@
 // NativeWriter: ffcv::DatasetWriter for Python, reading samples through a Python callable.
 //
 // The writer's worker threads take the GIL only to call the sample callable and copy what it
-// returns; decoding, resizing and JPEG encoding run without it, in parallel. The write runs on
-// a thread of its own; the calling thread waits without the GIL and takes it ten times a second
-// to notice Ctrl-C, which stops the write and raises KeyboardInterrupt, the partial file removed
-// (as on any error), within about a second even while the dataset's __getitem__ blocks.
+// returns, one call at a time in row order (as a plain loop over the dataset); decoding, resizing
+// and JPEG encoding run without it, in parallel. The write runs on a thread of its own; the calling
+// thread waits without the GIL and takes it ten times a second to notice Ctrl-C, which stops the
+// write and raises KeyboardInterrupt, the partial file removed (as on any error), within about a
+// second even while the dataset's __getitem__ blocks.
 
 #include <chrono>
 #include <condition_variable>
@@ -69,10 +70,11 @@ FieldSpec field_spec(nb::handle entry) {
     spec.field = std::make_shared<BytesField>();
   } else if (spec.kind == "json") {
     spec.field = std::make_shared<JsonField>();
-  } else if (spec.kind == "ndarray") {
-    spec.field =
-        std::make_shared<NdArrayField>(DType::parse(nb::cast<std::string>(item(params, "dtype"))),
-                                       nb::cast<std::vector<std::uint64_t>>(item(params, "shape")));
+  } else if (spec.kind == "ndarray" || spec.kind == "torch_tensor") {
+    spec.field = std::make_shared<NdArrayField>(
+        DType::parse(nb::cast<std::string>(item(params, "dtype"))),
+        nb::cast<std::vector<std::uint64_t>>(item(params, "shape")),
+        spec.kind == "ndarray" ? NdArrayField::kTypeId : NdArrayField::kTorchTensorTypeId);
   } else if (spec.kind == "ragged_ndarray") {
     spec.field = std::make_shared<RaggedNdArrayField>(
         DType::parse(nb::cast<std::string>(item(params, "dtype"))),
@@ -133,6 +135,11 @@ class PythonSamples final : public SampleSource {
   std::string describe(std::uint64_t index) const override {
     return "dataset[" + std::to_string(dataset_index(index)) + "]";
   }
+
+  // __getitem__ is called as a plain loop calls it: one call at a time, in row order, so that a
+  // dataset that seeds or draws from numpy's global generator gives each row what the loop gives
+  // (the GIL alone lets another thread's call run between a seed and its draw).
+  bool loads_one_at_a_time() const override { return true; }
 
   // Set when the caller stops the write: later samples fail at once.
   const std::shared_ptr<std::atomic<bool>> cancelled = std::make_shared<std::atomic<bool>>(false);
@@ -321,9 +328,9 @@ void bind_writer(nb::module_& module) {
              "field; fields are (name, kind, parameters); errors name sample i as "
              "dataset[dataset_indices[i]] (dataset[i] without them). Returns the write's "
              "summary.");
-  module.def("is_beton_file", &is_beton_file, nb::arg("path"),
-             "Whether `path` is a .beton file (its header), which a write may replace without "
-             "force, as `ffcv write` does.");
+  module.def("replaceable_without_force", &replaceable_without_force, nb::arg("path"),
+             "Whether a write may replace `path` without force, as `ffcv write` does: a .beton "
+             "file (its header) or an empty file.");
 }
 
 }  // namespace ffcv::python

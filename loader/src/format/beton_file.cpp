@@ -24,4 +24,13 @@ bool is_beton_file(const std::string& path) {
   return std::filesystem::file_size(path, error) >= metadata_start(header->num_fields) && !error;
 }
 
+bool replaceable_without_force(const std::string& path) {
+  std::error_code error;
+  if (std::filesystem::is_regular_file(path, error) &&
+      std::filesystem::file_size(path, error) == 0 && !error) {
+    return true;
+  }
+  return is_beton_file(path);
+}
+
 }  // namespace ffcv

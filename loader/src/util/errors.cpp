@@ -23,7 +23,8 @@ FormatError::FormatError(const std::string& path, const std::string& problem,
     : Error(format_message(path, problem, offset)), path_(path), offset_(offset) {}
 
 IoError::IoError(const std::string& path, const std::string& action, int errno_value)
-    : Error(path + ": cannot " + action + ": " + std::strerror(errno_value)) {}
+    : Error(path + ": cannot " + action + ": " + std::strerror(errno_value)),
+      errno_value_(errno_value) {}
 
 IoError::IoError(const std::string& path, const std::string& action, const std::string& reason)
     : Error(path + ": cannot " + action + ": " + reason) {}

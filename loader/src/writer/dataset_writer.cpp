@@ -15,6 +15,7 @@
 #include "ffcv/util/little_endian.hpp"
 #include "ffcv/util/stopwatch.hpp"
 #include "ffcv/util/thread_group.hpp"
+#include "load_turns.hpp"
 #include "page_allocator.hpp"
 #include "read_ahead.hpp"
 
@@ -80,6 +81,7 @@ class PermutedSource final : public SampleSource {
     return inner_.describe(order_[index]);
   }
   void prefetch(std::uint64_t index) const override { inner_.prefetch(order_[index]); }
+  bool loads_one_at_a_time() const override { return inner_.loads_one_at_a_time(); }
 
  private:
   const SampleSource& inner_;
@@ -90,10 +92,10 @@ class PermutedSource final : public SampleSource {
 // pointer offsets are made relative to the record). Throws naming the field that failed.
 void encode_sample(const std::vector<NamedField>& fields, const MetadataLayout& layout,
                    const SampleSource& source, std::uint64_t index, std::uint64_t seed,
-                   ByteBufferPool& buffers, EncodedSample& out) {
+                   ByteBufferPool& buffers, LoadTurns& turns, EncodedSample& out) {
   out.record.assign(layout.record_size, 0);
   Stopwatch watch;
-  std::vector<FieldValue> values = source.load(index);
+  std::vector<FieldValue> values = turns.in_turn(index, [&] { return source.load(index); });
   out.load_seconds = watch.restart();
   if (values.size() != fields.size()) {
     throw EncodeError("the source gave " + std::to_string(values.size()) + " values for " +
@@ -184,12 +186,12 @@ class EncodeWindow {
 // sample, for the committer to report or skip in order.
 void encode_claimed(EncodeWindow& window, const std::vector<NamedField>& fields,
                     const MetadataLayout& layout, const SampleSource& source, std::uint64_t seed,
-                    ByteBufferPool& buffers, ReadAhead& read_ahead) {
+                    ByteBufferPool& buffers, ReadAhead& read_ahead, LoadTurns& turns) {
   while (const std::optional<std::uint64_t> index = window.claim()) {
     read_ahead.claimed(*index);
     EncodedSample result;
     try {
-      encode_sample(fields, layout, source, *index, seed, buffers, result);
+      encode_sample(fields, layout, source, *index, seed, buffers, turns, result);
     } catch (const IoError& error) {
       result = EncodedSample{};
       result.error = error.what();
@@ -340,6 +342,7 @@ WriteSummary DatasetWriter::write_rows(const SampleSource& source) {
       (std::size_t{64} << 20) + (std::size_t{16} << 20) * std::size_t(num_workers));
   PlacementTotals totals;
   ReadAhead read_ahead(source, SampleSource::kReadAhead);
+  LoadTurns turns(source.loads_one_at_a_time());
   ThreadGroup threads;
   const auto stop_workers = [&] {
     window.stop();
@@ -348,7 +351,7 @@ WriteSummary DatasetWriter::write_rows(const SampleSource& source) {
   };
   try {
     threads.start(num_workers, [&](int) {
-      encode_claimed(window, fields_, layout, source, options_.seed, buffers, read_ahead);
+      encode_claimed(window, fields_, layout, source, options_.seed, buffers, read_ahead, turns);
     });
     totals = place_in_order(window, num_samples, source, options_, pages, metadata,
                             layout.record_size, buffers);
@@ -363,7 +366,9 @@ WriteSummary DatasetWriter::write_rows(const SampleSource& source) {
   const std::uint64_t skipped = totals.skipped;
   const std::uint64_t written = num_samples - skipped;
   const std::uint64_t table_ptr = pages.finish();
-  file.write_at(metadata_offset, metadata.data(), written * layout.record_size);
+  // The unused records too (zeros): without pages the allocation table starts right after them,
+  // and the file must reach it.
+  file.write_at(metadata_offset, metadata.data(), metadata.size());
   const std::vector<std::uint8_t> table = allocation_table(pages);
   file.write_at(table_ptr, table.data(), table.size());
 

@@ -50,6 +50,11 @@ class IoError : public Error {
  public:
   IoError(const std::string& path, const std::string& action, int errno_value);
   IoError(const std::string& path, const std::string& action, const std::string& reason);
+  // The operating system's error number (ENOENT, EACCES, ...); 0 when the reason is not one.
+  int errno_value() const { return errno_value_; }
+
+ private:
+  int errno_value_ = 0;
 };
 
 }  // namespace ffcv

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import operator
 
+import numpy as np
+
 from ..pipeline.operation import NativeStep
 from .base import Field
 
@@ -14,6 +16,10 @@ class IntField(Field):
     """A 64-bit signed integer per sample (a label, an index)."""
 
     kind = "int"
+    metadata_type = np.dtype("<i8")
+
+    def get_decoder_class(self):
+        return IntDecoder
 
     def to_native(self, value):
         number = operator.index(value)
@@ -27,6 +33,10 @@ class FloatField(Field):
     """A 64-bit float per sample."""
 
     kind = "float"
+    metadata_type = np.dtype("<f8")
+
+    def get_decoder_class(self):
+        return FloatDecoder
 
     def to_native(self, value):
         return float(value)

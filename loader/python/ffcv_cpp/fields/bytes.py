@@ -12,6 +12,11 @@ class BytesField(Field):
     """A byte string per sample: bytes, or a 1-D uint8 array."""
 
     kind = "bytes"
+    # Packed: the payload's file offset and its length.
+    metadata_type = np.dtype([("ptr", "<u8"), ("size", "<u8")])
+
+    def get_decoder_class(self):
+        return BytesDecoder
 
     def to_native(self, value):
         if isinstance(value, (bytes, bytearray, memoryview)):

@@ -8,7 +8,49 @@ import numpy as np
 
 from ..arguments import extents, stored_dtype
 from ..pipeline.operation import NativeStep
-from .base import Field
+from .base import ARG_TYPE, Field
+
+# The field's descriptor: type id 255 (a field Python FFCV does not know) with these arguments.
+_MAGIC = b"RaggedNDArray"
+_VERSION = 1
+_MAX_INNER_DIMS = 16
+_ARGS = np.dtype([("magic", "S16"), ("version", "<u4"), ("rank", "<u4"),
+                  ("extents", "<u8", _MAX_INNER_DIMS), ("dtype", "S16")])
+
+
+def is_ragged_arguments(binary) -> bool:
+    """Whether a descriptor's argument blob is a RaggedNDArray field's (its magic)."""
+    return np.asarray(binary).tobytes()[:len(_MAGIC)] == _MAGIC
+
+
+def ragged_layout(binary) -> Tuple[np.dtype, Tuple[int, ...]]:
+    """The row dtype and row shape of a RaggedNDArray field's argument blob; ValueError for a
+    blob without its magic or of another version."""
+    args = np.frombuffer(np.asarray(binary).tobytes()[:_ARGS.itemsize], dtype=_ARGS)[0]
+    if args["magic"] != _MAGIC:
+        raise ValueError("not a RaggedNDArray field: its arguments lack the magic")
+    if args["version"] != _VERSION:
+        raise ValueError(f"RaggedNDArray version {args['version']} is not 1")
+    rank = int(args["rank"])
+    if rank > _MAX_INNER_DIMS:
+        raise ValueError(f"RaggedNDArray row rank {rank} is over 16")
+    return (np.dtype(args["dtype"].decode("ascii")),
+            tuple(int(extent) for extent in args["extents"][:rank]))
+
+
+def ragged_arguments(dtype: np.dtype, row_shape: Tuple[int, ...]):
+    """The argument blob (ARG_TYPE) of a RaggedNDArray field of these rows."""
+    if len(row_shape) > _MAX_INNER_DIMS or 0 in row_shape:
+        raise ValueError(f"row shape {row_shape} must have at most 16 non-zero extents")
+    args = np.zeros(1, dtype=_ARGS)
+    args["magic"] = _MAGIC
+    args["version"] = _VERSION
+    args["rank"] = len(row_shape)
+    args["extents"][0, :len(row_shape)] = row_shape
+    args["dtype"] = np.dtype(dtype).str.encode("ascii")
+    blob = np.zeros(1024, dtype=np.uint8)
+    blob[:_ARGS.itemsize] = args.view(np.uint8)
+    return blob.view(ARG_TYPE)[0]
 
 
 def rows_array(value, dtype: np.dtype, row_shape: Tuple[int, ...]) -> np.ndarray:
@@ -35,6 +77,8 @@ class RaggedNDArrayField(Field):
     ``custom_fields={name: ffcv_cpp.python_ffcv.RaggedNDArrayField}``."""
 
     kind = "ragged_ndarray"
+    metadata_type = np.dtype([("ptr", "<u8"), ("rows", "<u8")])
+    TYPE_ID = 255
 
     def __init__(self, dtype: np.dtype, row_shape: Tuple[int, ...] = ()) -> None:
         self.dtype = stored_dtype(dtype)
@@ -45,6 +89,16 @@ class RaggedNDArrayField(Field):
 
     def to_native(self, value):
         return rows_array(value, self.dtype, self.row_shape)
+
+    @classmethod
+    def from_binary(cls, binary) -> "RaggedNDArrayField":
+        return RaggedNDArrayField(*ragged_layout(binary))
+
+    def to_binary(self):
+        return ragged_arguments(self.dtype, self.row_shape)
+
+    def get_decoder_class(self):
+        return RaggedDecoder
 
 
 class RaggedDecoder(NativeStep):

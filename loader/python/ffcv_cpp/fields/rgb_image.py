@@ -33,10 +33,16 @@ class RGBImageField(Field):
     Python FFCV's writer does (`ffcv write --same-as-ffcv`)."""
 
     kind = "rgb_image"
+    # Packed, 13 bytes: mode 0 for JPEG, 1 for raw pixels; the payload's file offset.
+    metadata_type = np.dtype([("mode", "<u1"), ("width", "<u2"), ("height", "<u2"),
+                              ("data_ptr", "<u8")])
+
+    def get_decoder_class(self):
+        return SimpleRGBImageDecoder
 
     def __init__(self, write_mode: str = "raw", max_resolution: Optional[int] = None,
                  smart_threshold: Optional[int] = None, jpeg_quality: int = 90,
-                 compress_probability: float = 0.5, same_as_ffcv: bool = False) -> None:
+                 compress_probability: Optional[float] = 0.5, same_as_ffcv: bool = False) -> None:
         if write_mode not in _WRITE_MODES:
             raise ValueError(f"write_mode must be one of {', '.join(_WRITE_MODES)}, got "
                              f"{write_mode!r}")
@@ -46,18 +52,24 @@ class RGBImageField(Field):
         self.smart_threshold = None if smart_threshold is None else \
             whole_number(smart_threshold, "smart_threshold", 0, 2**64 - 1)
         self.jpeg_quality = whole_number(jpeg_quality, "jpeg_quality", 1, 100)
-        if isinstance(compress_probability, bool) or \
-                not isinstance(compress_probability, (int, float, np.number)) or \
-                not 0 <= compress_probability <= 1:
+        if compress_probability is None and write_mode == "proportion":
+            raise ValueError('write_mode="proportion" needs compress_probability, a number in '
+                             '[0, 1]')
+        if compress_probability is not None and (
+                isinstance(compress_probability, bool) or
+                not isinstance(compress_probability, (int, float, np.number)) or
+                not 0 <= compress_probability <= 1):
             raise ValueError(f"compress_probability must be a number in [0, 1], got "
                              f"{compress_probability!r}")
+        # None: not used by the other write modes (as in Python FFCV).
         self.compress_probability = compress_probability
         self.same_as_ffcv = same_as_ffcv
 
     def params(self):
         return {"write_mode": str(self.write_mode), "max_resolution": self.max_resolution,
                 "smart_threshold": self.smart_threshold, "jpeg_quality": int(self.jpeg_quality),
-                "compress_probability": float(self.compress_probability),
+                "compress_probability": float(0.5 if self.compress_probability is None
+                                              else self.compress_probability),
                 "same_as_ffcv": bool(self.same_as_ffcv)}
 
     def to_native(self, value):
@@ -81,6 +93,23 @@ class RGBImageField(Field):
         return np.ascontiguousarray(value)
 
 
+class _ResizingDecoder(NativeStep):
+    """A decoder whose images come out at ``output_size`` (height, width). Setting
+    ``output_size`` between epochs changes the next epoch's batches, as progressive resizing in
+    FFCV's training scripts does (``decoder.output_size = (res, res)``), with or without the
+    loader's ``recompile``."""
+
+    kind = "decoder"
+
+    @property
+    def output_size(self) -> Tuple[int, int]:
+        return (self.params["height"], self.params["width"])
+
+    @output_size.setter
+    def output_size(self, output_size: Size) -> None:
+        self.params["height"], self.params["width"] = _height_width(output_size)
+
+
 class SimpleRGBImageDecoder(NativeStep):
     """Decodes whole images, (H, W, 3) uint8; every image of the dataset must share one size."""
 
@@ -90,14 +119,12 @@ class SimpleRGBImageDecoder(NativeStep):
         super().__init__("image")
 
 
-class RandomResizedCropRGBImageDecoder(NativeStep):
+class RandomResizedCropRGBImageDecoder(_ResizingDecoder):
     """torchvision's random-resized crop, decoded from the JPEG window alone and resized to
     ``output_size`` (an int or (height, width)). Ours besides FFCV's arguments:
     ``interpolation`` ("area", FFCV's filter, or "linear"), ``dct_scaling`` (decode at the
     smallest DCT scale that covers the output; default True) and ``fast_dct`` (libjpeg's fast
     IDCT as FFCV decodes; default True)."""
-
-    kind = "decoder"
 
     def __init__(self, output_size: Size, scale: Tuple[float, float] = (0.08, 1.0),
                  ratio: Tuple[float, float] = (3 / 4, 4 / 3), interpolation: Optional[str] = None,
@@ -106,14 +133,11 @@ class RandomResizedCropRGBImageDecoder(NativeStep):
         super().__init__("random_resized_crop", height=height, width=width, scale=scale,
                          ratio=ratio, interpolation=interpolation, dct_scaling=dct_scaling,
                          fast_dct=fast_dct)
-        self.output_size = (height, width)
 
 
-class CenterCropRGBImageDecoder(NativeStep):
+class CenterCropRGBImageDecoder(_ResizingDecoder):
     """The centred square of side ``ratio`` x the short side, resized to ``output_size``; the
     same extra arguments as RandomResizedCropRGBImageDecoder."""
-
-    kind = "decoder"
 
     def __init__(self, output_size: Size, ratio: float = 224 / 256,
                  interpolation: Optional[str] = None, dct_scaling: Optional[bool] = None,
@@ -121,15 +145,12 @@ class CenterCropRGBImageDecoder(NativeStep):
         height, width = _height_width(output_size)
         super().__init__("center_crop", height=height, width=width, ratio=float(ratio),
                          interpolation=interpolation, dct_scaling=dct_scaling, fast_dct=fast_dct)
-        self.output_size = (height, width)
 
 
-class RandomResizedCropsRGBImageDecoder(NativeStep):
+class RandomResizedCropsRGBImageDecoder(_ResizingDecoder):
     """Ours: ``views`` random-resized crops of each image, (views, H, W, 3) per sample, from one
     decode of the JPEG over the union of their windows; with ``flip`` each view is mirrored
     with probability 0.5 (multi-view training, e.g. contrastive methods)."""
-
-    kind = "decoder"
 
     def __init__(self, output_size: Size, views: int = 2, scale: Tuple[float, float] = (0.08, 1.0),
                  ratio: Tuple[float, float] = (3 / 4, 4 / 3), flip: bool = False,
@@ -139,10 +160,9 @@ class RandomResizedCropsRGBImageDecoder(NativeStep):
         super().__init__("random_resized_crops", height=height, width=width, views=int(views),
                          scale=scale, ratio=ratio, flip=bool(flip), interpolation=interpolation,
                          dct_scaling=dct_scaling, fast_dct=fast_dct)
-        self.output_size = (height, width)
 
 
-class RandomResizedCropEncoded(NativeStep):
+class RandomResizedCropEncoded(_ResizingDecoder):
     """Ours: the CPU half of the GPU image path. Each sample becomes a record (uint8, a fixed
     number of bytes per sample): RandomResizedCropRGBImageDecoder's window from the same keyed
     draws, a mirror flag drawn with probability ``flip`` as RandomHorizontalFlip right after the
@@ -150,26 +170,20 @@ class RandomResizedCropEncoded(NativeStep):
     step ``decode_crops`` decodes such records on the GPU with nvJPEG; the layout is in
     ``ffcv/image/encoded_crop.hpp``."""
 
-    kind = "decoder"
-
     def __init__(self, output_size: Size, scale: Tuple[float, float] = (0.08, 1.0),
                  ratio: Tuple[float, float] = (3 / 4, 4 / 3), flip: float = 0.0,
                  interpolation: Optional[str] = None) -> None:
         height, width = _height_width(output_size)
         super().__init__("random_resized_crop_encoded", height=height, width=width, scale=scale,
                          ratio=ratio, flip=float(flip), interpolation=interpolation)
-        self.output_size = (height, width)
 
 
-class CenterCropEncoded(NativeStep):
+class CenterCropEncoded(_ResizingDecoder):
     """Ours: CenterCropRGBImageDecoder's window as a record for the GPU image path (see
     RandomResizedCropEncoded)."""
-
-    kind = "decoder"
 
     def __init__(self, output_size: Size, ratio: float = 224 / 256, flip: float = 0.0,
                  interpolation: Optional[str] = None) -> None:
         height, width = _height_width(output_size)
         super().__init__("center_crop_encoded", height=height, width=width, ratio=float(ratio),
                          flip=float(flip), interpolation=interpolation)
-        self.output_size = (height, width)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import warnings
+import weakref
 from enum import Enum, auto
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
 
@@ -20,6 +21,7 @@ from ..arguments import index_array, whole_number
 from ..pipeline.operation import NativeStep
 from ..pipeline.pipeline_spec import PipelineSpec
 from ..pipeline.plan import OutputPlan, plan_output
+from ..transforms.ops import ToTensor
 from . import batch_memory
 from .epoch_iterator import EpochIterator
 
@@ -29,6 +31,9 @@ class OrderOption(Enum):
     RANDOM = auto()
     QUASI_RANDOM = auto()
 
+
+# The orders a Loader takes (Python FFCV's name for their type).
+ORDER_TYPE = OrderOption
 
 _ORDER_NAMES = {OrderOption.SEQUENTIAL: "sequential", OrderOption.RANDOM: "random",
                 OrderOption.QUASI_RANDOM: "quasi_random"}
@@ -60,7 +65,8 @@ class Loader:
     (OrderOption), ``distributed`` (each rank reads its share), ``seed`` (None: a random one),
     ``indices`` (a subset of integers; one listed twice is loaded twice), ``pipelines``
     ({output: [decoder?, steps...] | PipelineSpec | None}), ``custom_fields`` (must be empty),
-    ``drop_last``, ``batches_ahead``, ``recompile`` (accepted, unused). Any other keyword is a
+    ``drop_last``, ``batches_ahead``, ``recompile`` (accepted: a decoder's ``output_size`` set
+    between epochs applies to the next epoch either way, as in FFCV). Any other keyword is a
     setting of the loader-settings table (see ``Loader.settings()``), e.g.
     ``cache_budget_mib=4096``, ``window_pages=16``, ``on_error="skip"``,
     ``storage_bandwidth_mbs=100``.
@@ -109,6 +115,8 @@ class Loader:
                               drop_last=bool(drop_last),
                               batches_ahead=whole_number(batches_ahead, "batches_ahead", 0))
         self.indices = None if indices is None else index_array(indices, "indices")
+        self._last_epoch: Optional[weakref.ref] = None
+        self._reader = None
         fields = self._open(pipelines or {})
         self.num_workers = self._native.num_workers
         self.field_types = dict(fields)
@@ -117,20 +125,25 @@ class Loader:
         # The file's fields first, to resolve the pipelines against them; opened once.
         self._file = _native.NativeFile(self.fname, dict(self._settings))
         fields: List = self._file.fields()
-        self.plans = _plans(pipelines, [name for name, _ in fields])
+        self.plans = _plans(pipelines, dict(fields))
+        self._build_native()
+        return fields
+
+    def _build_native(self) -> None:
+        """The native loader of the plans' steps as their parameters are now."""
         indices = None if self.indices is None else [int(i) for i in self.indices]
         self.batch_memory = batch_memory.batch_memory_for(self.plans)
         memory = None if self.batch_memory is None else (self.batch_memory.allocate,
                                                          self.batch_memory.deallocate)
+        self._native_plans = [plan.native() for plan in self.plans]
         self._native = _native.NativeLoader(self._file, self.batch_size, dict(self._settings),
                                             self.rank, self.world_size, 0, indices,
-                                            [plan.native() for plan in self.plans], memory)
+                                            self._native_plans, memory)
         for plan, (_, _, _, layout) in zip(self.plans, self._native.outputs()):
             plan.layout = layout
         if self._batch_memory_bytes() >= 2**63:
             raise ValueError(f"batch_size {self.batch_size} is too large: "
                              f"{self._batch_memory_text()}, more than memory can address")
-        return fields
 
     def _batch_memory_bytes(self) -> int:
         """The least memory an epoch's batches take: batches_ahead + 2 batches in flight, each
@@ -148,13 +161,33 @@ class Loader:
     def _start(self, epoch: Any, first_batch: Any) -> EpochIterator:
         epoch = whole_number(epoch, "epoch", 0, 2**64 - 1)
         first_batch = whole_number(first_batch, "first_batch", 0, 2**64 - 1)
+        if [plan.native() for plan in self.plans] != self._native_plans:
+            # A step's parameters changed since the last epoch (progressive resizing sets a
+            # decoder's output_size): the workers and the batch memory are made anew for them.
+            previous = self._last_epoch() if self._last_epoch is not None else None
+            if previous is not None:
+                previous.close()
+            self._build_native()
         try:
             native = self._native.epoch(epoch, first_batch)
         except MemoryError:
             raise MemoryError(f"batch_size {self.batch_size}: the batch memory cannot be "
                               f"allocated: {self._batch_memory_text()}; lower batch_size or "
                               "batches_ahead, or make the outputs smaller") from None
-        return EpochIterator(native, self.plans)
+        iterator = EpochIterator(native, list(self.plans))
+        self._last_epoch = weakref.ref(iterator)
+        return iterator
+
+    @property
+    def reader(self):
+        """The file's tables (``ffcv_cpp.reader.Reader``: header, handlers, metadata,
+        allocation table), as Python FFCV's ``Loader.reader``; made on first use, for a local
+        file."""
+        if self._reader is None:
+            from ..reader import Reader
+
+            self._reader = Reader(self.fname)
+        return self._reader
 
     @staticmethod
     def settings() -> List[Dict[str, str]]:
@@ -224,9 +257,11 @@ class Loader:
         return self._start(epoch, first_batch)
 
 
-def _plans(pipelines: Mapping[str, Any], field_names: List[str]) -> List[OutputPlan]:
+def _plans(pipelines: Mapping[str, Any], field_types: Dict[str, str]) -> List[OutputPlan]:
     """The outputs in Python FFCV's order: the file's fields (their pipeline, or the default
-    decoder, or none when mapped to None), then the other outputs in the mapping's order."""
+    pipeline, or none when mapped to None), then the other outputs in the mapping's order.
+    ``field_types`` maps each field of the file to its type's name."""
+    field_names = list(field_types)
     specs: Dict[str, Optional[PipelineSpec]] = {}
     for name, spec in pipelines.items():
         if spec is None or isinstance(spec, PipelineSpec):
@@ -245,11 +280,24 @@ def _plans(pipelines: Mapping[str, Any], field_names: List[str]) -> List[OutputP
     plans = []
     for name in order:
         spec = specs.get(name) or PipelineSpec(name)
+        if spec.decoder is None and not spec.transforms and \
+                field_types[spec.source] != "RaggedNDArray" and _torch_available():
+            # FFCV's default pipeline: the field's default decoder, then ToTensor. A ragged
+            # field (not one of FFCV's) keeps its packed rows (docs/python.md).
+            spec = PipelineSpec(spec.source, None, [ToTensor()])
         decoder = spec.decoder
         if decoder is not None and not (isinstance(decoder, NativeStep) and decoder.kind == "decoder"):
             raise TypeError(f"pipeline {name!r}: {type(decoder).__name__} is not a decoder")
         plans.append(plan_output(name, spec.source, decoder, spec.transforms))
     return plans
+
+
+def _torch_available() -> bool:
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 def _byte_size_text(size: int) -> str:
