@@ -34,7 +34,8 @@ from ffcv.pipeline.compiler import Compiler
 from ffcv.pipeline.operation import Operation
 from ffcv.pipeline.state import State
 
-from .fields.ragged import ragged_arguments, ragged_layout, rows_array
+from .fields.ragged import (RAGGED_METADATA_TYPE, check_row_shape, ragged_arguments,
+                            ragged_layout, rows_array)
 
 
 class RaggedNDArrayField(Field):
@@ -47,12 +48,12 @@ class RaggedNDArrayField(Field):
     def __init__(self, dtype: np.dtype, row_shape: Tuple[int, ...] = ()) -> None:
         self.dtype = np.dtype(dtype)
         self.row_shape = tuple(int(extent) for extent in row_shape)
-        ragged_arguments(self.dtype, self.row_shape)  # checks the row shape
+        check_row_shape(self.row_shape)
         self.row_bytes = int(self.dtype.itemsize * np.prod(self.row_shape, dtype=np.int64))
 
     @property
     def metadata_type(self) -> np.dtype:
-        return np.dtype([("ptr", "<u8"), ("rows", "<u8")])
+        return RAGGED_METADATA_TYPE
 
     @staticmethod
     def from_binary(binary: ARG_TYPE) -> Field:

@@ -46,7 +46,7 @@ class Reader:
             raise ValueError(f"Reader maps a local file; {self._fname!r} is a URL (Loader reads "
                              "URLs)")
         self._custom_handlers = dict(custom_handlers)
-        self._native_file = _native.NativeFile(self._fname, {})  # validates the whole file
+        _native.NativeFile(self._fname, {})  # validates the whole file, or raises
         self.read_header()
         self.read_field_descriptors()
         self.read_metadata()

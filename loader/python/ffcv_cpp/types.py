@@ -30,7 +30,7 @@ TYPE_ID_HANDLER = {255: None, 0: FloatField, 1: IntField, 2: RGBImageField, 3: B
 def handler_of(descriptor) -> Optional[Field]:
     """The field a descriptor describes; None for type id 255 unless its arguments are a
     RaggedNDArrayField's (this package's own field of that id). TorchTensorField is read as an
-    NDArrayField, as Python FFCV reads it."""
+    NDArrayField (the from_binary it inherits), as Python FFCV reads it."""
     type_id = int(descriptor["type_id"])
     if type_id not in TYPE_ID_HANDLER:
         raise ValueError(f"unknown field type id {type_id}")
@@ -38,9 +38,7 @@ def handler_of(descriptor) -> Optional[Field]:
         arguments = descriptor["arguments"]
         return RaggedNDArrayField.from_binary(arguments) if is_ragged_arguments(arguments) \
             else None
-    handler = TYPE_ID_HANDLER[type_id]
-    return NDArrayField.from_binary(descriptor["arguments"]) if handler is TorchTensorField \
-        else handler.from_binary(descriptor["arguments"])
+    return TYPE_ID_HANDLER[type_id].from_binary(descriptor["arguments"])
 
 
 def get_handlers(field_descriptors) -> List[Optional[Field]]:

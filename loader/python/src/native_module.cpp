@@ -4,8 +4,8 @@
 // Errors: a ConfigError (a bad argument, setting or step) is a ValueError; an IoError (a file or
 // server that cannot be read or written) an OSError, of the subclass its errno picks
 // (FileNotFoundError for ENOENT, PermissionError, ...) as Python's own file functions raise; a
-// FormatError (a damaged .beton) and every
-// other error of the core a RuntimeError, each with the core's message.
+// FormatError (a damaged .beton) and every other error of the core a RuntimeError, each with the
+// core's message.
 #include "bindings.hpp"
 #include "ffcv/util/errors.hpp"
 

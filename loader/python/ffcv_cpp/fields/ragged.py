@@ -18,6 +18,16 @@ _ARGS = np.dtype([("magic", "S16"), ("version", "<u4"), ("rank", "<u4"),
                   ("extents", "<u8", _MAX_INNER_DIMS), ("dtype", "S16")])
 
 
+# A sample's metadata: its rows' file offset (0 for no rows) and their number.
+RAGGED_METADATA_TYPE = np.dtype([("ptr", "<u8"), ("rows", "<u8")])
+
+
+def check_row_shape(row_shape: Tuple[int, ...]) -> None:
+    """ValueError for a row shape the field's arguments cannot hold."""
+    if len(row_shape) > _MAX_INNER_DIMS or 0 in row_shape:
+        raise ValueError(f"row shape {row_shape} must have at most 16 non-zero extents")
+
+
 def is_ragged_arguments(binary) -> bool:
     """Whether a descriptor's argument blob is a RaggedNDArray field's (its magic)."""
     return np.asarray(binary).tobytes()[:len(_MAGIC)] == _MAGIC
@@ -40,8 +50,7 @@ def ragged_layout(binary) -> Tuple[np.dtype, Tuple[int, ...]]:
 
 def ragged_arguments(dtype: np.dtype, row_shape: Tuple[int, ...]):
     """The argument blob (ARG_TYPE) of a RaggedNDArray field of these rows."""
-    if len(row_shape) > _MAX_INNER_DIMS or 0 in row_shape:
-        raise ValueError(f"row shape {row_shape} must have at most 16 non-zero extents")
+    check_row_shape(row_shape)
     args = np.zeros(1, dtype=_ARGS)
     args["magic"] = _MAGIC
     args["version"] = _VERSION
@@ -77,7 +86,7 @@ class RaggedNDArrayField(Field):
     ``custom_fields={name: ffcv_cpp.python_ffcv.RaggedNDArrayField}``."""
 
     kind = "ragged_ndarray"
-    metadata_type = np.dtype([("ptr", "<u8"), ("rows", "<u8")])
+    metadata_type = RAGGED_METADATA_TYPE
     TYPE_ID = 255
 
     def __init__(self, dtype: np.dtype, row_shape: Tuple[int, ...] = ()) -> None:
