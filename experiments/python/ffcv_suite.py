@@ -14,7 +14,9 @@ table of the counts per file and package, and the totals; the pytest output of e
 from __future__ import annotations
 
 import argparse
+import ctypes
 import re
+import signal
 import shutil
 import subprocess
 import sys
@@ -39,11 +41,17 @@ def copy_tests(checkout: Path, target: Path, rewrite: bool) -> None:
             path.write_text(import_lines_to_ffcv_cpp(path.read_text()))
 
 
+def die_with_parent() -> None:
+    """In a child, before it runs: killed when this script ends, however it ends (kill -9 too)."""
+    pr_set_pdeathsig = 1
+    ctypes.CDLL(None).prctl(pr_set_pdeathsig, int(signal.SIGKILL))
+
+
 def run_file(folder: Path, name: str, log: Path) -> dict:
     """Counts of one file's pytest run: passed, failed, skipped, errors."""
     done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                            "--tb=short", "-rfE", name], cwd=folder, capture_output=True,
-                          text=True, timeout=900)
+                          text=True, timeout=900, preexec_fn=die_with_parent)
     log.write_text(done.stdout + done.stderr)
     lines = (done.stdout + done.stderr).strip().splitlines()
     counts = {"passed": 0, "failed": 0, "skipped": 0, "errors": 0}
